@@ -1,0 +1,502 @@
+"""The program kernel: parse a probe or answer in the world's surface, compile it
+to closures against one semantics table, and run it under hard limits.
+
+Kernel behaviour that rules perturb (literals, truthiness, loop iteration,
+output formatting, assignment, variable lookup, indexing, slicing) goes
+through the table's hooks; a hook left at its standard definition is `None`
+and costs nothing. Every failure (syntax, unknown operator, runtime error,
+limit) comes back as a `ProgramError` or `EvalError`, never a Python crash.
+"""
+from __future__ import annotations
+
+import sys
+
+from lark import Token, Tree
+from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from worldspec.diagnostics import did_you_mean
+from worldspec.values import MAX_DEPTH, Ctx, EvalError, Function, LimitError, show as std_show, truthy as std_truthy
+
+MAX_PROGRAM_CHARS = 20_000
+MAX_NESTING = 40
+MAX_OUTPUT_LINES = 2_000
+MAX_OUTPUT_CHARS = 100_000
+
+BREAK, CONTINUE, RETURN = 1, 2, 3
+
+# The closures of one program nest a few Python frames per kernel level.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
+
+
+class ProgramError(Exception):
+    """A program that cannot run at all (syntax, unknown names, arity)."""
+
+    def __init__(self, message: str, line: int = 0, col: int = 0, source: str = "", label: str = "syntax error"):
+        super().__init__(message)
+        self.message, self.line, self.col, self.label = message, line, col, label
+        self.source_line = source.splitlines()[line - 1] if 0 < line <= len(source.splitlines()) else ""
+
+    def render(self) -> str:
+        where = f"line {self.line}: " if self.line else ""
+        out = f"{self.label}: {where}{self.message}"
+        if self.source_line:
+            out += f"\n  {self.source_line.strip()}"
+        return out
+
+
+class Run(Ctx):
+    """The state of one program execution; also the ctx rule bodies see."""
+
+    __slots__ = ("globals", "scope", "out", "out_chars", "functions", "retval", "words")
+
+    def __init__(self, words, max_steps: int):
+        super().__init__(max_steps)
+        self.globals: dict = {}
+        self.scope: dict = self.globals
+        self.out: list[str] = []
+        self.out_chars = 0
+        self.functions: dict = {}
+        self.retval = None
+        self.words = words
+
+
+class UserFunction:
+    __slots__ = ("name", "params", "body")
+
+    def __init__(self, name, params, body):
+        self.name, self.params, self.body = name, params, body
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def _nesting(text: str) -> int:
+    depth = best = 0
+    for ch in text:
+        if ch in "([":
+            depth += 1
+            best = max(best, depth)
+        elif ch in ")]":
+            depth -= 1
+    indents = [len(line) - len(line.lstrip(" \t")) for line in text.splitlines() if line.strip()]
+    return max(best, max(indents, default=0) // 2)
+
+
+def parse_program(surface, text: str) -> Tree:
+    if len(text) > MAX_PROGRAM_CHARS:
+        raise ProgramError(f"program too long ({len(text)} characters; the limit is {MAX_PROGRAM_CHARS})")
+    if "\x00" in text:
+        raise ProgramError("program contains a NUL character")
+    if _nesting(text) > MAX_NESTING:
+        raise ProgramError(f"program nests too deeply (more than {MAX_NESTING} levels)")
+    try:
+        return surface.parser.parse(text.replace("\r\n", "\n").rstrip() + "\n")
+    except UnexpectedInput as e:
+        raise _friendly(surface, text, e) from None
+    except LarkError as e:  # indentation errors from the Indenter, etc.
+        msg = str(e).splitlines()[0] if str(e) else "cannot read the program"
+        if "indent" in msg.lower() or "dedent" in msg.lower():
+            msg = "inconsistent indentation"
+        raise ProgramError(msg) from None
+
+
+def _friendly(surface, text: str, e: UnexpectedInput) -> ProgramError:
+    line, col = getattr(e, "line", 0) or 0, getattr(e, "column", 0) or 0
+    if isinstance(e, UnexpectedCharacters):
+        ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else "?"
+        msg = f"unexpected character {ch!r}"
+    elif isinstance(e, UnexpectedEOF):
+        msg = "the program ends too early (an unclosed bracket or an empty block?)"
+    elif isinstance(e, UnexpectedToken):
+        tok = e.token
+        if tok.type == "$END":
+            msg = "the program ends too early (an unclosed bracket or an empty block?)"
+        elif tok.type == "_INDENT":
+            msg = "unexpected indentation"
+        elif tok.type == "_DEDENT":
+            msg = "a block ends too early"
+        elif tok.type == "_NL":
+            msg = "the line ends too early"
+        else:
+            msg = f"unexpected {str(tok)!r}"
+    else:
+        msg = "cannot read the program"
+    return ProgramError(msg, line, col, text)
+
+
+# ---------------------------------------------------------------- charging
+
+
+def charge(tree: Tree, costs) -> int:
+    """Probe units of a program: each output argument, by whether it sits in a loop."""
+    total = 0
+
+    def walk(node, in_loop):
+        nonlocal total
+        if not isinstance(node, Tree):
+            return
+        if node.data == "output":
+            n = len(node.children[0].children) if node.children[0] is not None else 1
+            total += n * (costs("output_in_loop") if in_loop else costs("output"))
+            return
+        inner = in_loop or node.data in ("for_", "while_")
+        for child in node.children:
+            walk(child, inner if isinstance(child, Tree) and child.data == "suite" else in_loop)
+    walk(tree, False)
+    return total
+
+
+# ---------------------------------------------------------------- compiling
+
+
+def defined_functions(tree: Tree) -> set[str]:
+    return {str(n.children[0]) for n in tree.iter_subtrees() if n.data == "fndef"}
+
+
+class ProgramCompiler:
+    """Tree -> closures over `Run`, with the semantics table bound at compile time."""
+
+    def __init__(self, sem, source: str, known_functions=()):
+        self.sem = sem
+        self.source = source
+        self.known = set(known_functions)
+        self.crafted: set[str] = set()
+
+    def error(self, node, message: str) -> ProgramError:
+        meta = node.meta if isinstance(node, Tree) else node
+        return ProgramError(message, getattr(meta, "line", 0), getattr(meta, "column", 0), self.source,
+                            label="error")
+
+    def program(self, tree: Tree):
+        self.crafted = self.known | defined_functions(tree)
+        return self.block(tree.children)
+
+    def block(self, stmts):
+        code = [self.stmt(s) for s in stmts if isinstance(s, Tree)]
+        if len(code) == 1:
+            return code[0]
+
+        def run_block(run):
+            for s in code:
+                c = s(run)
+                if c:
+                    return c
+            return None
+        return run_block
+
+    def stmt(self, node: Tree):
+        inner = getattr(self, "_" + node.data)(node)
+        line = node.meta.line if not getattr(node.meta, "empty", True) else 0
+
+        def step(run):
+            run.steps += 1
+            if run.steps > run.max_steps:
+                raise LimitError(f"step limit reached ({run.max_steps} steps)", line)
+            try:
+                return inner(run)
+            except EvalError as e:
+                if e.line is None:
+                    e.line = line
+                raise
+        return step
+
+    # statements -------------------------------------------------
+
+    def _assign(self, node):
+        name, value = str(node.children[0]), self.expr(node.children[1])
+        hook = self.sem.hooks.get("assign")
+        if hook is None:
+            def assign(run):
+                run.scope[name] = value(run)
+        else:
+            def assign(run):
+                run.scope[name] = hook(run, [name, value(run)])
+        return assign
+
+    def _output(self, node):
+        args = node.children[0]
+        parts = [self.expr(a) for a in args.children] if args is not None else []
+        show, out_hook = self.sem.hooks.get("show"), self.sem.hooks.get("output")
+
+        def output(run):
+            words = run.words
+            vals = [p(run) for p in parts]
+            if show is None:
+                shown = [std_show(v, *words) for v in vals]
+            else:
+                shown = [_as_text(show(run, [v]), "show") for v in vals]
+            line = " ".join(shown) if out_hook is None else _as_text(out_hook(run, [shown]), "output")
+            run.out_chars += len(line) + 1
+            run.out.append(line)
+            if len(run.out) > MAX_OUTPUT_LINES or run.out_chars > MAX_OUTPUT_CHARS:
+                raise LimitError("output limit reached")
+        return output
+
+    def _expr_stmt(self, node):
+        e = self.expr(node.children[0])
+
+        def expr_stmt(run):
+            e(run)
+        return expr_stmt
+
+    def _cond(self, node):
+        e = self.expr(node)
+        truthy = self.sem.hooks.get("truthy")
+        if truthy is None:
+            return lambda run: std_truthy(e(run))
+        return lambda run: std_truthy(truthy(run, [e(run)]))
+
+    def _if_(self, node):
+        cond, suite, *rest = node.children
+        branches = [(self._cond(cond), self.block(suite.children))]
+        orelse = None
+        for c in rest:
+            if c is None:
+                continue
+            if c.data == "elif_":
+                branches.append((self._cond(c.children[0]), self.block(c.children[1].children)))
+            else:
+                orelse = self.block(c.children[0].children)
+
+        def if_(run):
+            for test, body in branches:
+                if test(run):
+                    return body(run)
+            if orelse is not None:
+                return orelse(run)
+            return None
+        return if_
+
+    def _for_(self, node):
+        name, seq = str(node.children[0]), self.expr(node.children[1])
+        body = self.block(node.children[-1].children)
+        iterate = self.sem.hooks.get("iterate")
+        assign = self.sem.hooks.get("assign")
+
+        def for_(run):
+            xs = seq(run)
+            if iterate is not None:
+                xs = iterate(run, [xs])
+            if type(xs) is str:
+                xs = list(xs)
+            elif type(xs) is not list:
+                raise EvalError(f"cannot loop over a value of type {_tname(xs)}")
+            was, depth = run.in_loop, run.loop_depth
+            run.in_loop, run.loop_depth = True, depth + 1
+            scope = run.scope
+            try:
+                for x in xs:
+                    scope[name] = x if assign is None else assign(run, [name, x])
+                    c = body(run)
+                    if c:
+                        if c == BREAK:
+                            break
+                        if c == RETURN:
+                            return c
+            finally:
+                run.in_loop, run.loop_depth = was, depth
+            return None
+        return for_
+
+    def _while_(self, node):
+        test = self._cond(node.children[0])
+        body = self.block(node.children[-1].children)
+
+        def while_(run):
+            was, depth = run.in_loop, run.loop_depth
+            run.in_loop, run.loop_depth = True, depth + 1
+            try:
+                while test(run):
+                    run.steps += 1
+                    if run.steps > run.max_steps:
+                        raise LimitError(f"step limit reached ({run.max_steps} steps)")
+                    c = body(run)
+                    if c:
+                        if c == BREAK:
+                            break
+                        if c == RETURN:
+                            return c
+            finally:
+                run.in_loop, run.loop_depth = was, depth
+            return None
+        return while_
+
+    def _break_(self, node):
+        return lambda run: BREAK
+
+    def _continue_(self, node):
+        return lambda run: CONTINUE
+
+    def _return_(self, node):
+        e = self.expr(node.children[0])
+
+        def return_(run):
+            if not run.in_function:
+                raise EvalError("return outside a function")
+            run.retval = e(run)
+            return RETURN
+        return return_
+
+    def _fndef(self, node):
+        name, params_node = str(node.children[0]), node.children[1]
+        params = [str(t) for t in params_node.children] if params_node is not None else []
+        if len(set(params)) != len(params):
+            raise self.error(node, f"function {name} repeats a parameter name")
+        if name in self.sem.ops:
+            raise self.error(node, f"{name} is a built-in operator and cannot be redefined")
+        fn = UserFunction(name, params, None)
+        body = self.block(node.children[-1].children)
+        fn.body = body
+
+        def fndef(run):
+            run.functions[name] = fn
+        return fndef
+
+    # expressions ------------------------------------------------
+
+    def expr(self, node):
+        if isinstance(node, Token):
+            if node.type == "INT":
+                return self._literal("int_literal", int(str(node)), node)
+            if node.type == "STRING":
+                from worldspec.parser import unquote
+                return self._literal("str_literal", unquote(str(node)), node)
+            if node.type == "NAME":
+                return self._var(str(node))
+            raise self.error(node, f"unexpected {str(node)!r}")
+        return getattr(self, "_e_" + node.data)(node)
+
+    def _literal(self, hook_name, value, node):
+        hook = self.sem.hooks.get(hook_name)
+        if hook is None:
+            return lambda run: value
+        if not hook.uses_ctx:  # pure: fold once, here
+            try:
+                folded = hook(Ctx(), [value])
+            except EvalError as e:
+                e.line = getattr(node, "line", None)
+                msg = e
+                def fail(run):
+                    raise msg
+                return fail
+            return lambda run: folded
+        return lambda run: hook(run, [value])
+
+    def _e_int(self, node):
+        return self.expr(node.children[0])
+
+    def _e_str(self, node):
+        return self.expr(node.children[0])
+
+    def _e_true(self, node):
+        return lambda run: True
+
+    def _e_false(self, node):
+        return lambda run: False
+
+    def _e_none(self, node):
+        return lambda run: None
+
+    def _e_var(self, node):
+        return self._var(str(node.children[0]))
+
+    def _var(self, name):
+        lookup = self.sem.hooks.get("lookup")
+        ops = self.sem.ops
+
+        def var(run):
+            scope = run.scope
+            if name in scope:
+                v = scope[name]
+            elif name in run.globals:
+                v = run.globals[name]
+            elif name in run.functions:
+                return _function_value(run, run.functions[name])
+            elif name in ops:
+                return ops[name].as_value(run)
+            else:
+                raise EvalError(f"unknown variable {name}")
+            return v if lookup is None else lookup(run, [name, v])
+        return var
+
+    def _e_call(self, node):
+        name_tok, args_node = node.children
+        name = str(name_tok)
+        args = [self.expr(a) for a in args_node.children] if args_node is not None else []
+        n = len(args)
+        op = self.sem.ops.get(name)
+        if op is not None:
+            if not op.accepts(n):
+                raise self.error(name_tok, f"{name} takes {op.arity_text()}, got {n}")
+            call = op.call
+            if n == 1:
+                a0, = args
+                return lambda run: call(run, [a0(run)])
+            if n == 2:
+                a0, a1 = args
+                return lambda run: call(run, [a0(run), a1(run)])
+            return lambda run: call(run, [a(run) for a in args])
+        if name not in self.crafted:
+            raise self.error(name_tok, f"unknown operator {name}." + did_you_mean(name, list(self.sem.ops)))
+
+        def call_user(run):
+            fn = run.functions.get(name)
+            if fn is None:
+                v = run.scope.get(name, run.globals.get(name))
+                if isinstance(v, Function):
+                    return v(*[a(run) for a in args])
+                raise EvalError(f"function {name} is called before it is defined")
+            return invoke(run, fn, [a(run) for a in args])
+        return call_user
+
+    def _e_index(self, node):
+        xs, i = self.expr(node.children[0]), self.expr(node.children[1])
+        hook = self.sem.hooks["index"]
+        return lambda run: hook(run, [xs(run), i(run)])
+
+    def _e_slice(self, node):
+        kids = node.children
+        xs = self.expr(kids[0])
+        lo = self.expr(kids[1]) if kids[1] is not None else (lambda run: 0)
+        hi = self.expr(kids[2]) if kids[2] is not None else None
+        hook = self.sem.hooks["slice"]
+
+        def slice_(run):
+            seq = xs(run)
+            top = hi(run) if hi is not None else (len(seq) if type(seq) in (list, str) else 0)
+            return hook(run, [seq, lo(run), top])
+        return slice_
+
+
+def invoke(run: Run, fn: UserFunction, args: list):
+    if len(args) != len(fn.params):
+        raise EvalError(f"function {fn.name} takes {len(fn.params)} argument(s), got {len(args)}")
+    if run.call_depth >= MAX_DEPTH:
+        raise LimitError(f"recursion limit reached (more than {MAX_DEPTH} nested calls)")
+    saved = (run.scope, run.in_function, run.in_loop, run.loop_depth)
+    run.scope = dict(zip(fn.params, args))
+    run.in_function, run.in_loop, run.loop_depth = True, False, 0
+    run.call_depth += 1
+    try:
+        c = fn.body(run)
+        result = run.retval if c == RETURN else None
+        run.retval = None
+        return result
+    finally:
+        run.scope, run.in_function, run.in_loop, run.loop_depth = saved
+        run.call_depth -= 1
+
+
+def _function_value(run, fn):
+    return Function(fn.name, len(fn.params), lambda args: invoke(run, fn, args))
+
+
+def _as_text(v, hook):
+    if type(v) is not str:
+        raise EvalError(f"the {hook} rule produced {_tname(v)}, not text")
+    return v
+
+
+def _tname(v):
+    from worldspec.values import type_name
+    return type_name(v)

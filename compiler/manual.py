@@ -1,0 +1,76 @@
+"""Render the manual an agent reads: base semantics only, which is what makes it flawed."""
+from __future__ import annotations
+
+from worldspec import ast
+
+_HOOK_TITLES = {
+    "int_literal": "Integer literals", "str_literal": "String literals", "truthy": "Conditions",
+    "iterate": "Loops", "show": "Printing values", "output": "Output lines", "assign": "Assignment",
+    "lookup": "Variables", "index": "Indexing", "slice": "Slicing",
+}
+
+_STATEMENTS = [
+    ("assign", "binds the name to the value of the expression in the current scope "
+               "(inside a function body, a local variable)."),
+    ("if", "runs the indented block when the condition holds"),
+    ("elif", "is tried when every earlier condition failed"),
+    ("else", "runs when no condition held"),
+    ("for", "runs the block once for each element of a list (or character of a string), in order, "
+            "with the name bound to it"),
+    ("while", "repeats the block while the condition holds"),
+    ("function", "defines a function; calling it runs the block with the parameters bound to the "
+                 "arguments"),
+    ("return", "ends the function and gives the value to its caller"),
+]
+
+
+def _params(d: ast.Definition) -> str:
+    return ", ".join(("*" if p.variadic else "") + p.name for p in d.params)
+
+
+def render_manual(spec: ast.Spec, surface, params: dict, budget) -> str:
+    from worldspec.compiler.build import interpolate
+    w = surface.word
+    out = [f"# {spec.name} (version {spec.version}): language reference", ""]
+    if spec.summary:
+        out += [interpolate(spec.summary, params), ""]
+    if spec.manual:
+        out += [interpolate(spec.manual, params).strip(), ""]
+    out += ["## Statements", "",
+            "Programs are sequences of statements, one per line; blocks are indented under the line "
+            "that opens them. `#` starts a comment.", ""]
+    out.append(f"- `{w('output')}(value, ...)` prints its arguments on one line, separated by single "
+               f"spaces.")
+    for key, text in _STATEMENTS:
+        if surface.has(key):
+            form = surface.render(key, name="name", expr="expr", params="a, b").strip()
+            out.append(f"- `{form}` {text.rstrip('.')}.")
+    if surface.has("break"):
+        out.append(f"- `{w('break')}` leaves the innermost loop at once.")
+    if surface.has("continue"):
+        out.append(f"- `{w('continue')}` skips to the next iteration of the innermost loop.")
+    if surface.has("index"):
+        out.append("- `xs[i]` and `xs[lo:hi]` index and slice lists and strings.")
+    none = f", and `{w('none')}` for no value" if surface.has("none") else ""
+    out += ["", f"Literals: integers in decimal (`42`, `-5`), strings in double quotes (`\"abc\"`), "
+                f"`{w('true')}` and `{w('false')}`{none}.", ""]
+    hooks = [d for d in spec.base if d.kind == "hook"]
+    if hooks:
+        out += ["## Evaluation", ""]
+        for d in hooks:
+            out.append(f"- **{_HOOK_TITLES.get(d.name, d.name)}.** {interpolate(d.doc, params)}")
+        out.append("")
+    ops = [d for d in spec.base if d.kind == "op"]
+    if ops:
+        out += ["## Operators", "", "Operators are called like functions: `NAME(arg, ...)`.", ""]
+        for d in ops:
+            ret = "" if d.returns.name == "any" else f" -> {d.returns}"
+            out.append(f"- `{d.name}({_params(d)})`{ret}: {interpolate(d.doc, params)}")
+        out.append("")
+    out += ["## Running programs", "",
+            f"Each run may cost at most {budget.units_per_call} probe units: every argument of "
+            f"`{w('output')}` costs {budget.cost('output')}, or {budget.cost('output_in_loop')} when the "
+            f"statement is inside a loop body (charged once, however often the loop runs). A program over "
+            f"the limit is rejected and nothing runs. You see at most {budget.feedback_lines} lines and "
+            f"{budget.feedback_chars} characters of output.", ""]
+    return "\n".join(out).rstrip() + "\n"

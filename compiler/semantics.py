@@ -1,0 +1,151 @@
+"""Semantics tables: the base definitions with some set of rules applied.
+
+A table maps each operator to its compiled body and each kernel hook to its
+body, or to None when the hook is at its standard definition (the kernel then
+takes its fast path). The true world applies every rule, the manual's world
+none, and a knockout world all but one.
+"""
+from __future__ import annotations
+
+import functools
+import re
+
+import attrs
+
+from worldspec import ast
+from worldspec.meta import MetaCompiler, Unit
+from worldspec.parser import parse_expr
+from worldspec.values import Function, LimitError
+
+HOOKS: dict[str, tuple[tuple[str, ...], str]] = {
+    "int_literal": (("n",), "n"),
+    "str_literal": (("s",), "s"),
+    "truthy": (("v",), "truthy(v)"),
+    "iterate": (("xs",), "xs"),
+    "show": (("v",), "show(v)"),
+    "output": (("parts",), 'join(parts, " ")'),
+    "assign": (("name", "v"), "v"),
+    "lookup": (("name", "v"), "v"),
+    "index": (("xs", "i"), "get(xs, i)"),
+    "slice": (("xs", "lo", "hi"), "slice(xs, lo, hi)"),
+}
+
+
+@functools.cache
+def standard_body(hook: str) -> ast.Expr:
+    return parse_expr(HOOKS[hook][1], f"<standard {hook}>")
+
+
+@functools.cache
+def standard_body_for(names: tuple[str, ...], standard: tuple[str, ...]) -> ast.Expr:
+    """The standard hook body written with an author's own parameter names."""
+    text = HOOKS_BY_PARAMS[standard]
+    for new, old in zip(names, standard):
+        text = re.sub(rf"\b{old}\b", new, text)
+    return parse_expr(text, "<standard>")
+
+
+HOOKS_BY_PARAMS = {params: body for params, body in HOOKS.values()}
+
+
+@attrs.define
+class Op:
+    """A compiled operator (or hook) body with its signature."""
+
+    name: str
+    params: tuple[ast.Param, ...]
+    unit: Unit
+    definition: ast.Definition
+
+    @property
+    def variadic(self) -> bool:
+        return bool(self.params) and self.params[-1].variadic
+
+    def accepts(self, n: int) -> bool:
+        fixed = len(self.params) - (1 if self.variadic else 0)
+        return n >= fixed if self.variadic else n == fixed
+
+    def arity_text(self) -> str:
+        names = ", ".join(("*" if p.variadic else "") + p.name for p in self.params)
+        fixed = len(self.params) - (1 if self.variadic else 0)
+        count = f"at least {fixed}" if self.variadic else str(fixed)
+        return f"{count} argument{'s' if fixed != 1 or self.variadic else ''} ({names})"
+
+    @property
+    def uses_ctx(self) -> bool:
+        return self.unit.uses_ctx
+
+    def __call__(self, run, args: list):
+        return self.unit(run, args)
+
+    def call(self, run, args: list):
+        run.steps += 1
+        if run.steps > run.max_steps:
+            raise LimitError(f"step limit reached ({run.max_steps} steps)")
+        return self.unit(run, args)
+
+    def as_value(self, run) -> Function:
+        return Function(self.name, None if self.variadic else len(self.params),
+                        lambda args: self.call(run, args))
+
+
+@attrs.frozen
+class Semantics:
+    ops: dict
+    hooks: dict  # hook name -> Op, or None at its standard definition
+    applied: frozenset[str]  # rule ids in force
+
+
+def compile_definition(mc: MetaCompiler, d: ast.Definition) -> Op:
+    params = [p.name for p in d.params]
+    variadic = bool(d.params) and d.params[-1].variadic
+    return Op(d.name, d.params, mc.unit(d.name, params, d.body, variadic), d)
+
+
+def is_standard(d: ast.Definition) -> bool:
+    if d.kind != "hook":
+        return False
+    std_params = HOOKS[d.name][0]
+    return d.body == standard_body_for(tuple(p.name for p in d.params), std_params)
+
+
+class SemanticsBuilder:
+    """Compiles each definition once and assembles tables for any rule set."""
+
+    def __init__(self, mc: MetaCompiler, base: tuple[ast.Definition, ...], rules: tuple[ast.RuleDecl, ...]):
+        self.base = {d.target: d for d in base}
+        self.rules = {r.id: r for r in rules}
+        self.compiled: dict[int, Op | None] = {}
+        self.mc = mc
+        self._cache: dict[frozenset, Semantics] = {}
+
+    def _op(self, d: ast.Definition):
+        key = id(d)
+        if key not in self.compiled:
+            self.compiled[key] = None if is_standard(d) else compile_definition(self.mc, d)
+        return self.compiled[key]
+
+    def build(self, applied) -> Semantics:
+        applied = frozenset(applied)
+        if applied in self._cache:
+            return self._cache[applied]
+        chosen = dict(self.base)
+        for rid in applied:
+            rule = self.rules[rid]
+            chosen[rule.override.target] = attrs.evolve(rule.override, doc=self.base[rule.override.target].doc)
+        ops, hooks = {}, {}
+        for target, d in chosen.items():
+            if d.kind == "op":
+                ops[d.name] = self._op(d)
+            else:
+                hooks[d.name] = self._op(d)
+        for name in HOOKS:
+            hooks.setdefault(name, None)
+        for name in ("index", "slice"):  # always callable through the table
+            if hooks[name] is None:
+                std = ast.Definition("hook", name, tuple(ast.Param(p) for p in HOOKS[name][0]), ast.ANY,
+                                     standard_body(name), "", ast.NOSPAN)
+                hooks[name] = compile_definition(self.mc, std)
+        sem = Semantics(ops, hooks, applied)
+        self._cache[applied] = sem
+        return sem

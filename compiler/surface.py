@@ -1,0 +1,190 @@
+"""A world's program surface: its keyword map turned into a Lark LALR grammar.
+
+The kernel's statement forms are fixed (assign, output, if/elif/else, for,
+while, break, continue, function, return); a world spells them with templates
+such as "SET {name} AS {expr}". The grammar is generated once per world and
+parsed with Lark's Indenter for indentation blocks.
+"""
+from __future__ import annotations
+
+import re
+
+import attrs
+from lark import Lark
+from lark.indenter import Indenter
+
+from worldspec.diagnostics import SpecError
+
+DEFAULTS = {
+    "assign": "{name} = {expr}", "output": "print", "if": "if {expr}:", "elif": "elif {expr}:",
+    "else": "else:", "for": "for {name} in {expr}:", "while": "while {expr}:", "break": "break",
+    "continue": "continue", "function": "def {name}({params}):", "return": "return {expr}",
+    "true": "true", "false": "false", "none": "none", "index": "off",
+}
+OPTIONAL = {"elif", "while", "break", "continue", "function", "return", "none"}
+PLACEHOLDERS = {"assign": {"name", "expr"}, "if": {"expr"}, "elif": {"expr"}, "else": set(),
+                "for": {"name", "expr"}, "while": {"expr"}, "function": {"name", "params"},
+                "return": {"expr"}}
+WORD_KEYS = ("output", "break", "continue", "true", "false", "none")
+
+_PUNCT = {"(": '"("', ")": '")"', ":": '":"', ",": '","', "[": '"["', "]": '"]"'}
+_TOKEN = re.compile(r"\{name\}|\{expr\}|\{params\}|[A-Za-z_][A-Za-z0-9_]*|:=|->|<-|[^\sA-Za-z0-9_]")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class _ProgramIndenter(Indenter):
+    NL_type = "_NL"
+    OPEN_PAREN_types = ["LPAR", "LSQB"]
+    CLOSE_PAREN_types = ["RPAR", "RSQB"]
+    INDENT_type = "_INDENT"
+    DEDENT_type = "_DEDENT"
+    tab_len = 4
+
+
+@attrs.frozen
+class Surface:
+    """The world's spelling of the kernel, and its generated parser."""
+
+    words: tuple[tuple[str, str], ...]  # key -> template or keyword
+    keywords: frozenset[str]
+    grammar: str = attrs.field(repr=False)
+    parser: Lark = attrs.field(repr=False, eq=False)
+
+    def word(self, key: str) -> str:
+        return dict(self.words)[key]
+
+    def has(self, key: str) -> bool:
+        return dict(self.words).get(key, "") not in ("", "off")
+
+    def render(self, key: str, **parts: str) -> str:
+        """Write one statement form in the world's spelling (for generators)."""
+        out = self.word(key)
+        for k, v in parts.items():
+            out = out.replace("{" + k + "}", v)
+        return out
+
+
+def _template(key: str, text: str, span) -> tuple[list[str], set[str]]:
+    parts, words = [], set()
+    pos = 0
+    for m in _TOKEN.finditer(text):
+        if text[pos:m.start()].strip():
+            raise SpecError(span, f"cannot read the {key} template {text!r}", "Use words, {name}, "
+                            "{expr}, {params} and punctuation separated as in \"SET {name} AS {expr}\".")
+        pos = m.end()
+        tok = m.group()
+        if tok == "{name}":
+            parts.append("NAME")
+        elif tok == "{expr}":
+            parts.append("expr")
+        elif tok == "{params}":
+            parts.append("[params]")
+        elif _WORD.match(tok):
+            parts.append(f'"{tok}"')
+            words.add(tok)
+        elif tok in _PUNCT:
+            parts.append(_PUNCT[tok])
+        else:
+            parts.append('"' + tok.replace("\\", "\\\\").replace('"', '\\"') + '"')
+    placeholders = {p for p in ("name", "expr", "params") if "{" + p + "}" in text}
+    if key in PLACEHOLDERS and placeholders != PLACEHOLDERS[key]:
+        want = ", ".join("{" + p + "}" for p in sorted(PLACEHOLDERS[key])) or "no placeholders"
+        raise SpecError(span, f"the {key} template {text!r} must contain {want}",
+                        f"For example: {DEFAULTS[key]!r}.")
+    if not words:
+        raise SpecError(span, f"the {key} template {text!r} has no keyword",
+                        "A statement form must start with or contain a word of its own.")
+    return parts, words
+
+
+def build_surface(entries, span) -> Surface:
+    """Generate the program grammar from a world's syntax entries."""
+    words = dict(DEFAULTS)
+    spans = {}
+    for e in entries:
+        if e.key not in DEFAULTS:
+            from worldspec.diagnostics import did_you_mean
+            raise SpecError(e.span, f"unknown syntax entry {e.key!r}",
+                            (did_you_mean(e.key, DEFAULTS).strip() + " ") + "Known entries: "
+                            + ", ".join(DEFAULTS) + ".")
+        words[e.key] = e.value
+        spans[e.key] = e.span
+    keywords: set[str] = set()
+    seq: dict[str, str] = {}
+    for key in PLACEHOLDERS:
+        if not words.get(key) or words[key] == "off":
+            continue
+        parts, kw = _template(key, words[key], spans.get(key, span))
+        keywords |= kw
+        seq[key] = " ".join(parts)
+    for key in WORD_KEYS:
+        w = words[key]
+        if not _WORD.match(w):
+            raise SpecError(spans.get(key, span), f"the {key} keyword {w!r} must be a single word",
+                            f"For example: {DEFAULTS[key]!r}.")
+        keywords.add(w)
+    q = lambda w: '"' + w + '"'  # noqa: E731
+    simple = ["assign", "output"]
+    lines = [
+        "start: _NL* _stmt*",
+        "_stmt: _simple _NL | _compound",
+        f"assign: {seq['assign']}",
+        f"output: {q(words['output'])} \"(\" [args] \")\"",
+        "expr_stmt: expr",
+    ]
+    compound = ["if_", "for_"]
+    lines.append(f"if_: {seq['if']} suite {'elif_* ' if 'elif' in seq else ''}[else_]")
+    if "elif" in seq:
+        lines.append(f"elif_: {seq['elif']} suite")
+    lines.append(f"else_: {seq['else']} suite")
+    lines.append(f"for_: {seq['for']} suite")
+    if "while" in seq:
+        compound.append("while_")
+        lines.append(f"while_: {seq['while']} suite")
+    if "function" in seq:
+        compound.append("fndef")
+        lines.append(f"fndef: {seq['function']} suite")
+        lines.append('params: NAME ("," NAME)*')
+    if "return" in seq:
+        simple.append("return_")
+        lines.append(f"return_: {seq['return']}")
+    for key in ("break", "continue"):
+        if words.get(key):
+            simple.append(key + "_")
+            lines.append(f"{key}_: {q(words[key])}")
+    simple.append("expr_stmt")
+    lines.append("_simple: " + " | ".join(simple))
+    lines.append("_compound: " + " | ".join(compound))
+    lines.append("suite: _NL _INDENT _stmt+ _DEDENT")
+    postfix = ["atom"]
+    if words["index"] == "on":
+        postfix += ['postfix "[" expr "]" -> index', 'postfix "[" [expr] ":" [expr] "]" -> slice']
+    lines.append("?expr: postfix")
+    lines.append("?postfix: " + "\n    | ".join(postfix))
+    atoms = ["INT -> int", "STRING -> str", f"{q(words['true'])} -> true",
+             f"{q(words['false'])} -> false", "NAME -> var", 'NAME "(" [args] ")" -> call',
+             '"(" expr ")"']
+    if words.get("none"):
+        atoms.insert(4, f"{q(words['none'])} -> none")
+    lines.append("?atom: " + "\n    | ".join(atoms))
+    lines.append('args: expr ("," expr)*')
+    lines += [
+        "NAME: /[A-Za-z_][A-Za-z0-9_]*/",
+        "INT: /-?[0-9]+/",
+        r'STRING: /"(?:[^"\\\n]|\\.)*"/',
+        r"COMMENT: /#[^\n]*/",
+        r"_NL: /(\r?\n[\t ]*)+/",
+        r"%ignore /[\t \f]+/",
+        r"%ignore /\\[\t \f]*\r?\n/",
+        "%ignore COMMENT",
+        "%declare _INDENT _DEDENT",
+    ]
+    grammar = "\n".join(lines) + "\n"
+    try:
+        parser = Lark(grammar, parser="lalr", postlex=_ProgramIndenter(), propagate_positions=True,
+                      maybe_placeholders=True)
+    except Exception as e:  # a grammar collision is the world author's to fix
+        raise SpecError(span, "the syntax block does not give an unambiguous language",
+                        f"Lark says: {str(e).splitlines()[0]}. Make each statement start with its own "
+                        "keyword.") from None
+    return Surface(tuple(words.items()), frozenset(keywords), grammar, parser)

@@ -1,0 +1,318 @@
+"""The World: a compiled spec with its true semantics, ready to probe and grade.
+
+A World is immutable. `variant(rules)` gives the same world under another rule
+set (the manual's world applies none, a knockout world all but one); every
+variant shares the compiled definitions, the parser and the tasks.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Iterator
+
+import attrs
+
+from worldspec.compiler import kernel
+from worldspec.compiler.model import Budget, CaseResult, Example, Feedback, Rule, Task, Verdict
+from worldspec.compiler.semantics import Semantics, SemanticsBuilder
+from worldspec.values import MAX_STEPS, Ctx, EvalError, show as std_show, same
+
+
+@attrs.frozen
+class ToolSpec:
+    """The one exploration tool a program world gives an agent."""
+
+    name: str
+    description: str
+    parameter: str
+    parameter_description: str
+
+    def schema(self) -> dict:
+        """OpenAI-style function tool schema."""
+        return {"type": "function", "function": {
+            "name": self.name, "description": self.description,
+            "parameters": {"type": "object", "properties": {
+                self.parameter: {"type": "string", "description": self.parameter_description}},
+                "required": [self.parameter]}}}
+
+
+@attrs.frozen
+class TaskData:
+    """Grading data the agent never sees."""
+
+    task: Task
+    inputs: tuple[str, ...]
+    cases: tuple[tuple, ...]
+    expected: tuple  # expect value per case
+    function: str
+    program: str  # predict tasks
+    tolerance: float
+
+
+@attrs.frozen
+class Outcome:
+    lines: tuple[str, ...]
+    error: str  # "" when the program ran to the end
+    status: str  # ok | error | limit | parse_error
+
+
+def normalise(text: str) -> str:
+    """Output as graded: trailing spaces and surrounding blank lines do not count."""
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    while lines and not lines[0]:
+        lines.pop(0)
+    return "\n".join(lines)
+
+
+@attrs.frozen(eq=False)
+class World:
+    name: str
+    version: int
+    kind: str
+    seed: int
+    default_seed: int
+    summary: str
+    params: tuple[tuple[str, object], ...]
+    manual: str
+    examples: tuple[Example, ...]
+    tasks: tuple[Task, ...]
+    rules: tuple[Rule, ...]
+    herrings: tuple[Rule, ...]
+    budget: Budget
+    surface: object = attrs.field(repr=False)
+    builder: SemanticsBuilder = attrs.field(repr=False)
+    task_data: dict = attrs.field(repr=False)
+    sem: Semantics = attrs.field(repr=False)
+    source: str = ""
+
+    # ------------------------------------------------------------ variants
+
+    @property
+    def applied(self) -> frozenset[str]:
+        return self.sem.applied
+
+    def variant(self, applied) -> "World":
+        """The same world with exactly these rules in force."""
+        return attrs.evolve(self, sem=self.builder.build(applied))
+
+    def base_world(self) -> "World":
+        """The manual's world: no perturbed rule in force."""
+        return self.variant(())
+
+    def true_world(self) -> "World":
+        return self.variant(r.id for r in self.rules)
+
+    def knockout(self, rule_id: str) -> "World":
+        """The true world with one rule reverted to its base definition."""
+        return self.variant(r.id for r in self.rules if r.id != rule_id)
+
+    # ------------------------------------------------------------ running
+
+    @property
+    def words(self) -> tuple[str, str, str]:
+        s = self.surface
+        return (s.word("true"), s.word("false"), s.word("none") or "none")
+
+    def compile_program(self, text: str, known_functions=()):
+        tree = kernel.parse_program(self.surface, text)
+        return tree, kernel.ProgramCompiler(self.sem, text, known_functions).program(tree)
+
+    def execute(self, text: str, inputs: dict | None = None, max_steps: int = MAX_STEPS,
+                then: str | None = None) -> Outcome:
+        """Run a program (and optionally a follow-up program in the same state)."""
+        try:
+            tree, code = self.compile_program(text)
+            follow = None
+            if then is not None:
+                follow = self.compile_program(then, kernel.defined_functions(tree))[1]
+        except kernel.ProgramError as e:
+            return Outcome((), e.render(), "parse_error")
+        run = kernel.Run(self.words, max_steps)
+        if inputs:
+            run.globals.update(inputs)
+        mark = 0
+        try:
+            code(run)
+            if follow is not None:
+                mark = len(run.out)
+                follow(run)
+        except EvalError as e:
+            where = f"line {e.line}: " if e.line else ""
+            label = "limit" if e.kind == "limit" else "error"
+            return Outcome(tuple(run.out[mark:]), f"{label}: {where}{e.message}", e.kind)
+        except RecursionError:
+            return Outcome(tuple(run.out[mark:]), "limit: the program nests too deeply", "limit")
+        except (MemoryError, OverflowError):
+            return Outcome(tuple(run.out[mark:]), "limit: a value grew too large", "limit")
+        return Outcome(tuple(run.out[mark:]), "", "ok")
+
+    def render(self, value) -> str:
+        """How an output statement of this world prints one value."""
+        show, out = self.sem.hooks.get("show"), self.sem.hooks.get("output")
+        ctx = kernel.Run(self.words, MAX_STEPS)
+        try:
+            shown = std_show(value, *self.words) if show is None else show(ctx, [value])
+            return shown if out is None else out(ctx, [[shown]])
+        except EvalError as e:
+            return f"<unprintable: {e.message}>"
+
+    # ------------------------------------------------------------ probing
+
+    def charge(self, text: str) -> int:
+        """Probe units this program would cost (0 when it does not parse)."""
+        try:
+            tree = kernel.parse_program(self.surface, text)
+        except kernel.ProgramError:
+            return 0
+        return kernel.charge(tree, self.budget.cost)
+
+    def probe(self, text: str) -> Feedback:
+        """Run one probe as an agent would: charged, capped, never raising."""
+        if not isinstance(text, str):
+            return Feedback("error: the program must be text", 0, "parse_error")
+        try:
+            tree = kernel.parse_program(self.surface, text)
+            code = kernel.ProgramCompiler(self.sem, text).program(tree)
+        except kernel.ProgramError as e:
+            return self._capped(e.render(), 0, "parse_error")
+        units = kernel.charge(tree, self.budget.cost)
+        cap = self.budget.units_per_call
+        if units > cap:
+            return Feedback(f"rejected: this program costs {units} probe units; the limit is {cap} per "
+                            f"call. Nothing was run.", 0, "rejected")
+        outcome = self.execute(text)
+        body = list(outcome.lines)
+        if outcome.error:
+            body.append(outcome.error)
+        text_out = "\n".join(body) if body else "(no output)"
+        return self._capped(text_out, units, outcome.status)
+
+    def _capped(self, text: str, units: int, status: str) -> Feedback:
+        lines_cap, chars_cap = self.budget.feedback_lines, self.budget.feedback_chars
+        lines = text.split("\n")
+        if len(lines) <= lines_cap and len(text) <= chars_cap:
+            return Feedback(text, units, status)
+        notice = "[feedback truncated]"
+        kept = lines[: lines_cap - 1]
+        out = "\n".join(kept)
+        if len(out) + len(notice) + 1 > chars_cap:
+            out = out[: chars_cap - len(notice) - 1]
+        return Feedback(out + "\n" + notice, units, status, truncated=True)
+
+    # ------------------------------------------------------------ grading
+
+    def task(self, task) -> Task:
+        tid = task if isinstance(task, str) else task.id
+        try:
+            return self.task_data[tid].task
+        except KeyError:
+            raise KeyError(f"no task {tid!r} in {self.name}") from None
+
+    def verify(self, task, answer: str) -> Verdict:
+        """Grade one answer exactly: every private case, or the exact output."""
+        data = self.task_data[task if isinstance(task, str) else task.id]
+        t = data.task
+        if not isinstance(answer, str):
+            return Verdict(t.id, False, "no answer")
+        if t.shape == "predict":
+            expected = self.predicted(t.id)
+            got = normalise(answer)
+            ok = got == expected
+            return Verdict(t.id, ok, "exact output" if ok else "output differs",
+                           (CaseResult((), expected, got, ok),))
+        results = []
+        for values, want in zip(data.cases, data.expected):
+            inputs = dict(zip(data.inputs, values))
+            if t.shape == "function":
+                call = f"{self.surface.word('output')}({data.function}({', '.join(data.inputs)}))"
+                outcome = self.execute(answer, inputs, then=call)
+            else:
+                outcome = self.execute(answer, inputs)
+            expected = normalise(self.render(want))
+            got = normalise("\n".join(outcome.lines))
+            ok = not outcome.error and self._match(got, expected, data.tolerance)
+            shown = got + (("\n" if got else "") + outcome.error if outcome.error else "")
+            results.append(CaseResult(values, expected, shown, ok))
+        passed = sum(r.passed for r in results)
+        ok = passed == len(results) and bool(results)
+        return Verdict(t.id, ok, f"{passed}/{len(results)} cases", tuple(results))
+
+    @staticmethod
+    def _match(got: str, expected: str, tolerance: float) -> bool:
+        if got == expected:
+            return True
+        if tolerance:
+            try:
+                return abs(float(got) - float(expected)) <= tolerance
+            except ValueError:
+                return False
+        return False
+
+    def predicted(self, task_id: str) -> str:
+        """The exact output of a predict task's program in this world."""
+        data = self.task_data[task_id]
+        outcome = self.execute(data.program)
+        lines = list(outcome.lines) + ([outcome.error] if outcome.error else [])
+        return normalise("\n".join(lines))
+
+    def expected_outputs(self, task) -> tuple[str, ...]:
+        data = self.task_data[task if isinstance(task, str) else task.id]
+        return tuple(normalise(self.render(v)) for v in data.expected)
+
+    def requires(self, task) -> frozenset[str]:
+        """Rules without which the reference solution fails (computed by knockout)."""
+        return _requires(self, task if isinstance(task, str) else task.id)
+
+    # ------------------------------------------------------------ rules and tools
+
+    @property
+    def open_book(self) -> str:
+        lines = [f"The complete list of ways {self.name} differs from its manual:"]
+        lines += [f"- {r.id} ({r.title}): {r.statement}" for r in self.rules]
+        return "\n".join(lines)
+
+    @property
+    def tool(self) -> ToolSpec:
+        return ToolSpec(
+            "run_program",
+            f"Run a {self.name} program in the real interpreter and see its output. At most "
+            f"{self.budget.units_per_call} probe units per call: each {self.surface.word('output')} "
+            f"argument costs {self.budget.cost('output')}, or {self.budget.cost('output_in_loop')} inside "
+            f"a loop body. Output is capped at {self.budget.feedback_lines} lines and "
+            f"{self.budget.feedback_chars} characters.",
+            "program", f"The complete {self.name} program to run.")
+
+    def grade_equation(self, rule_id: str, equation: str) -> bool:
+        from worldspec.compiler.equations import grade
+        return grade(self, rule_id, equation)
+
+    def probe_generator(self, seed: int = 0) -> Iterator[str]:
+        from worldspec.compiler.probegen import ProbeGenerator
+        return ProbeGenerator(self).stream(seed)
+
+    def rule(self, rule_id: str) -> Rule:
+        for r in self.rules + self.herrings:
+            if r.id == rule_id:
+                return r
+        raise KeyError(rule_id)
+
+
+_REQ_CACHE: dict = {}
+
+
+def _requires(world: World, task_id: str) -> frozenset[str]:
+    key = (id(world.builder), world.seed, task_id)
+    if key in _REQ_CACHE:
+        return _REQ_CACHE[key]
+    true = world.true_world()
+    t = true.task(task_id)
+    needed = set()
+    for r in true.rules:
+        if not true.knockout(r.id).verify(t.id, t.solution).passed:
+            needed.add(r.id)
+    if t.shape == "predict":
+        # a prediction needs a rule when the rule changes the program's output
+        needed = {r.id for r in true.rules if true.knockout(r.id).predicted(t.id) != true.predicted(t.id)}
+    _REQ_CACHE[key] = frozenset(needed)
+    return _REQ_CACHE[key]

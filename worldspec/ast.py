@@ -1,0 +1,246 @@
+"""The spec AST: frozen attrs records, each carrying the Span it came from."""
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class Span:
+    file: str
+    line: int
+    col: int
+    end_line: int = 0
+    end_col: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+NOSPAN = Span("<none>", 0, 0)
+
+
+# ---------------------------------------------------------------- meta-language
+
+
+@attrs.frozen
+class Expr:
+    span: Span = attrs.field(default=NOSPAN, kw_only=True, eq=False)
+
+
+@attrs.frozen
+class Const(Expr):
+    value: object
+
+
+@attrs.frozen
+class ListExpr(Expr):
+    items: tuple[Expr, ...]
+
+
+@attrs.frozen
+class MapExpr(Expr):
+    pairs: tuple[tuple[Expr, Expr], ...]
+
+
+@attrs.frozen
+class Var(Expr):
+    name: str
+
+
+@attrs.frozen
+class Call(Expr):
+    fn: Expr
+    args: tuple[Expr, ...]
+
+
+@attrs.frozen
+class BinOp(Expr):
+    op: str
+    left: Expr
+    right: Expr
+
+
+@attrs.frozen
+class Neg(Expr):
+    operand: Expr
+
+
+@attrs.frozen
+class Not(Expr):
+    operand: Expr
+
+
+@attrs.frozen
+class And(Expr):
+    left: Expr
+    right: Expr
+
+
+@attrs.frozen
+class Or(Expr):
+    left: Expr
+    right: Expr
+
+
+@attrs.frozen
+class If(Expr):
+    cond: Expr
+    then: Expr
+    orelse: Expr
+
+
+@attrs.frozen
+class Let(Expr):
+    name: str
+    value: Expr
+    body: Expr
+
+
+@attrs.frozen
+class Lambda(Expr):
+    params: tuple[str, ...]
+    body: Expr
+
+
+# ---------------------------------------------------------------- spec
+
+
+@attrs.frozen
+class Type:
+    name: str
+    arg: "Type | None" = None
+
+    def __str__(self) -> str:
+        return self.name if self.arg is None else f"{self.name}[{self.arg}]"
+
+
+ANY = Type("any")
+
+
+@attrs.frozen
+class Param:
+    name: str
+    type: Type = ANY
+    variadic: bool = False
+
+
+@attrs.frozen
+class ParamDecl:
+    """`param K = pick(1..63) default 27` (kind: range | list | const)."""
+
+    name: str
+    kind: str
+    args: tuple[Expr, ...]
+    default: Expr | None
+    span: Span = attrs.field(eq=False)
+
+
+@attrs.frozen
+class Def:
+    name: str
+    params: tuple[str, ...]
+    body: Expr
+    span: Span = attrs.field(eq=False)
+
+
+@attrs.frozen
+class SyntaxEntry:
+    key: str
+    value: str
+    span: Span = attrs.field(eq=False)
+
+
+@attrs.frozen
+class Definition:
+    """One op or hook: a base line (with doc) or a rule's override (doc empty)."""
+
+    kind: str  # "op" | "hook"
+    name: str
+    params: tuple[Param, ...]
+    returns: Type
+    body: Expr
+    doc: str
+    span: Span = attrs.field(eq=False)
+
+    @property
+    def target(self) -> str:
+        return f"{self.kind} {self.name}"
+
+
+@attrs.frozen
+class RuleDecl:
+    id: str
+    title: str
+    override: Definition
+    statement: str
+    equation: str
+    span: Span = attrs.field(eq=False)
+
+
+@attrs.frozen
+class HerringDecl:
+    id: str
+    target: str  # operator or hook name
+    note: str
+    span: Span = attrs.field(eq=False)
+
+
+@attrs.frozen
+class ExampleDecl:
+    id: str
+    labels: tuple[tuple[str, str], ...]
+    prompt: str
+    program: str
+    span: Span = attrs.field(eq=False)
+    program_span: Span = attrs.field(eq=False, default=NOSPAN)
+
+
+@attrs.frozen
+class Input:
+    name: str
+    type: Type
+
+
+@attrs.frozen
+class TaskDecl:
+    id: str
+    labels: tuple[tuple[str, str], ...]
+    prompt: str
+    inputs: tuple[Input, ...]
+    cases: tuple[tuple[Expr, ...], ...]
+    expect: Expr | None
+    solution: str
+    naive: str
+    function: str  # "" unless the task is function-shaped
+    predict: bool
+    program: str  # predict tasks: the program whose output is the answer
+    tolerance: float
+    span: Span = attrs.field(eq=False)
+    field_spans: tuple[tuple[str, Span], ...] = attrs.field(eq=False, default=())
+
+    def field_span(self, name: str) -> Span:
+        return dict(self.field_spans).get(name, self.span)
+
+
+@attrs.frozen
+class Spec:
+    """A whole .world file (after includes are merged)."""
+
+    file: str
+    name: str
+    version: int
+    kind: str
+    seed: int
+    summary: str
+    params: tuple[ParamDecl, ...]
+    defs: tuple[Def, ...]
+    syntax: tuple[SyntaxEntry, ...]
+    base: tuple[Definition, ...]
+    rules: tuple[RuleDecl, ...]
+    herrings: tuple[HerringDecl, ...]
+    manual: str
+    examples: tuple[ExampleDecl, ...]
+    tasks: tuple[TaskDecl, ...]
+    budget: tuple[tuple[str, int], ...]
+    unit_costs: tuple[tuple[str, int], ...]
+    span: Span = attrs.field(eq=False)

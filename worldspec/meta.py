@@ -1,0 +1,263 @@
+"""Compile meta-language expressions to Python closures, once.
+
+A compiled body runs on a frame, a Python list `[parent, ctx, slot...]`:
+parameters and `let` bindings get slots at compile time, lambdas chain to
+their defining frame through `parent`. Names, arities and forbidden names are
+checked here, so a spec that compiles can only call the fixed builtins, its own
+defs and function values it was handed.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import attrs
+
+from worldspec import ast
+from worldspec.builtins import BUILTINS, FORBIDDEN, INFIX, neg as _neg
+from worldspec.diagnostics import SpecError, did_you_mean
+from worldspec.values import EvalError, Function, truthy
+
+CTX_VARS = ("in_function", "in_loop", "loop_depth", "call_depth")
+
+Closure = Callable[[list], object]
+
+
+@attrs.define
+class Unit:
+    """A compiled function body: `unit(ctx, args)` evaluates it."""
+
+    name: str
+    arity: int
+    variadic: bool
+    nslots: int
+    body: Closure
+    uses_ctx: bool  # reads scope flags, so its result depends on where it runs
+
+    def __call__(self, ctx, args: list):
+        if self.variadic:
+            args = list(args[: self.arity - 1]) + [list(args[self.arity - 1:])]
+        frame = [None, ctx, *args]
+        if self.nslots:
+            frame.extend([None] * self.nslots)
+        return self.body(frame)
+
+    def as_function(self, ctx) -> Function:
+        return Function(self.name, None if self.variadic else self.arity, lambda args: self(ctx, args))
+
+
+class _Scope:
+    def __init__(self, params, parent: "_Scope | None"):
+        self.slots = {p: 2 + i for i, p in enumerate(params)}
+        self.size = 2 + len(params)
+        self.parent = parent
+
+    def bind(self, name: str) -> int:
+        i = self.size
+        self.size += 1
+        self.slots = {**self.slots, name: i}
+        return i
+
+    def lookup(self, name: str):
+        scope, depth = self, 0
+        while scope is not None:
+            if name in scope.slots:
+                return depth, scope.slots[name]
+            scope, depth = scope.parent, depth + 1
+        return None
+
+
+def _var_at(depth: int, index: int) -> Closure:
+    if depth == 0:
+        return lambda f: f[index]
+    if depth == 1:
+        return lambda f: f[0][index]
+
+    def deep(f):
+        for _ in range(depth):
+            f = f[0]
+        return f[index]
+    return deep
+
+
+def _check_name(name: str, span: ast.Span) -> None:
+    if name.startswith("__") or name in FORBIDDEN:
+        raise SpecError(span, f"the name {name!r} is not allowed in a spec",
+                        "Specs are pure expressions: there is no access to Python, files or imports.")
+
+
+class MetaCompiler:
+    """Compiles expressions against fixed constants (params) and defs."""
+
+    def __init__(self, constants: dict | None = None, defs: dict[str, Unit] | None = None,
+                 extra_vars: tuple[str, ...] = ()):
+        self.constants = dict(constants or {})
+        self.defs = dict(defs or {})
+        self.extra_vars = extra_vars
+
+    def unit(self, name: str, params: list[str], body: ast.Expr, variadic: bool = False) -> Unit:
+        for p in params:
+            _check_name(p, body.span)
+        scope = _Scope(params, None)
+        self._uses_ctx = False
+        code = self.expr(body, scope)
+        return Unit(name, len(params), variadic, scope.size - 2 - len(params), code, self._uses_ctx)
+
+    def add_def(self, d: ast.Def) -> None:
+        _check_name(d.name, d.span)
+        if d.name in BUILTINS:
+            raise SpecError(d.span, f"def {d.name} would hide the builtin of the same name",
+                            "Choose another name.")
+        self.defs[d.name] = self.unit(d.name, list(d.params), d.body)
+
+    def constant(self, e: ast.Expr, ctx=None):
+        """Evaluate a closed expression now (params, case values)."""
+        from worldspec.values import Ctx
+        u = self.unit("<const>", [], e)
+        return u(ctx or Ctx(), [])
+
+    # ------------------------------------------------------------ expressions
+
+    def expr(self, e: ast.Expr, s: _Scope) -> Closure:
+        method = getattr(self, "_" + type(e).__name__)
+        return method(e, s)
+
+    def _Const(self, e: ast.Const, s):
+        v = e.value
+        return lambda f: v
+
+    def _ListExpr(self, e: ast.ListExpr, s):
+        items = [self.expr(x, s) for x in e.items]
+        return lambda f: [c(f) for c in items]
+
+    def _MapExpr(self, e: ast.MapExpr, s):
+        pairs = [(self.expr(k, s), self.expr(v, s)) for k, v in e.pairs]
+
+        def build(f):
+            out = {}
+            for k, v in pairs:
+                key = k(f)
+                if not (type(key) in (int, str, bool) or key is None):
+                    raise EvalError("map keys must be ints, strings or bools")
+                out[key] = v(f)
+            return out
+        return build
+
+    def _Var(self, e: ast.Var, s):
+        name = e.name
+        _check_name(name, e.span)
+        found = s.lookup(name)
+        if found is not None:
+            return _var_at(*found)
+        if name in CTX_VARS or name in self.extra_vars:
+            self._uses_ctx = True
+            return lambda f: getattr(f[1], name)
+        if name in self.constants:
+            v = self.constants[name]
+            return lambda f: v
+        if name in self.defs:
+            u = self.defs[name]
+            self._uses_ctx |= u.uses_ctx
+            return lambda f: u.as_function(f[1])
+        if name in BUILTINS:
+            fn, lo, hi = BUILTINS[name]
+            arity = lo if lo == hi else None
+            return lambda f: Function(name, arity, lambda args: fn(f[1], *args))
+        known = list(s.slots) + list(self.constants) + list(self.defs) + list(BUILTINS) + list(CTX_VARS)
+        raise SpecError(e.span, f"unknown name {name!r}", did_you_mean(name, known).strip()
+                        or "Declare it as a param, a def, a parameter or a let binding.")
+
+    def _Call(self, e: ast.Call, s):
+        args = [self.expr(a, s) for a in e.args]
+        n = len(args)
+        if isinstance(e.fn, ast.Var) and s.lookup(e.fn.name) is None:
+            name = e.fn.name
+            _check_name(name, e.fn.span)
+            if name in self.defs:
+                u = self.defs[name]
+                self._uses_ctx |= u.uses_ctx
+                if n != u.arity:
+                    raise SpecError(e.span, f"{name} takes {u.arity} argument(s), got {n}",
+                                    "Check the def's parameter list.")
+                return lambda f: u(f[1], [a(f) for a in args])
+            if name in BUILTINS:
+                fn, lo, hi = BUILTINS[name]
+                if n < lo or (hi is not None and n > hi):
+                    want = str(lo) if lo == hi else (f"{lo} or more" if hi is None else f"{lo} to {hi}")
+                    raise SpecError(e.span, f"{name} takes {want} argument(s), got {n}",
+                                    "See the builtin table in docs/language.md.")
+                if n == 1:
+                    a0, = args
+                    return lambda f: fn(f[1], a0(f))
+                if n == 2:
+                    a0, a1 = args
+                    return lambda f: fn(f[1], a0(f), a1(f))
+                if n == 3:
+                    a0, a1, a2 = args
+                    return lambda f: fn(f[1], a0(f), a1(f), a2(f))
+                return lambda f: fn(f[1], *[a(f) for a in args])
+        callee = self.expr(e.fn, s)
+
+        def dynamic(f):
+            g = callee(f)
+            if not isinstance(g, Function):
+                raise EvalError("only functions can be called")
+            f[1].charge(1)
+            return g(*[a(f) for a in args])
+        return dynamic
+
+    def _BinOp(self, e: ast.BinOp, s):
+        op = INFIX[e.op]
+        a, b = self.expr(e.left, s), self.expr(e.right, s)
+        return lambda f: op(f[1], a(f), b(f))
+
+    def _Neg(self, e: ast.Neg, s):
+        a = self.expr(e.operand, s)
+        return lambda f: _neg(f[1], a(f))
+
+    def _Not(self, e: ast.Not, s):
+        a = self.expr(e.operand, s)
+        return lambda f: not truthy(a(f))
+
+    def _And(self, e: ast.And, s):
+        a, b = self.expr(e.left, s), self.expr(e.right, s)
+        return lambda f: truthy(a(f)) and truthy(b(f))
+
+    def _Or(self, e: ast.Or, s):
+        a, b = self.expr(e.left, s), self.expr(e.right, s)
+        return lambda f: truthy(a(f)) or truthy(b(f))
+
+    def _If(self, e: ast.If, s):
+        c, t, o = self.expr(e.cond, s), self.expr(e.then, s), self.expr(e.orelse, s)
+        return lambda f: t(f) if truthy(c(f)) else o(f)
+
+    def _Let(self, e: ast.Let, s):
+        _check_name(e.name, e.span)
+        value = self.expr(e.value, s)
+        saved = s.slots
+        slot = s.bind(e.name)
+        body = self.expr(e.body, s)
+        s.slots = saved  # the binding is visible in the body only
+
+        def let(f):
+            f[slot] = value(f)
+            return body(f)
+        return let
+
+    def _Lambda(self, e: ast.Lambda, s):
+        for p in e.params:
+            _check_name(p, e.span)
+        inner = _Scope(e.params, s)
+        body = self.expr(e.body, inner)
+        n = len(e.params)
+
+        def make(f):
+            def call(args):
+                if len(args) != n:
+                    raise EvalError(f"a lambda of {n} parameter(s) was called with {len(args)}")
+                frame = [f, f[1], *args]
+                extra = inner.size - len(frame)
+                if extra > 0:
+                    frame.extend([None] * extra)
+                return body(frame)
+            return Function("lambda", n, call)
+        return make
