@@ -1,0 +1,221 @@
+"""The `worldspec` command line: list, check, manual, probe, play, run, report.
+
+Spec mistakes exit with status 2 and a located diagnostic; nothing here prints
+a traceback to a user (set WORLDSPEC_DEBUG=1 to see one for an internal bug).
+`run` and `report` live in the runner and are imported only when invoked, so
+the other commands never pay for litellm.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+
+import click
+
+from worldspec import __version__
+from worldspec.diagnostics import SpecError, SpecErrors
+
+EXIT_PROBLEMS, EXIT_SPEC, EXIT_INTERNAL = 1, 2, 3
+
+
+def _fail_spec(e) -> None:
+    click.echo(e.render(), err=True)
+    sys.exit(EXIT_SPEC)
+
+
+def guarded(fn):
+    """Turn spec errors into exit 2 and internal bugs into one readable line."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (SpecError, SpecErrors) as e:
+            _fail_spec(e)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as e:  # noqa: BLE001 - the last line of defence for users
+            if os.environ.get("WORLDSPEC_DEBUG"):
+                raise
+            click.echo(f"worldspec: internal error ({type(e).__name__}: {e}). This is a bug in worldspec; "
+                       f"rerun with WORLDSPEC_DEBUG=1 for details.", err=True)
+            sys.exit(EXIT_INTERNAL)
+    return wrapper
+
+
+def load(world: str, seed: int | None):
+    from worldspec.compiler import load_world, resolve_world_path
+    path = resolve_world_path(world)
+    if not os.path.exists(path):
+        raise click.BadParameter(f"no world file {world!r} (and no bundled world of that name; see "
+                                 f"`worldspec list`)", param_hint="WORLD")
+    return load_world(path, seed)
+
+
+seed_option = click.option("--seed", type=int, default=None,
+                           help="Draw the world's parameters from this seed instead of the declared one "
+                                "(a fresh variant of the world).")
+
+
+class _Group(click.Group):
+    """Resolves the runner's commands lazily (they import more)."""
+
+    LAZY = {"run": "worldspec.runner.cli:run", "report": "worldspec.runner.cli:report"}
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.LAZY))
+
+    def get_command(self, ctx, name):
+        if name in self.LAZY:
+            module, attr = self.LAZY[name].split(":")
+            try:
+                import importlib
+                return getattr(importlib.import_module(module), attr)
+            except (ImportError, AttributeError):
+                return None
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="worldspec")
+def main():
+    """Define alien worlds and measure how well AI systems explore them.
+
+    \b
+    Start here:
+      worldspec list                          the bundled worlds
+      worldspec manual demo                   the (flawed) manual an agent reads
+      worldspec probe demo "EMIT(100)"        run one probe, as an agent would
+      worldspec check demo                    certify a world
+      worldspec run demo --out runs/demo      the exploration protocol, built-in agents
+    """
+
+
+@main.command("list")
+@click.argument("folder", required=False, type=click.Path(exists=True, file_okay=False))
+@guarded
+def list_worlds(folder):
+    """List world files: the bundled ones, or those under FOLDER.
+
+    \b
+    Example:
+      worldspec list
+      worldspec list my/worlds
+    """
+    from worldspec.compiler import load_world
+    from worldspec.compiler.build import resolve_world_path
+    root = folder or os.path.dirname(resolve_world_path("demo"))
+    paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".world"))
+    if not paths:
+        click.echo(f"no .world files under {root}")
+        return
+    for p in paths:
+        try:
+            w = load_world(p)
+            click.echo(f"{os.path.relpath(p)}: {w.name} ({w.kind}) - {len(w.rules)} rules, "
+                       f"{len(w.herrings)} herrings, {len(w.tasks)} tasks. {w.summary}")
+        except (SpecError, SpecErrors) as e:
+            first = e.render().splitlines()[0]
+            click.echo(f"{os.path.relpath(p)}: does not compile: {first}")
+
+
+@main.command()
+@click.argument("world")
+@seed_option
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (for scripts and CI).")
+@guarded
+def check(world, seed, as_json):
+    """Certify WORLD: every rule observable and required, herrings unchanged,
+    reference solutions passing; report the recall-only score.
+
+    Exit status: 0 certified, 1 problems found, 2 the spec does not compile.
+
+    \b
+    Example:
+      worldspec check worlds/demo.world
+      worldspec check aliencode --seed 7 --json
+    """
+    from worldspec.compiler.certify import certify
+    w = load(world, seed)
+    say = (lambda m: None) if as_json else (lambda m: click.echo(f"  ... {m}", err=True))
+    report = certify(w, progress=say if sys.stderr.isatty() else None)
+    if as_json:
+        click.echo(json.dumps(report, indent=2, sort_keys=False))
+    else:
+        click.echo(f"{report['world']} (kind {report['kind']}, seed {report['seed']}): {report['rules']} rules, "
+                   f"{report['herrings']} herrings, {report['tasks']} tasks, {report['examples']} examples")
+        if report["params"]:
+            click.echo("params: " + ", ".join(f"{k}={v}" for k, v in report["params"].items()))
+        click.echo(f"recall-only score (naive answers in the true world): {report['recall_only']}%")
+        for r in report["rule_table"]:
+            mark = "ok " if r["observable"] and r["tasks"] else "BAD"
+            click.echo(f"  {mark} {r['id']:<6} {r['title'][:48]:<48} tasks: {len(r['tasks'])}")
+        for h in report["herring_table"]:
+            click.echo(f"  {'ok ' if h['unchanged'] else 'BAD'} {h['id']:<6} herring on {h['target']}")
+        if report["problems"]:
+            click.echo(f"{len(report['problems'])} problem(s):")
+            for p in report["problems"]:
+                click.echo(f"  - {p}")
+        else:
+            click.echo("certified: no problems")
+    sys.exit(EXIT_PROBLEMS if report["problems"] else 0)
+
+
+@main.command()
+@click.argument("world")
+@seed_option
+@click.option("--examples/--no-examples", default=False, help="Also print the worked examples.")
+@guarded
+def manual(world, seed, examples):
+    """Print the manual an agent reads for WORLD (it documents the base semantics only).
+
+    \b
+    Example:
+      worldspec manual aliencode --examples
+    """
+    w = load(world, seed)
+    click.echo(w.manual, nl=False)
+    if examples:
+        click.echo("\n## Worked examples\n")
+        for e in w.examples:
+            click.echo(f"### {e.id} ({e.band}): {e.prompt}\n```\n{e.program}\n```\nOutput:\n```\n{e.output}\n```\n")
+
+
+@main.command()
+@click.argument("world")
+@click.argument("program")
+@seed_option
+@guarded
+def probe(world, program, seed):
+    """Run PROGRAM in WORLD's true interpreter and print the feedback an agent sees.
+
+    PROGRAM is the program text, or - to read it from standard input. The units
+    charged go to standard error, so standard output is exactly the feedback.
+
+    \b
+    Example:
+      worldspec probe demo "EMIT(100)"
+      printf 'SWEEP v IN STRAND(1, 2):\\n    EMIT(v)\\n' | worldspec probe demo -
+    """
+    w = load(world, seed)
+    text = sys.stdin.read() if program == "-" else program
+    fb = w.probe(text)
+    click.echo(fb.text)
+    click.echo(f"[{fb.units} probe unit{'s' if fb.units != 1 else ''} charged of {w.budget.units_per_call}; "
+               f"{fb.status}]", err=True)
+
+
+@main.command()
+@click.argument("world")
+@seed_option
+@guarded
+def play(world, seed):
+    """Explore WORLD yourself: probe, read the manual, list tasks, submit answers.
+
+    \b
+    Type a program to run it (a line ending in ':' opens a block; finish it
+    with an empty line). Commands start with ':' - type :help.
+    """
+    from worldspec.play import Session
+    Session(load(world, seed)).loop()
