@@ -1,0 +1,61 @@
+"""The on-disk response cache and the request key it shares with run logs.
+
+The key is a SHA-256 over everything that changes a reply: model id, api
+base, messages, tools, tool choice, generation settings, the answer index and
+the sample identity (condition, trajectory, milestone). Keeping the answer
+index and sample in the key keeps the three answers of a task — and two
+trajectories that begin from identical worked examples — distinct.
+
+The cache is a single sqlite file; only successful replies of cacheable
+models (real providers) are stored.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+from .models import Model, Reply, Request
+
+
+def request_key(model: Model, request: Request) -> str:
+    payload = {
+        "model": model.model_id,
+        "api_base": model.api_base or "",
+        "messages": request.messages,
+        "tools": request.tools or None,
+        "tool_choice": request.tool_choice,
+        "settings": {**getattr(model, "settings", {}), **request.settings},
+        "answer_index": request.answer_index,
+        "sample": request.sample,
+    }
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    def __init__(self, directory: str | Path):
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / "responses.sqlite"
+        self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, model TEXT, reply TEXT)")
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> Reply | None:
+        row = self.db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return Reply.from_json(json.loads(row[0]))
+
+    def put(self, key: str, model_id: str, reply: Reply) -> None:
+        self.db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?)",
+                        (key, model_id, json.dumps(reply.to_json(), ensure_ascii=False)))
+
+    def close(self) -> None:
+        self.db.close()

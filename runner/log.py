@@ -1,0 +1,227 @@
+"""The run log: append-only JSONL, flushed per event, the source of truth.
+
+Line 1 is a header (`type: header`) with the run configuration and the
+world's identity. Every later line is one event with a `type`, an `id` and a
+timestamp `ts`: session start/end, conversation messages, model requests and
+replies (with usage and latency), retries, tool calls with charges and
+feedback, verdicts, lost answers, milestone and trajectory records.
+
+Resume: ids are deterministic (derived from the conversation, milestone,
+task, answer index, or the request's cache key), so a resumed run that redoes
+a step finds its id already written and writes nothing; replies already in the
+log are reused instead of asking the model again. Nothing is lost (every event
+was flushed when it happened) and nothing is counted twice (each id appears
+once). A run directory is guarded by a lock file holding the writer's pid.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Iterator
+
+LOG_VERSION = 1
+
+
+class RunDirError(Exception):
+    """The run directory cannot be used (locked, not resumable, config mismatch)."""
+
+
+def read_events(path: str | Path) -> Iterator[dict]:
+    """Events of a log, skipping a final line cut short by a crash."""
+    with open(path, "rb") as f:
+        for raw in f:
+            if not raw.endswith(b"\n"):
+                break  # partial final line: the writer died mid-write
+            raw = raw.strip()
+            if not raw:
+                continue
+            try:
+                yield json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+
+
+def _repair_tail(path: Path) -> None:
+    """Cut a partial final line so that appends start on a fresh line."""
+    with open(path, "rb+") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        if size == 0:
+            return
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return
+        # find the last newline
+        pos = size - 1
+        chunk = 4096
+        while pos > 0:
+            start = max(0, pos - chunk)
+            f.seek(start)
+            data = f.read(pos - start)
+            i = data.rfind(b"\n")
+            if i >= 0:
+                f.truncate(start + i + 1)
+                return
+            pos = start
+        f.truncate(0)
+
+
+class Lock:
+    def __init__(self, directory: Path):
+        self.path = directory / ".lock"
+        self.held = False
+
+    def acquire(self) -> None:
+        for _ in range(2):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                owner = self._owner()
+                if owner is not None and _alive(owner):
+                    raise RunDirError(
+                        f"{self.path.parent} is being written by another run (pid {owner}); "
+                        "wait for it to finish or choose another --out") from None
+                # stale lock from a run that died: take it over
+                try:
+                    self.path.unlink()
+                except FileNotFoundError:
+                    pass
+                continue
+            with os.fdopen(fd, "w") as f:
+                f.write(f"{os.getpid()} {socket.gethostname()}\n")
+            self.held = True
+            return
+        raise RunDirError(f"could not take the lock {self.path}")
+
+    def _owner(self) -> int | None:
+        try:
+            text = self.path.read_text().split()
+            host = text[1] if len(text) > 1 else socket.gethostname()
+            if host != socket.gethostname():
+                return -1  # another machine: treat as alive
+            return int(text[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def release(self) -> None:
+        if self.held:
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                pass
+            self.held = False
+
+
+def _alive(pid: int) -> bool:
+    if pid == -1:
+        return True
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def config_diff(old: dict, new: dict) -> list[str]:
+    keys = sorted(set(old) | set(new))
+    out = []
+    for k in keys:
+        a, b = old.get(k), new.get(k)
+        if json.dumps(a, sort_keys=True, default=str) != json.dumps(b, sort_keys=True, default=str):
+            out.append(f"{k}: log has {json.dumps(a, default=str)}, now {json.dumps(b, default=str)}")
+    return out
+
+
+class RunLog:
+    """Open (or resume) DIR/log.jsonl under a lock."""
+
+    def __init__(self, directory: str | Path, *, config: dict, world: dict, resume: bool = False):
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / "log.jsonl"
+        self.lock = Lock(self.dir)
+        self.lock.acquire()
+        self.ids: set[str] = set()
+        self.replies: dict[str, dict] = {}  # request key -> reply event
+        self.events_before: list[dict] = []
+        self.sessions = 0
+        self.resumed = False
+        try:
+            self._open(config, world, resume)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _open(self, config: dict, world: dict, resume: bool) -> None:
+        exists = self.path.exists() and self.path.stat().st_size > 0
+        if exists:
+            if not resume:
+                raise RunDirError(
+                    f"{self.path} already holds a run; pass --resume to continue it, "
+                    "or choose another --out")
+            _repair_tail(self.path)
+            events = list(read_events(self.path))
+            header = events[0] if events and events[0].get("type") == "header" else None
+            if header is None:
+                raise RunDirError(f"{self.path} has no header line; it is not a worldspec run log")
+            diffs = config_diff(header.get("config", {}), config) + \
+                config_diff(header.get("world", {}), world)
+            if diffs:
+                raise RunDirError(
+                    f"cannot resume {self.dir}: the run was started with a different configuration:\n  "
+                    + "\n  ".join(diffs))
+            self.header = header
+            self.events_before = events
+            for ev in events:
+                if "id" in ev:
+                    self.ids.add(ev["id"])
+                if ev.get("type") == "reply" and "key" in ev:
+                    self.replies[ev["key"]] = ev
+                if ev.get("type") == "session" and ev.get("status") == "started":
+                    self.sessions += 1
+            self.resumed = True
+            self.f = open(self.path, "a", encoding="utf-8")
+        else:
+            self.f = open(self.path, "w", encoding="utf-8")
+            self.header = {"type": "header", "id": "header", "log_version": LOG_VERSION,
+                           "created": time.time(), "config": config, "world": world}
+            self._write(self.header)
+            self.ids.add("header")
+        self.sessions += 1
+        self.session = self.sessions
+        self.emit({"type": "session", "id": f"session:{self.session}:started", "status": "started",
+                   "session": self.session, "pid": os.getpid(), "resume": self.resumed})
+
+    def _write(self, event: dict) -> None:
+        self.f.write(json.dumps(event, ensure_ascii=False, default=str, separators=(",", ":")) + "\n")
+        self.f.flush()
+
+    def emit(self, event: dict) -> bool:
+        """Append one event unless its id is already in the log. Returns whether written."""
+        eid = event.get("id")
+        if eid is not None:
+            if eid in self.ids:
+                return False
+            self.ids.add(eid)
+        event.setdefault("ts", time.time())
+        self._write(event)
+        if event.get("type") == "reply" and "key" in event:
+            self.replies[event["key"]] = event
+        return True
+
+    def close(self, status: str, error: str | None = None) -> None:
+        if getattr(self, "f", None) is not None and not self.f.closed:
+            ev = {"type": "session", "id": f"session:{self.session}:{status}", "status": status,
+                  "session": self.session}
+            if error:
+                ev["error"] = error
+            self.emit(ev)
+            self.f.close()
+        self.lock.release()

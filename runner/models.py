@@ -1,0 +1,531 @@
+"""Who answers: one async model interface and its implementations.
+
+`Model.complete(request) -> Reply` is the only thing the protocol calls.
+Implementations:
+
+* `LitellmModel`   any litellm model string (litellm imported lazily, inside
+                   the call path only, so `check`/`probe` never pay for it);
+* `OracleAgent`    states the true rule equations, submits reference solutions
+                   (the pipeline's self-test: must score 100%);
+* `ManualAgent`    trusts the manual: submits naive solutions (recall-only floor);
+* `ReplayAgent`    replays the replies of a recorded run (`replay:DIR[#SYSTEM]`);
+* `ScriptedModel`  a function of the request, for tests and benchmarks.
+
+Provider errors are classified here into `TransientError` (429, 5xx,
+timeouts, connection errors: retried by `call_with_retries`) and `FatalError`
+(400, 401, ...: the run stops with a readable message).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+import attrs
+
+
+# ----------------------------------------------------------------------------
+# Requests and replies
+
+
+@attrs.frozen
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # raw JSON text, exactly as the model produced it
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "type": "function",
+                "function": {"name": self.name, "arguments": self.arguments}}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "ToolCall":
+        fn = d.get("function") or {}
+        return cls(id=str(d.get("id") or ""), name=str(fn.get("name") or ""),
+                   arguments=fn.get("arguments") if isinstance(fn.get("arguments"), str)
+                   else json.dumps(fn.get("arguments") or {}))
+
+
+@attrs.frozen
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@attrs.frozen(hash=False)
+class Reply:
+    content: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = Usage()
+    finish_reason: str = ""
+    # reasoning state a provider returns and wants back (kept, never flattened)
+    reasoning_content: str | None = None
+    thinking_blocks: tuple | None = None
+
+    def message(self, *, with_tool_calls: bool = True) -> dict:
+        """The assistant message to append to a conversation."""
+        msg: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if with_tool_calls and self.tool_calls:
+            msg["tool_calls"] = [tc.to_json() for tc in self.tool_calls]
+        if self.reasoning_content:
+            msg["reasoning_content"] = self.reasoning_content
+        if self.thinking_blocks:
+            msg["thinking_blocks"] = list(self.thinking_blocks)
+        if msg["content"] is None and "tool_calls" not in msg:
+            msg["content"] = ""
+        return msg
+
+    def to_json(self) -> dict:
+        d: dict[str, Any] = {
+            "content": self.content,
+            "tool_calls": [tc.to_json() for tc in self.tool_calls],
+            "usage": {"input_tokens": self.usage.input_tokens,
+                      "output_tokens": self.usage.output_tokens},
+            "finish_reason": self.finish_reason,
+        }
+        if self.reasoning_content:
+            d["reasoning_content"] = self.reasoning_content
+        if self.thinking_blocks:
+            d["thinking_blocks"] = list(self.thinking_blocks)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Reply":
+        u = d.get("usage") or {}
+        tb = d.get("thinking_blocks")
+        return cls(
+            content=d.get("content"),
+            tool_calls=tuple(ToolCall.from_json(t) for t in d.get("tool_calls") or ()),
+            usage=Usage(int(u.get("input_tokens") or 0), int(u.get("output_tokens") or 0)),
+            finish_reason=d.get("finish_reason") or "",
+            reasoning_content=d.get("reasoning_content"),
+            thinking_blocks=tuple(tb) if tb else None,
+        )
+
+
+@attrs.frozen(hash=False)
+class Request:
+    """One model request. Only messages/tools/tool_choice/settings reach a provider.
+
+    `purpose` ("explore", "rules", "task:<id>") and `meta` (trajectory, t,
+    step, log bookkeeping) are never sent. `answer_index` and `sample` (the
+    identity of an independent sample: condition, trajectory, milestone) are
+    part of the cache key, so three answers, or two trajectories that start
+    from the same history, are never collapsed into one.
+    """
+
+    messages: tuple[dict, ...]
+    tools: tuple[dict, ...] | None = None
+    tool_choice: str | None = None
+    settings: dict = attrs.field(factory=dict)
+    answer_index: int = 0
+    purpose: str = "explore"
+    sample: str = ""
+    meta: dict = attrs.field(factory=dict)
+
+
+class ModelError(Exception):
+    """A provider failure (never a wrong answer)."""
+
+
+class TransientError(ModelError):
+    """429, 5xx, timeout, connection reset: worth retrying."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class FatalError(ModelError):
+    """400, 401, unknown model...: retrying cannot help; the run stops."""
+
+
+class LostError(ModelError):
+    """Retries exhausted on transient errors: the call is lost to infrastructure."""
+
+
+class Model:
+    """Base class: `name` labels the system in reports; `model_id` and
+    `api_base` enter the cache key; `cacheable` says whether replies may be
+    stored in the on-disk response cache (built-in agents are free)."""
+
+    name: str = "model"
+    model_id: str = "model"
+    api_base: str | None = None
+    cacheable: bool = False
+    # requests in flight at once for this model (None: the run's default)
+    max_connections: int | None = None
+
+    async def complete(self, request: Request) -> Reply:  # pragma: no cover
+        raise NotImplementedError
+
+
+# ----------------------------------------------------------------------------
+# Retries
+
+
+@attrs.frozen
+class RetryPolicy:
+    max_attempts: int = 8
+    base_delay: float = 1.0
+    max_delay: float = 60.0
+    jitter: float = 0.5  # delay is scaled by a uniform factor in [1-jitter, 1]
+
+    def delay(self, attempt: int, retry_after: float | None = None, rng=random) -> float:
+        d = min(self.max_delay, self.base_delay * (2 ** (attempt - 1)))
+        d *= 1.0 - self.jitter * rng.random()
+        if retry_after is not None:
+            d = max(d, min(retry_after, self.max_delay))
+        return d
+
+
+async def call_with_retries(
+    fn: Callable[[], Awaitable[Reply]],
+    policy: RetryPolicy,
+    on_retry: Callable[[int, TransientError, float], None] | None = None,
+) -> Reply:
+    """Run fn, retrying TransientError with exponential backoff and jitter.
+
+    FatalError propagates at once; after `policy.max_attempts` transient
+    failures a LostError is raised (the caller records the loss)."""
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await fn()
+        except TransientError as e:
+            if attempt >= policy.max_attempts:
+                raise LostError(f"gave up after {attempt} attempts: {e}") from e
+            delay = policy.delay(attempt, e.retry_after)
+            if on_retry is not None:
+                on_retry(attempt, e, delay)
+            await asyncio.sleep(delay)
+
+
+# ----------------------------------------------------------------------------
+# litellm
+
+
+_TRANSIENT_NAMES = {
+    "RateLimitError", "InternalServerError", "ServiceUnavailableError",
+    "BadGatewayError", "Timeout", "APIConnectionError", "APITimeoutError",
+    "TimeoutError", "ConnectionError", "ConnectionResetError",
+}
+
+
+def classify_provider_error(exc: BaseException) -> ModelError:
+    """Map a provider exception to TransientError or FatalError."""
+    status = getattr(exc, "status_code", None)
+    try:
+        status = int(status) if status is not None else None
+    except (TypeError, ValueError):
+        status = None
+    names = {c.__name__ for c in type(exc).__mro__}
+    text = " ".join(str(exc).split())
+    if len(text) > 400:
+        text = text[:400] + "..."
+    label = f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "")
+    message = f"{label}: {text}"
+    retry_after = None
+    resp = getattr(exc, "response", None)
+    headers = getattr(resp, "headers", None)
+    if headers is not None:
+        try:
+            ra = headers.get("retry-after")
+            retry_after = float(ra) if ra is not None else None
+        except (TypeError, ValueError, AttributeError):
+            retry_after = None
+    if status is not None:
+        if status in (408, 409, 429) or status >= 500:
+            return TransientError(message, retry_after)
+        if status in (400, 401, 403, 404, 422):
+            return FatalError(_fatal_hint(status, message))
+    if names & _TRANSIENT_NAMES or isinstance(exc, (asyncio.TimeoutError, ConnectionError, OSError)):
+        return TransientError(message, retry_after)
+    return FatalError(message)
+
+
+def _fatal_hint(status: int, message: str) -> str:
+    hint = {
+        400: "the provider rejected the request (check the model name and settings)",
+        401: "authentication failed (is the API key for this provider set in the environment?)",
+        403: "permission denied for this model or key",
+        404: "model or endpoint not found (check --model and --api-base)",
+        422: "the provider could not process the request",
+    }.get(status, "")
+    return f"{hint}: {message}" if hint else message
+
+
+class LitellmModel(Model):
+    """Any litellm model string; `api_base` for an OpenAI-compatible server."""
+
+    cacheable = True
+
+    def __init__(self, model: str, api_base: str | None = None, settings: dict | None = None,
+                 timeout: float = 600.0, name: str | None = None):
+        self.model_id = model
+        self.name = name or model
+        self.api_base = api_base
+        self.settings = dict(settings or {})
+        self.timeout = timeout
+
+    async def complete(self, request: Request) -> Reply:
+        litellm = _import_litellm()
+        kwargs: dict[str, Any] = dict(self.settings)
+        kwargs.update(request.settings)
+        if request.tools:
+            kwargs["tools"] = list(request.tools)
+            if request.tool_choice:
+                kwargs["tool_choice"] = request.tool_choice
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        try:
+            resp = await litellm.acompletion(
+                model=self.model_id, messages=list(request.messages),
+                num_retries=0, max_retries=0, timeout=self.timeout, **kwargs)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # provider errors of every shape
+            raise classify_provider_error(e) from e
+        return reply_from_openai(resp)
+
+
+_LITELLM = None
+
+
+def _import_litellm():
+    """Import litellm on first use, offline: no cost-map download."""
+    global _LITELLM
+    if _LITELLM is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+        import litellm  # noqa: PLC0415 — lazy on purpose
+
+        litellm.telemetry = False
+        litellm.suppress_debug_info = True
+        # adds a dummy tool where a provider insists on one when history holds tool calls
+        litellm.modify_params = True
+        _LITELLM = litellm
+    return _LITELLM
+
+
+def reply_from_openai(resp: Any) -> Reply:
+    """Read a chat-completion response (litellm ModelResponse or plain dict)."""
+    get = (lambda o, k, d=None: o.get(k, d)) if isinstance(resp, dict) else \
+        (lambda o, k, d=None: getattr(o, k, d) if not isinstance(o, dict) else o.get(k, d))
+    choices = get(resp, "choices") or []
+    if not choices:
+        raise TransientError("provider returned no choices")
+    choice = choices[0]
+    msg = get(choice, "message") or {}
+    calls = []
+    for i, tc in enumerate(get(msg, "tool_calls") or ()):
+        fn = get(tc, "function") or {}
+        args = get(fn, "arguments")
+        if not isinstance(args, str):
+            args = json.dumps(args or {})
+        calls.append(ToolCall(id=str(get(tc, "id") or f"call_{i}"),
+                              name=str(get(fn, "name") or ""), arguments=args))
+    usage = get(resp, "usage") or {}
+    tb = get(msg, "thinking_blocks")
+    if tb:
+        tb = tuple(b if isinstance(b, dict) else dict(b) for b in tb)
+    return Reply(
+        content=get(msg, "content"),
+        tool_calls=tuple(calls),
+        usage=Usage(int(get(usage, "prompt_tokens") or 0), int(get(usage, "completion_tokens") or 0)),
+        finish_reason=str(get(choice, "finish_reason") or ""),
+        reasoning_content=get(msg, "reasoning_content") or None,
+        thinking_blocks=tb or None,
+    )
+
+
+# ----------------------------------------------------------------------------
+# Built-in agents (no network)
+
+
+def _last_user_is_round_start(request: Request) -> bool:
+    return bool(request.messages) and request.messages[-1].get("role") == "user"
+
+
+def fenced(text: str) -> str:
+    return f"```\n{text}\n```"
+
+
+class _BuiltinAgent(Model):
+    cacheable = False
+
+    def __init__(self, world, probe_seed: int = 0):
+        self.world = world
+        self._probe_seed = probe_seed
+        self._probes: list[str] | None = None
+
+    def _probe(self, n: int) -> str:
+        """The n-th generator probe whose charge fits one call."""
+        if self._probes is None:
+            self._probes = []
+            cap = self.world.budget.units_per_call
+            gen = self.world.probe_generator(self._probe_seed)
+            for _ in range(500):
+                p = next(gen)
+                try:
+                    if 0 < self.world.charge(p) <= cap:
+                        self._probes.append(p)
+                except Exception:  # noqa: BLE001 — a generator probe that cannot be charged is skipped
+                    continue
+                if len(self._probes) >= 16:
+                    break
+            if not self._probes:
+                self._probes.append(next(self.world.probe_generator(self._probe_seed)))
+        return self._probes[n % len(self._probes)]
+
+    def _explore(self, request: Request) -> Reply:
+        # One probe at the start of a round, then end the round: exercises the tool path.
+        if request.tools and request.tool_choice != "none" and _last_user_is_round_start(request):
+            tool = request.tools[0]["function"]["name"]
+            n = len(request.messages)
+            return Reply(content=None, tool_calls=(ToolCall(
+                id=f"{self.name}_{n}", name=tool,
+                arguments=json.dumps({"program": self._probe(n)})),))
+        return Reply(content="Nothing more to probe this round.")
+
+    async def complete(self, request: Request) -> Reply:
+        if request.purpose == "explore":
+            return self._explore(request)
+        if request.purpose == "rules":
+            return Reply(content=self._rules())
+        if request.purpose.startswith("task:"):
+            return Reply(content=fenced(self._answer(request.purpose[5:])))
+        return Reply(content="")
+
+    def _task(self, task_id: str):
+        for t in self.world.tasks:
+            if t.id == task_id:
+                return t
+        raise FatalError(f"unknown task {task_id!r}")
+
+
+class OracleAgent(_BuiltinAgent):
+    name = model_id = "oracle"
+
+    def _rules(self) -> str:
+        lines = [rule_line(r) for r in self.world.rules if not r.herring and r.equation]
+        return fenced("\n".join(lines) if lines else "UNKNOWN")
+
+    def _answer(self, task_id: str) -> str:
+        return self._task(task_id).solution
+
+
+class ManualAgent(_BuiltinAgent):
+    name = model_id = "manual"
+
+    def _rules(self) -> str:
+        return fenced("UNKNOWN")
+
+    def _answer(self, task_id: str) -> str:
+        return self._task(task_id).naive
+
+
+def rule_line(rule) -> str:
+    """`op PLUCK(xs, i) = (get xs (- i 1))` — the report line stating a rule."""
+    params = ", ".join(rule.params)
+    return f"{rule.target}({params}) = {rule.equation}"
+
+
+class ScriptedModel(Model):
+    """Replies computed by a function of the request (sync or async)."""
+
+    def __init__(self, fn: Callable[[Request], Reply | Awaitable[Reply]], name: str = "scripted",
+                 cacheable: bool = False, latency: float = 0.0):
+        self.fn = fn
+        self.name = self.model_id = name
+        self.cacheable = cacheable
+        self.latency = latency
+        self.calls = 0
+
+    async def complete(self, request: Request) -> Reply:
+        self.calls += 1
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        out = self.fn(request)
+        if asyncio.iscoroutine(out):
+            out = await out
+        return out
+
+
+class ReplayAgent(Model):
+    """Replays a recorded run: replies looked up by (condition, trajectory,
+    purpose, milestone, answer index, exploration step). Probes are executed
+    live by the protocol, so feedback is recomputed, not copied."""
+
+    cacheable = False
+
+    def __init__(self, spec: str):
+        path, _, system = spec.partition("#")
+        self.dir = Path(path)
+        log = self.dir / "log.jsonl"
+        if not log.exists():
+            raise FatalError(f"replay: no run log at {log}")
+        from .log import read_events  # noqa: PLC0415
+
+        replies: dict[str, dict[tuple, dict]] = {}
+        for ev in read_events(log):
+            if ev.get("type") != "reply" or "reply" not in ev:
+                continue
+            replies.setdefault(ev.get("system", ""), {})[_replay_key(ev)] = ev["reply"]
+        if not replies:
+            raise FatalError(f"replay: {log} records no replies")
+        if not system:
+            if len(replies) > 1:
+                raise FatalError(
+                    f"replay: {log} holds several systems ({', '.join(sorted(replies))}); "
+                    f"name one as replay:{path}#SYSTEM")
+            system = next(iter(replies))
+        if system not in replies:
+            raise FatalError(f"replay: system {system!r} not in {log} "
+                             f"(found {', '.join(sorted(replies))})")
+        self.recorded = replies[system]
+        self.name = f"replay({system})"
+        self.model_id = f"replay:{self.dir.resolve()}#{system}"
+
+    async def complete(self, request: Request) -> Reply:
+        key = _replay_key({**request.meta, "purpose": request.purpose,
+                           "answer_index": request.answer_index})
+        rec = self.recorded.get(key)
+        if rec is None:
+            raise FatalError(f"replay: {self.dir} has no recorded reply for {key}")
+        return Reply.from_json(rec)
+
+
+def _replay_key(d: dict) -> tuple:
+    return (d.get("condition"), d.get("trajectory"), d.get("purpose"), d.get("t"),
+            d.get("answer_index", 0), d.get("step"))
+
+
+BUILTIN_AGENTS = ("oracle", "manual")
+
+
+def make_model(spec: str, world, *, api_base: str | None = None, settings: dict | None = None,
+               timeout: float = 600.0, agent: bool = False) -> Model:
+    """A Model for `--agent SPEC` (agent=True) or `--model SPEC`."""
+    if agent:
+        if spec == "oracle":
+            return OracleAgent(world)
+        if spec == "manual":
+            return ManualAgent(world)
+        if spec.startswith("replay:"):
+            return ReplayAgent(spec[len("replay:"):])
+        raise FatalError(f"unknown agent {spec!r} (built-in agents: oracle, manual, replay:DIR)")
+    return LitellmModel(spec, api_base=api_base, settings=settings, timeout=timeout)
+
+
+def now() -> float:
+    return time.time()

@@ -1,0 +1,616 @@
+"""The ExplorationBench protocol: one trajectory, its rounds and its milestones.
+
+A trajectory is one continuous conversation in the provider's structured
+format (tool-call ids kept): worked examples (context, no calls) -> M0 ->
+N rounds of exploration, each followed by milestone M_t. A milestone forks
+the history into discarded, tool-disabled copies: one asks for the rule
+report, and every held-out task is answered `answers` times, each in a fresh
+copy. Milestone copies run in the background while exploration goes on;
+nothing from a copy returns to the history.
+
+Conditions (explorationbench.txt A.4):
+
+  autonomous    the model chooses its probes
+  hindsight     the probes of a best trajectory are replayed, executed live;
+                the model writes its notes between them
+  fixed         probes from the world's generator with a fixed seed, volume
+                per call following a reference (or the default budget)
+  without-tool  the same number of model turns, with no environment feedback
+  direct        no turns after M0 (each milestone re-asks the same history)
+  open-book-m0  complete rule statements before M0, no exploration
+  a4-open-book  autonomous rounds, then one milestone with the rule statements
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from typing import Sequence
+
+import attrs
+
+from . import metrics
+from .models import FatalError, LostError, Model, Reply, Request, ToolCall
+
+CONDITIONS = ("autonomous", "hindsight", "fixed", "without-tool", "direct",
+              "open-book-m0", "a4-open-book")
+
+KERNEL_HOOKS = ("int_literal(n)", "str_literal(s)", "truthy(v)", "iterate(xs)", "show(v)",
+                "output(parts)", "assign(name, v)", "lookup(name, v)", "index(xs, i)",
+                "slice(xs, lo, hi)")
+
+
+# ----------------------------------------------------------------------------
+# What the model reads
+
+
+def tool_schema(world) -> dict:
+    tool = world.tool
+    for attr in ("openai_schema", "schema", "to_openai"):
+        fn = getattr(tool, attr, None)
+        if callable(fn):
+            return fn()
+    param = getattr(tool, "parameter", None) or "program"
+    pdesc = getattr(tool, "parameter_description", None) or "The probe to run."
+    return {"type": "function", "function": {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": {"type": "object",
+                       "properties": {param: {"type": "string", "description": pdesc}},
+                       "required": [param]},
+    }}
+
+
+def tool_parameter(world) -> str:
+    return getattr(world.tool, "parameter", None) or "program"
+
+
+def system_prompt(world) -> str:
+    return (
+        f"You are exploring {world.name}, an unfamiliar world. Its manual describes the usual "
+        "behaviour, but some rules of the world differ from the manual, and some names that look "
+        "suspicious behave exactly as documented. Learn how the world really works: the held-out "
+        "tasks you will be asked later are graded by executing your answers in the true world.")
+
+
+def opening_prompt(world, *, open_book: bool = False) -> str:
+    b = world.budget
+    parts = [f"# {world.name}", world.summary or "", "", "## Manual", world.manual.strip(), ""]
+    if world.examples:
+        parts.append("## Worked examples (outputs computed by the true world)")
+        for ex in world.examples:
+            parts += [f"### Example {ex.id} ({ex.band})", ex.prompt, "Program:",
+                      f"```\n{ex.program}\n```", "Output:", f"```\n{ex.output}\n```", ""]
+    if open_book:
+        parts += ["## The complete list of rules that differ from the manual", world.open_book, ""]
+    parts += [
+        "## How this session runs",
+        f"You will explore in {b.rounds} rounds with the tool `{world.tool.name}` "
+        f"(at most {b.calls_per_round} calls per round and {b.max_calls} in total; a call may use "
+        f"at most {b.units_per_call} probe units and a call over that is rejected whole and runs "
+        f"nothing; feedback is cut at {b.feedback_lines} lines and {b.feedback_chars} characters). "
+        "Before the first round and after every round you will be tested without tools: asked to "
+        "report the rules you believe differ from the manual and to answer held-out tasks.",
+    ]
+    return "\n".join(parts).strip()
+
+
+def round_prompt(world, t: int, *, slots: int, left: int, mode: str, turns: int = 0) -> str:
+    n = world.budget.rounds
+    if mode == "autonomous":
+        return (f"Exploration round {t} of {n}. Call `{world.tool.name}` to run probes: up to "
+                f"{slots} calls this round ({left} left in total). Reply without a tool call when "
+                "you are done with this round.")
+    if mode == "scripted":
+        return (f"Exploration round {t} of {n}. In this round the probes are chosen for you and run "
+                f"through `{world.tool.name}`; after each result, write down what you conclude "
+                "about the world's rules.")
+    return (f"Round {t} of {n}. No tool is available in this round: revise your hypotheses about "
+            f"the world's rules in writing (turn 1 of {turns}).")
+
+
+def rules_prompt(world, t: int) -> str:
+    custom = getattr(world, "report_instructions", None)
+    if custom:
+        body = custom
+    else:
+        body = (
+            "Write one line per rule you believe differs from the manual: `op NAME(params) = "
+            "EQUATION` for an operator, or `hook NAME(params) = EQUATION` for a kernel hook, where "
+            "EQUATION states the true behaviour in the equation notation: a prefix s-expression "
+            "over the parameter names, for example `(get xs (- i 1))`, `(^ n 27)`, "
+            "`(if in_function (* 2 (len xs)) (len xs))`. Heads are the operators "
+            "`+ - * / // % ** ^ & | << >> == != < <= > >= and or not`, `if`, `list` and builtin "
+            "names (len, get, slice, ...); the context variables in_function, in_loop, loop_depth "
+            "and call_depth may be used. Kernel hooks: " + ", ".join(KERNEL_HOOKS) + ". "
+            "If you cannot tell any rule, write UNKNOWN.")
+    return (f"Milestone M{t}. Tools are disabled. Report the rules of this world that you believe "
+            f"differ from the manual.\n\n{body}\n\nPut the whole report in one fenced code block.")
+
+
+def task_prompt(task, t: int) -> str:
+    return (f"Milestone M{t}. Tools are disabled. Answer held-out task {task.id} with what you "
+            f"know about this world.\n\n{task.prompt}\n\nPut your answer in a fenced code block; "
+            "only the last fenced block of your reply is graded.")
+
+
+def open_book_note(world) -> str:
+    return ("The complete list of rules in which this world differs from its manual:\n"
+            + world.open_book)
+
+
+# ----------------------------------------------------------------------------
+# Reading replies
+
+_FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
+
+
+def extract_answer(text: str | None) -> str:
+    """The last fenced code block of a reply, or the whole reply if it has none."""
+    if not text:
+        return ""
+    blocks = _FENCE.findall(text)
+    if blocks:
+        return blocks[-1].strip("\n")
+    return text.strip()
+
+
+_REPORT_LINE = re.compile(
+    r"^\s*(?:[-*]\s*)?`?(?:(?P<kind>op|hook)\s+)?(?P<name>[A-Za-z_][\w]*)\s*"
+    r"(?:\((?P<params>[^()]*)\))?\s*(?:=|:)\s*(?P<eq>.+?)`?\s*$")
+
+
+def parse_rule_report(text: str | None) -> list[tuple[str, str]]:
+    """[(target, equation)] from a rule report; target is `op NAME` or `hook NAME`."""
+    body = extract_answer(text)
+    out = []
+    for line in body.splitlines():
+        if not line.strip() or line.strip().upper() == "UNKNOWN":
+            continue
+        m = _REPORT_LINE.match(line)
+        if not m:
+            continue
+        eq = m.group("eq").strip()
+        if not eq or eq.upper() == "UNKNOWN":
+            continue
+        kind = m.group("kind")
+        name = m.group("name")
+        if kind is None:
+            kind = "hook" if any(h.startswith(name + "(") for h in KERNEL_HOOKS) else "op"
+        out.append((f"{kind} {name}", eq))
+    return out
+
+
+def _norm_target(target: str) -> str:
+    kind, _, name = target.strip().partition(" ")
+    return f"{kind.lower()} {name.strip().lower()}"
+
+
+def grade_rule_report(world, text: str | None) -> dict:
+    stated = parse_rule_report(text)
+    by_target: dict[str, str] = {}
+    for target, eq in stated:
+        by_target[_norm_target(target)] = eq  # the last statement of a target counts
+    correct, errors = [], []
+    known = set()
+    for rule in world.rules:
+        if getattr(rule, "herring", False):
+            continue
+        nt = _norm_target(rule.target)
+        known.add(nt)
+        eq = by_target.get(nt)
+        if eq is None:
+            continue
+        try:
+            ok = bool(world.grade_equation(rule.id, eq))
+        except Exception as e:  # noqa: BLE001 — an ungradable statement is not correct
+            ok = False
+            errors.append(f"{rule.id}: {type(e).__name__}: {e}")
+        if ok:
+            correct.append(rule.id)
+    return {"stated": len(by_target), "correct": correct,
+            "extraneous": sorted(t for t in by_target if t not in known), "errors": errors}
+
+
+# ----------------------------------------------------------------------------
+# Probe scripts (hindsight, fixed) and volumes
+
+
+@attrs.frozen
+class ProbeScript:
+    """Per round, per model turn, the probes to submit."""
+
+    rounds: tuple[tuple[tuple[str, ...], ...], ...]
+    source: str = ""
+
+
+@attrs.frozen
+class Volume:
+    """Per round, per tool-calling turn, the probe units of each call (fixed probes),
+    and the model turns of each round (without-tool: tool-calling turns plus the
+    turn that ended the round)."""
+
+    rounds: tuple[tuple[tuple[int, ...], ...], ...]
+    model_turns: tuple[int, ...] = ()
+    source: str = ""
+
+    def turns(self, t: int) -> int:
+        if self.model_turns:
+            return self.model_turns[t - 1] if t - 1 < len(self.model_turns) else 0
+        return len(self.rounds[t - 1]) if t - 1 < len(self.rounds) else 0
+
+
+def default_volume(world) -> Volume:
+    """The full budget: calls_per_round single-call turns per round, up to max_calls."""
+    b = world.budget
+    left = b.max_calls
+    rounds = []
+    for _ in range(b.rounds):
+        n = max(0, min(b.calls_per_round, left))
+        left -= n
+        rounds.append(tuple((0,) for _ in range(n)))  # 0: any charge within the cap
+    return Volume(tuple(rounds), source="default budget")
+
+
+def fixed_script(world, volume: Volume, seed: int) -> ProbeScript:
+    """Probes from the world's generator (fixed seed), matched to the volume's units."""
+    gen = world.probe_generator(seed)
+    cap = world.budget.units_per_call
+    pool: list[tuple[str, int]] = []
+
+    def draw(units: int) -> str:
+        for i, (p, c) in enumerate(pool):
+            if (units and c == units) or (not units and 0 < c <= cap):
+                return pool.pop(i)[0]
+        for _ in range(2000):
+            p = next(gen)
+            try:
+                c = int(world.charge(p))
+            except Exception:  # noqa: BLE001 — a generated probe that cannot be charged is skipped
+                continue
+            if (units and c == units) or (not units and 0 < c <= cap):
+                return p
+            if 0 < c <= cap and len(pool) < 200:
+                pool.append((p, c))
+        if pool:
+            return pool.pop(0)[0]
+        return next(gen)
+
+    rounds = tuple(tuple(tuple(draw(u) for u in turn) for turn in rnd) for rnd in volume.rounds)
+    return ProbeScript(rounds, source=f"generator seed {seed}, volume from {volume.source}")
+
+
+# ----------------------------------------------------------------------------
+# One trajectory
+
+
+@attrs.define
+class Counters:
+    calls: int = 0  # C: tool calls run by the world (not rejected)
+    attempted: int = 0  # tool calls that took a slot of the budget
+    rejected: int = 0  # of those, rejected whole by the world (over the unit cap)
+    units: int = 0  # P
+    tokens_in: int = 0  # T = tokens_in + tokens_out, exploration requests only
+    tokens_out: int = 0
+    requests: int = 0  # exploration requests
+
+
+class Trajectory:
+    def __init__(self, rt, world, model: Model, condition: str, index: int, *, answers: int,
+                 script: ProbeScript | None = None, volume: Volume | None = None,
+                 settings: dict | None = None):
+        if condition not in CONDITIONS:
+            raise FatalError(f"unknown condition {condition!r}")
+        self.rt = rt
+        self.world = world
+        self.model = model
+        self.condition = condition
+        self.index = index
+        self.answers = answers
+        self.script = script
+        self.volume = volume
+        self.settings = dict(settings or {})
+        self.conv = f"{model.name}|{condition}|{index}"
+        self.sample = f"{condition}/r{index}"
+        self.history: list[dict] = []
+        self.c = Counters()
+        self.step = 0
+        self.tool = tool_schema(world)
+        self.param = tool_parameter(world)
+        self.status = "running"
+        self.error: str | None = None
+        self.tool_seq = 0
+
+    # -- bookkeeping ---------------------------------------------------------
+
+    def add(self, msg: dict) -> None:
+        self.rt.emit({"type": "message", "id": f"msg:{self.conv}:{len(self.history)}",
+                      "conv": self.conv, "index": len(self.history), "message": msg})
+        self.history.append(msg)
+
+    def _progress(self, **kw) -> None:
+        if self.rt.progress is not None:
+            self.rt.progress.update(self.conv, system=self.model.name, condition=self.condition,
+                                    trajectory=self.index, **kw)
+
+    async def _explore(self, t: int, *, tools: bool, tool_choice: str | None = None) -> Reply:
+        req = Request(messages=tuple(self.history), tools=(self.tool,) if tools else None,
+                      tool_choice=tool_choice if tools else None, settings=self.settings,
+                      purpose="explore", sample=self.sample,
+                      meta={"conv": self.conv, "condition": self.condition, "trajectory": self.index,
+                            "t": t, "step": self.step, "prefix": len(self.history)})
+        self.step += 1
+        reply = await self.rt.call(self.model, req)
+        self.c.requests += 1
+        self.c.tokens_in += reply.usage.input_tokens
+        self.c.tokens_out += reply.usage.output_tokens
+        self._progress(round=t, calls=self.c.calls, tokens=self.c.tokens_in + self.c.tokens_out)
+        return reply
+
+    # -- the trajectory ------------------------------------------------------
+
+    async def run(self) -> dict:
+        b = self.world.budget
+        n = b.rounds
+        cond = self.condition
+        self.add({"role": "system", "content": system_prompt(self.world)})
+        self.add({"role": "user", "content": opening_prompt(self.world, open_book=cond == "open-book-m0")})
+        pending: list[asyncio.Task] = []
+
+        def milestone(t: int, open_book: bool = False) -> None:
+            snap = (tuple(self.history), attrs.evolve(self.c))
+            pending.append(asyncio.ensure_future(self.milestone(t, *snap, open_book=open_book)))
+
+        try:
+            try:
+                if cond == "open-book-m0":
+                    milestone(0)
+                elif cond == "direct":
+                    for t in range(0, n + 1):
+                        milestone(t)
+                elif cond == "a4-open-book":
+                    for t in range(1, n + 1):
+                        await self.round(t)
+                    milestone(n, open_book=True)
+                else:
+                    milestone(0)
+                    for t in range(1, n + 1):
+                        await self.round(t)
+                        milestone(t)
+            except LostError as e:
+                self.status, self.error = "lost", f"exploration lost to infrastructure: {e}"
+            records = await asyncio.gather(*pending)
+        except BaseException:
+            for p in pending:
+                p.cancel()
+            raise
+        if self.status == "running":
+            self.status = "complete"
+        return self.record(list(records))
+
+    def record(self, milestones: list[dict]) -> dict:
+        dyn = metrics.trajectory_dynamics(milestones)
+        valid = self.status == "complete" and all(m.get("lost", 0) == 0 for m in milestones)
+        rec = {
+            "world": self.world.name, "system": self.model.name, "condition": self.condition,
+            "trajectory": self.index, "milestones": milestones, "status": self.status,
+            "valid": valid, "endpoint": milestones[-1]["accuracy"] if milestones else None,
+            **dyn,
+        }
+        if self.error:
+            rec["error"] = self.error
+        if self.script is not None:
+            rec["probe_source"] = self.script.source
+        elif self.volume is not None:
+            rec["probe_source"] = self.volume.source
+        digest = hashlib.sha256(json.dumps(rec, sort_keys=True).encode()).hexdigest()[:16]
+        self.rt.emit({"type": "trajectory", "id": f"trajectory:{self.conv}:{digest}",
+                      "conv": self.conv, "record": rec})
+        self._progress(done=True, status=self.status, accuracy=rec["endpoint"])
+        return rec
+
+    # -- rounds --------------------------------------------------------------
+
+    def _slots(self) -> tuple[int, int]:
+        b = self.world.budget
+        return b.calls_per_round, b.max_calls - self.c.attempted
+
+    async def round(self, t: int) -> None:
+        if self.condition in ("autonomous", "a4-open-book"):
+            await self._round_autonomous(t)
+        elif self.condition in ("hindsight", "fixed"):
+            await self._round_scripted(t)
+        elif self.condition == "without-tool":
+            await self._round_without_tool(t)
+        self.rt.emit({"type": "round_end", "id": f"round:{self.conv}:{t}", "conv": self.conv, "t": t,
+                      "calls": self.c.calls, "probe_units": self.c.units,
+                      "tokens": self.c.tokens_in + self.c.tokens_out})
+
+    async def _round_autonomous(self, t: int) -> None:
+        per_round, left = self._slots()
+        slots = min(per_round, left)
+        if slots <= 0:
+            return  # the run's call budget is spent: nothing to do this round
+        self.add({"role": "user", "content": round_prompt(self.world, t, slots=slots, left=left,
+                                                          mode="autonomous")})
+        used = 0
+        while used < slots:
+            reply = await self._explore(t, tools=True)
+            self.add(reply.message())
+            if not reply.tool_calls:
+                break
+            turn = self.step - 1
+            for tc in reply.tool_calls:
+                if used >= slots:
+                    self._tool_result(t, turn, tc, None, over_budget=True)
+                    continue
+                used += 1
+                self._tool_result(t, turn, tc, self._program(tc))
+
+    async def _round_scripted(self, t: int) -> None:
+        rounds = self.script.rounds if self.script else ()
+        turns = rounds[t - 1] if t - 1 < len(rounds) else ()
+        per_round, left = self._slots()
+        slots = min(per_round, left)
+        if not turns or slots <= 0:
+            return
+        self.add({"role": "user", "content": round_prompt(self.world, t, slots=slots, left=left,
+                                                          mode="scripted")})
+        used = 0
+        for j, probes in enumerate(turns):
+            probes = probes[: max(0, slots - used)]
+            if not probes:
+                break
+            calls = tuple(ToolCall(id=f"{self.condition}_{t}_{j}_{i}", name=self.tool["function"]["name"],
+                                   arguments=json.dumps({self.param: p}))
+                          for i, p in enumerate(probes))
+            self.add({"role": "assistant", "content": None, "tool_calls": [c.to_json() for c in calls]})
+            for c, p in zip(calls, probes):
+                used += 1
+                self._tool_result(t, self.step, c, p)
+            reply = await self._explore(t, tools=True, tool_choice="none")
+            if reply.content:
+                self.add(reply.message(with_tool_calls=False))
+
+    async def _round_without_tool(self, t: int) -> None:
+        turns = self.volume.turns(t) if self.volume else self.world.budget.calls_per_round
+        for k in range(turns):
+            if k == 0:
+                text = round_prompt(self.world, t, slots=0, left=0, mode="without-tool", turns=turns)
+            else:
+                text = f"Continue revising your hypotheses (turn {k + 1} of {turns})."
+            self.add({"role": "user", "content": text})
+            reply = await self._explore(t, tools=False)
+            self.add(reply.message(with_tool_calls=False))
+
+    def _program(self, tc: ToolCall) -> str | None:
+        if tc.name != self.tool["function"]["name"]:
+            return None
+        try:
+            args = json.loads(tc.arguments or "{}")
+        except (json.JSONDecodeError, TypeError):
+            return None
+        if isinstance(args, dict) and isinstance(args.get(self.param), str):
+            return args[self.param]
+        return None
+
+    def _tool_result(self, t: int, turn: int, tc: ToolCall, program: str | None,
+                     over_budget: bool = False) -> None:
+        name = self.tool["function"]["name"]
+        units, truncated = 0, False
+        if over_budget:
+            status = "over_budget"
+            text = ("rejected: not run, this round's call budget is spent. End the round by "
+                    "replying without a tool call.")
+        elif program is None:
+            self.c.attempted += 1
+            status = "invalid"
+            if tc.name != name:
+                text = f"error: unknown tool {tc.name!r}; the only tool is {name!r}. Nothing was run."
+            else:
+                text = (f"error: invalid arguments; expected a JSON object "
+                        f"{{\"{self.param}\": \"...\"}}. Nothing was run.")
+        else:
+            self.c.attempted += 1
+            fb = self.world.probe(program)
+            status, units, truncated = fb.status, int(fb.units), bool(fb.truncated)
+            if status == "rejected":
+                self.c.rejected += 1
+            else:
+                self.c.calls += 1
+            self.c.units += units
+            text = fb.text if fb.text else "(no output)"
+        self.add({"role": "tool", "tool_call_id": tc.id, "content": text})
+        self.rt.emit({"type": "tool", "id": f"tool:{self.conv}:{self.tool_seq}", "conv": self.conv,
+                      "system": self.model.name, "condition": self.condition,
+                      "trajectory": self.index, "t": t, "turn": turn, "call_id": tc.id,
+                      "program": program, "status": status, "units": units,
+                      "truncated": truncated, "feedback": text})
+        self.tool_seq += 1
+
+    # -- milestones ----------------------------------------------------------
+
+    async def milestone(self, t: int, history: Sequence[dict], c: Counters, *,
+                        open_book: bool = False) -> dict:
+        world = self.world
+        prefix = tuple(history)
+        sample = f"{self.sample}/m{t}"
+        note = open_book_note(world) + "\n\n" if open_book else ""
+
+        def req(text: str, purpose: str, k: int = 0) -> Request:
+            return Request(messages=prefix + ({"role": "user", "content": note + text},),
+                           settings=self.settings, answer_index=k, purpose=purpose, sample=sample,
+                           meta={"conv": self.conv, "condition": self.condition,
+                                 "trajectory": self.index, "t": t, "step": None,
+                                 "prefix": len(prefix)})
+
+        async def ask(r: Request):
+            try:
+                return await self.rt.call(self.model, r)
+            except LostError as e:
+                return e
+
+        jobs = [ask(req(rules_prompt(world, t), "rules"))]
+        keys = []
+        for task in world.tasks:
+            for k in range(self.answers):
+                jobs.append(ask(req(task_prompt(task, t), f"task:{task.id}", k)))
+                keys.append((task, k))
+        replies = await asyncio.gather(*jobs)
+
+        ms_tokens = sum(r.usage.total for r in replies if isinstance(r, Reply))
+        rules_reply = replies[0]
+        rules_lost = not isinstance(rules_reply, Reply)
+        report = grade_rule_report(world, None if rules_lost else rules_reply.content)
+        self.rt.emit({"type": "rule_report", "id": f"rules:{self.conv}:m{t}", "conv": self.conv,
+                      "t": t, "lost": rules_lost, **report})
+        correct_rules = set(report["correct"])
+
+        verdicts: dict[str, list[int | None]] = {task.id: [None] * self.answers for task in world.tasks}
+        for (task, k), reply in zip(keys, replies[1:]):
+            base = {"type": "verdict", "id": f"verdict:{self.conv}:m{t}:{task.id}:a{k}",
+                    "conv": self.conv, "t": t, "task": task.id, "answer_index": k}
+            if not isinstance(reply, Reply):
+                self.rt.emit({**base, "type": "lost", "id": None, "error": str(reply)})
+                continue
+            answer = extract_answer(reply.content)
+            try:
+                v = world.verify(task, answer)
+            except Exception as e:  # noqa: BLE001 — a grader crash is a bug, never a wrong answer
+                self.rt.emit({**base, "type": "grader_error", "id": None,
+                              "error": f"{type(e).__name__}: {e}"})
+                continue
+            verdicts[task.id][k] = 1 if v.passed else 0
+            self.rt.emit({**base, "passed": bool(v.passed), "detail": v.detail, "answer": answer})
+
+        scores = metrics.milestone_accuracy(verdicts, self.answers)
+        covered = [tk.id for tk in world.tasks if set(world.requires(tk)) <= correct_rules]
+        cov = metrics.milestone_accuracy({k: verdicts[k] for k in covered}, self.answers)
+        unc_ids = [tk.id for tk in world.tasks if tk.id not in set(covered)]
+        unc = metrics.milestone_accuracy({k: verdicts[k] for k in unc_ids}, self.answers)
+        rec = {
+            "t": t,
+            **scores,
+            "calls": c.calls, "probe_units": c.units, "tokens": c.tokens_in + c.tokens_out,
+            "rules_correct": len(correct_rules),
+            "rules_total": sum(1 for r in world.rules if not getattr(r, "herring", False)),
+            "rules_stated_correctly": sorted(correct_rules),
+            "rules_lost": rules_lost,
+            "tokens_in": c.tokens_in, "tokens_out": c.tokens_out,
+            "calls_attempted": c.attempted, "calls_rejected": c.rejected,
+            "exploration_requests": c.requests,
+            "milestone_tokens": ms_tokens,
+            "covered": {"n": len(covered), "accuracy": cov["accuracy"] if covered else None},
+            "uncovered": {"n": len(unc_ids), "accuracy": unc["accuracy"] if unc_ids else None},
+            "open_book": open_book,
+            "tasks": verdicts,
+        }
+        if rules_lost:
+            rec["lost"] += 1
+        digest = hashlib.sha256(json.dumps(rec, sort_keys=True).encode()).hexdigest()[:16]
+        self.rt.emit({"type": "milestone", "id": f"milestone:{self.conv}:m{t}:{digest}",
+                      "conv": self.conv, "system": self.model.name, "condition": self.condition,
+                      "trajectory": self.index, "record": rec})
+        self._progress(milestone=t, accuracy=rec["accuracy"])
+        return rec

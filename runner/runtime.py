@@ -1,0 +1,151 @@
+"""How one model call is made: log replay, cache, concurrency limit, retries, logging.
+
+`Runtime.call(model, request)` is the single path from the protocol to a
+model. In order it: reuses a reply already in the run log (resume), reuses a
+reply from the on-disk cache, or asks the model under that model's
+`PriorityLimiter` (exploration requests go first: they are the critical path),
+retrying transient provider errors with backoff. Every request, reply, retry
+and loss is written to the log.
+"""
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import time
+
+from .cache import ResponseCache, request_key
+from .log import RunLog
+from .models import (FatalError, LostError, Model, Reply, Request, RetryPolicy, TransientError,
+                     call_with_retries)
+
+PRIORITY_EXPLORE = 0
+PRIORITY_MILESTONE = 1
+
+
+class PriorityLimiter:
+    """A semaphore whose waiters are served lowest priority value first, FIFO within."""
+
+    def __init__(self, limit: int):
+        self.free = max(1, int(limit))
+        self._waiters: list = []
+        self._seq = itertools.count()
+
+    async def acquire(self, priority: int = 0) -> None:
+        if self.free > 0 and not self._waiters:
+            self.free -= 1
+            return
+        fut = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiters, (priority, next(self._seq), fut))
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self.release()  # we were handed a slot but will not use it
+            raise
+
+    def release(self) -> None:
+        while self._waiters:
+            _, _, fut = heapq.heappop(self._waiters)
+            if not fut.done():
+                fut.set_result(None)
+                return
+        self.free += 1
+
+
+class CallStats:
+    def __init__(self):
+        self.live = 0
+        self.from_log = 0
+        self.from_cache = 0
+        self.retries = 0
+        self.lost = 0
+        self.tokens = 0
+
+
+class Runtime:
+    def __init__(self, log: RunLog, *, cache: ResponseCache | None = None,
+                 max_connections: int = 16, retry: RetryPolicy | None = None, progress=None):
+        self.log = log
+        self.cache = cache
+        self.max_connections = max_connections
+        self.retry = retry or RetryPolicy()
+        self.progress = progress
+        self.limiters: dict[str, PriorityLimiter] = {}
+        self.stats = CallStats()
+
+    def emit(self, event: dict) -> bool:
+        return self.log.emit(event)
+
+    def limiter(self, model: Model) -> PriorityLimiter:
+        lim = self.limiters.get(model.name)
+        if lim is None:
+            lim = self.limiters[model.name] = PriorityLimiter(model.max_connections or self.max_connections)
+        return lim
+
+    async def call(self, model: Model, request: Request) -> Reply:
+        key = request_key(model, request)
+        meta = request.meta
+        fields = {
+            "key": key, "system": model.name, "conv": meta.get("conv"),
+            "condition": meta.get("condition"), "trajectory": meta.get("trajectory"),
+            "t": meta.get("t"), "step": meta.get("step"), "purpose": request.purpose,
+            "answer_index": request.answer_index,
+        }
+        logged = self.log.replies.get(key)
+        if logged is not None:
+            self.stats.from_log += 1
+            return Reply.from_json(logged["reply"])
+        prefix = int(meta.get("prefix", 0))
+        self.emit({"type": "request", "id": f"req:{key}", **fields, "prefix": prefix,
+                   "messages": list(request.messages[prefix:]),
+                   "tools": [t["function"]["name"] for t in request.tools or ()],
+                   "tool_choice": request.tool_choice, "settings": request.settings})
+        if self.cache is not None and model.cacheable:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats.from_cache += 1
+                self.emit({"type": "reply", "id": f"reply:{key}", **fields, "cached": True,
+                           "latency": 0.0, "attempts": 0, "reply": hit.to_json()})
+                return hit
+
+        limiter = self.limiter(model)
+        priority = PRIORITY_EXPLORE if request.purpose == "explore" else PRIORITY_MILESTONE
+        attempts = 0
+
+        async def once() -> Reply:
+            nonlocal attempts
+            await limiter.acquire(priority)
+            try:
+                attempts += 1
+                return await model.complete(request)
+            except (FatalError, TransientError, asyncio.CancelledError):
+                raise
+            except Exception as e:  # a model implementation that raised something raw
+                from .models import classify_provider_error  # noqa: PLC0415
+                raise classify_provider_error(e) from e
+            finally:
+                limiter.release()
+
+        def on_retry(attempt: int, err: TransientError, delay: float) -> None:
+            self.stats.retries += 1
+            self.emit({"type": "retry", **fields, "attempt": attempt, "error": str(err),
+                       "delay": round(delay, 3)})
+
+        t0 = time.perf_counter()
+        try:
+            reply = await call_with_retries(once, self.retry, on_retry)
+        except LostError as e:
+            self.stats.lost += 1
+            self.emit({"type": "lost", **fields, "error": str(e)})
+            raise
+        except FatalError as e:
+            self.emit({"type": "error", **fields, "error": str(e)})
+            raise
+        latency = time.perf_counter() - t0
+        self.stats.live += 1
+        self.emit({"type": "reply", "id": f"reply:{key}", **fields, "cached": False,
+                   "latency": round(latency, 4), "attempts": attempts, "reply": reply.to_json()})
+        if self.cache is not None and model.cacheable:
+            self.cache.put(key, model.model_id, reply)
+        return reply

@@ -1,0 +1,342 @@
+"""The milestone protocol on a fake world with scripted models: every condition end to
+end, budgets and caps, milestone forks, rule reports, answer extraction, built-in agents."""
+from __future__ import annotations
+
+import asyncio
+import glob
+import json
+import os
+
+import pytest
+
+from runner_fakes import FakeWorld, policy_reply
+from worldspec.compiler.model import Budget
+from worldspec.runner.experiment import RunConfig, plan, run_experiment
+from worldspec.runner.models import (ManualAgent, OracleAgent, Reply, ScriptedModel, ToolCall,
+                                     Usage)
+from worldspec.runner.protocol import (CONDITIONS, extract_answer, grade_rule_report,
+                                       parse_rule_report)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def recording(fn=policy_reply, name="explorer", **kw):
+    seen = []
+
+    def record(req):
+        seen.append(req)
+        return fn(req)
+
+    m = ScriptedModel(record, name=name, **kw)
+    m.seen = seen
+    return m
+
+
+def run(world, models, out, **cfg):
+    cfg.setdefault("trajectories", 2)
+    return asyncio.run(run_experiment(world, models, RunConfig(**cfg), out))
+
+
+def events(out, typ=None):
+    with open(os.path.join(out, "log.jsonl")) as f:
+        evs = [json.loads(line) for line in f]
+    return [e for e in evs if typ is None or e.get("type") == typ]
+
+
+# ----------------------------------------------------------------------------
+# answers and rule reports
+
+
+@pytest.mark.parametrize("reply,answer", [
+    ("```\nEMIT 1\n```", "EMIT 1"),
+    ("first\n```python\nEMIT 1\n```\nthen\n```\nEMIT 2\nEMIT 3\n```\nbye", "EMIT 2\nEMIT 3"),
+    ("  EMIT 4  \n", "EMIT 4"),
+    ("", ""),
+    (None, ""),
+    ("```aliencode\n```", ""),
+])
+def test_answer_is_the_last_fenced_block_or_the_whole_reply(reply, answer):
+    assert extract_answer(reply) == answer
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("```\nop DOUBLE(x) = (* 3 x)\n```", [("op DOUBLE", "(* 3 x)")]),
+    ("- `hook int_literal(n) = (^ n 27)`", [("hook int_literal", "(^ n 27)")]),
+    ("int_literal(n) = (^ n 27)\nPLUCK(xs, i): (get xs (- i 1))",
+     [("hook int_literal", "(^ n 27)"), ("op PLUCK", "(get xs (- i 1))")]),
+    ("UNKNOWN", []),
+    ("op DOUBLE(x) = UNKNOWN\nsome prose without equations", []),
+    ("op LESS(a, b) = (<= a b)", [("op LESS", "(<= a b)")]),
+])
+def test_rule_report_lines(text, expected):
+    assert parse_rule_report(text) == expected
+
+
+def test_rule_report_grading_counts_each_rule_once_and_ignores_herrings():
+    w = FakeWorld()
+    g = grade_rule_report(w, "```\nop DOUBLE(x) = (* 2 x)\nop double(x) = (* 3 x)\n"
+                             "op SHATTER(a, b) = (* a b)\nop TRIPLE(x) = (* 3 x)\n```")
+    assert g["correct"] == ["R1"]  # the last statement of a target counts, case-insensitively
+    assert g["extraneous"] == ["op shatter"]
+
+
+# ----------------------------------------------------------------------------
+# every condition end to end
+
+
+def test_every_condition_end_to_end(tmp_path):
+    w = FakeWorld()
+    model = recording()
+    res = run(w, [model, OracleAgent(w), ManualAgent(w)], tmp_path, conditions=CONDITIONS)
+    assert res.summary["validity"]["valid"]
+    by = {(t["system"], t["condition"], t["trajectory"]): t for t in res.trajectories}
+    n = w.budget.rounds
+    for (system, cond, r), t in by.items():
+        ts = [m["t"] for m in t["milestones"]]
+        if cond == "open-book-m0":
+            assert ts == [0]
+        elif cond == "a4-open-book":
+            assert ts == [n]
+        else:
+            assert ts == list(range(n + 1))
+        for m in t["milestones"]:
+            assert len(m["passes"]) == 3 and m["sigma"] >= 0
+            assert set(m) >= {"t", "accuracy", "passes", "sigma", "calls", "probe_units",
+                              "tokens", "rules_correct"}
+        if system == "oracle":
+            assert all(m["accuracy"] == 100 for m in t["milestones"])
+    ex = {c: by[("explorer", c, 1)] for c in CONDITIONS}
+    # the explorer learns from feedback only
+    assert ex["autonomous"]["milestones"][0]["accuracy"] == 25.0
+    assert ex["autonomous"]["endpoint"] == 100.0
+    assert ex["without-tool"]["endpoint"] == 25.0
+    assert ex["direct"]["endpoint"] == 25.0
+    assert ex["open-book-m0"]["endpoint"] == 100.0
+    assert ex["a4-open-book"]["endpoint"] == 100.0
+    assert ex["hindsight"]["endpoint"] == 100.0
+    assert ex["direct"]["milestones"][-1]["calls"] == 0
+    assert ex["without-tool"]["milestones"][-1]["calls"] == 0
+    assert ex["without-tool"]["milestones"][-1]["tokens"] > 0
+    # rule reports: the explorer states both rules at the end
+    assert ex["autonomous"]["milestones"][-1]["rules_correct"] == 2
+    assert ex["autonomous"]["milestones"][0]["rules_correct"] == 0
+    assert res.summary["results"]
+    for f in ("log.jsonl", "trajectories.jsonl", "summary.json", "report.md", "curves-fake.png"):
+        assert (tmp_path / f).exists(), f
+
+
+def test_milestone_copies_carry_no_tools_and_no_later_exploration(tmp_path):
+    w = FakeWorld()
+    model = recording()
+    run(w, [model], tmp_path, trajectories=1)
+    explore = [r for r in model.seen if r.purpose == "explore"]
+    forks = [r for r in model.seen if r.purpose != "explore"]
+    assert all(r.tools for r in explore)
+    assert all(r.tools is None for r in forks)
+    per_milestone = 1 + len(w.tasks) * 3
+    assert len(forks) == (w.budget.rounds + 1) * per_milestone
+    for r in forks:
+        t = r.meta["t"]
+        rounds_seen = sum(1 for m in r.messages if m["role"] == "user"
+                          and str(m.get("content", "")).startswith("Exploration round"))
+        assert rounds_seen == t
+        # the fork is the exploration history at t plus one question
+        assert r.messages[-1]["role"] == "user" and r.messages[-1]["content"].startswith(f"Milestone M{t}")
+        assert not any(m["role"] == "user" and str(m.get("content", "")).startswith("Milestone")
+                       for m in r.messages[:-1])
+    # nothing from a fork returns to exploration
+    for r in explore:
+        assert not any("Milestone" in str(m.get("content", "")) for m in r.messages)
+    # the three answers of a task are distinct requests
+    t1 = [r for r in forks if r.purpose == "task:T1" and r.meta["t"] == 0]
+    assert sorted(r.answer_index for r in t1) == [0, 1, 2]
+
+
+def test_tool_call_ids_are_kept_in_structured_history(tmp_path):
+    w = FakeWorld()
+    model = recording()
+    run(w, [model], tmp_path, trajectories=1)
+    last = max((r for r in model.seen if r.purpose == "explore"), key=lambda r: len(r.messages))
+    calls = [tc["id"] for m in last.messages if m["role"] == "assistant" for tc in m.get("tool_calls", [])]
+    results = [m["tool_call_id"] for m in last.messages if m["role"] == "tool"]
+    assert calls and calls == results
+
+
+def greedy(n_calls, program="EMIT 1", units_note=None):
+    """A model that asks for n_calls tool calls in every exploring turn."""
+    def fn(req):
+        if req.purpose == "explore" and req.tools and req.messages[-1]["role"] == "user":
+            return Reply(content=None, tool_calls=tuple(
+                ToolCall(f"c{len(req.messages)}_{i}", "run_program", json.dumps({"program": program}))
+                for i in range(n_calls)), usage=Usage(100, 10))
+        if req.purpose == "explore":
+            return Reply(content="done", usage=Usage(50, 1))
+        return Reply(content="```\nEMIT 0\n```", usage=Usage(7, 3))
+    return fn
+
+
+def test_per_round_and_total_call_caps(tmp_path):
+    w = FakeWorld(budget=Budget(rounds=3, calls_per_round=3, max_calls=5, units_per_call=5,
+                                feedback_lines=3, feedback_chars=80, answers=1))
+    res = run(w, [ScriptedModel(greedy(4), name="greedy")], tmp_path, trajectories=1)
+    t = res.trajectories[0]
+    assert [m["calls"] for m in t["milestones"]] == [0, 3, 5, 5]
+    assert [m["probe_units"] for m in t["milestones"]] == [0, 3, 5, 5]
+    tools = events(tmp_path, "tool")
+    assert [e["status"] for e in tools].count("over_budget") == 3  # 4 asked, 3 allowed; then 4 asked, 2 allowed
+    over = [e for e in tools if e["status"] == "over_budget"]
+    assert all("budget is spent" in e["feedback"] for e in over)
+    # round 3 has no calls left: no exploration request is made in it
+    assert [m["exploration_requests"] for m in t["milestones"]] == [0, 1, 2, 2]
+    # T counts exploration requests only; milestone tokens are separate
+    assert t["milestones"][-1]["tokens"] == 2 * 110
+    assert t["milestones"][0]["milestone_tokens"] == (1 + len(w.tasks)) * 10
+
+
+def test_over_cap_probe_is_rejected_whole_and_the_model_is_told(tmp_path):
+    w = FakeWorld()
+    res = run(w, [ScriptedModel(greedy(1, "EMIT 1, 2, 3, 4, 5, 6"), name="big")], tmp_path,
+              trajectories=1)
+    t = res.trajectories[0]
+    assert t["milestones"][-1]["calls"] == 0
+    assert t["milestones"][-1]["probe_units"] == 0
+    assert t["milestones"][-1]["calls_rejected"] == 2
+    assert w.probes == 0
+    tools = events(tmp_path, "tool")
+    assert all(e["status"] == "rejected" and "over the cap" in e["feedback"] for e in tools)
+
+
+def test_invalid_tool_arguments_run_nothing(tmp_path):
+    w = FakeWorld()
+
+    def fn(req):
+        if req.purpose == "explore" and req.tools and req.messages[-1]["role"] == "user":
+            return Reply(content=None, tool_calls=(
+                ToolCall("a", "run_program", "{not json"),
+                ToolCall("b", "run_program", json.dumps({"code": "EMIT 1"})),
+                ToolCall("c", "rm_rf", json.dumps({"program": "EMIT 1"}))))
+        return Reply(content="ok")
+    run(w, [ScriptedModel(fn, name="sloppy")], tmp_path, trajectories=1)
+    tools = events(tmp_path, "tool")
+    assert [e["status"] for e in tools] == ["invalid"] * 5 + ["over_budget"]  # max_calls 5
+    assert "invalid arguments" in tools[0]["feedback"]
+    assert "unknown tool" in tools[2]["feedback"]
+    assert w.probes == 0
+
+
+def test_hindsight_replays_the_best_autonomous_probes_live(tmp_path):
+    w = FakeWorld()
+    run(w, [recording()], tmp_path, conditions=("autonomous", "hindsight"))
+    tools = events(tmp_path, "tool")
+    best = json.load(open(tmp_path / "summary.json"))["results"]
+    r_star = next(r for r in best if r["condition"] == "autonomous")["best_trajectory"]
+    auto = [e["program"] for e in tools if e["conv"] == f"explorer|autonomous|{r_star}"]
+    hind = [e["program"] for e in tools if e["conv"] == "explorer|hindsight|1"]
+    assert auto and hind == auto
+    # executed live: feedback recomputed by the world, and the tool interface is the same
+    assert all(e["status"] == "ok" for e in tools if e["conv"] == "explorer|hindsight|1")
+
+
+def test_hindsight_from_a_previous_run_and_volume_from(tmp_path):
+    w = FakeWorld()
+    first = tmp_path / "first"
+    run(w, [recording()], first, trajectories=1)
+    second = tmp_path / "second"
+    res = run(w, [recording()], second, conditions=("hindsight", "fixed", "without-tool"),
+              hindsight_from=str(first), volume_from=str(first))
+    assert res.summary["validity"]["valid"]
+    a = [e["program"] for e in events(first, "tool")]
+    h = [e["program"] for e in events(second, "tool") if e["condition"] == "hindsight"]
+    assert h == a
+    fixed = [e for e in events(second, "tool") if e["condition"] == "fixed"]
+    ref = [e for e in events(first, "tool")]
+    assert [(e["t"], e["units"]) for e in fixed] == [(e["t"], e["units"]) for e in ref]
+    # without-tool: as many model turns per round as the reference, none with tools
+    req = [e for e in events(second, "request") if e["condition"] == "without-tool"
+           and e["purpose"] == "explore"]
+    ref_req = [e for e in events(first, "request") if e["purpose"] == "explore"]
+    assert len(req) == len(ref_req)
+    assert all(e["tools"] == [] for e in req)
+
+
+def test_fixed_probes_do_not_depend_on_the_system(tmp_path):
+    w = FakeWorld()
+    run(w, [recording(), OracleAgent(w)], tmp_path, conditions=("fixed",), fixed_seed=5)
+    tools = events(tmp_path, "tool")
+    a = [e["program"] for e in tools if e["system"] == "explorer"]
+    b = [e["program"] for e in tools if e["system"] == "oracle"]
+    assert a == b and len(a) == w.budget.max_calls
+
+
+def test_trajectories_are_independent_samples(tmp_path):
+    from worldspec.runner.cache import request_key
+
+    w = FakeWorld()
+    m = recording()
+    run(w, [m], tmp_path, trajectories=2)
+    first = [r for r in m.seen if r.purpose == "explore" and r.meta["step"] == 0]
+    assert len(first) == 2 and first[0].messages == first[1].messages
+    assert request_key(m, first[0]) != request_key(m, first[1])
+
+
+def test_concurrency_is_bounded_and_milestones_overlap_exploration(tmp_path):
+    w = FakeWorld(n_tasks=8)
+    inflight = {"now": 0, "peak": 0}
+
+    async def fn(req):
+        inflight["now"] += 1
+        inflight["peak"] = max(inflight["peak"], inflight["now"])
+        await asyncio.sleep(0.01)
+        inflight["now"] -= 1
+        return policy_reply(req)
+
+    res = run(w, [ScriptedModel(fn, name="slow")], tmp_path, trajectories=2, max_connections=5)
+    assert inflight["peak"] == 5
+    # milestone M0 answers were still being asked while round 1 explored
+    evs = events(tmp_path)
+    first_explore = next(i for i, e in enumerate(evs) if e.get("type") == "reply" and e["purpose"] == "explore")
+    last_m0 = max(i for i, e in enumerate(evs) if e.get("type") == "reply" and e["t"] == 0
+                  and e["purpose"] != "explore")
+    assert first_explore < last_m0
+    assert res.summary["validity"]["valid"]
+
+
+def test_dry_run_plan_bounds_the_calls(tmp_path):
+    w = FakeWorld()
+    model = recording()
+    conds = ("autonomous", "direct", "open-book-m0")
+    p = plan(w, ["explorer"], RunConfig(conditions=conds, trajectories=2))
+    run(w, [model], tmp_path, conditions=conds)
+    assert len(model.seen) <= p["total_calls_max"]
+    direct = next(r for r in p["rows"] if r["condition"] == "direct")
+    assert direct["milestone_calls"] == (w.budget.rounds + 1) * (1 + 3 * len(w.tasks))
+    assert sum(1 for r in model.seen if r.meta["condition"] == "direct") == direct["milestone_calls"]
+
+
+# ----------------------------------------------------------------------------
+# built-in agents on every shipped world (the real compiler)
+
+
+def _worlds():
+    try:
+        from worldspec.compiler import load_world  # noqa: F401
+    except Exception:  # pragma: no cover — the compiler has not landed
+        return []
+    return sorted(glob.glob(os.path.join(ROOT, "worlds", "*.world")))
+
+
+@pytest.mark.parametrize("path", _worlds() or [pytest.param(None, marks=pytest.mark.skip("no worlds"))])
+def test_oracle_scores_100_and_manual_scores_recall_only(path, tmp_path):
+    from worldspec.compiler import load_world
+
+    w = load_world(path)
+    recall = 100 * sum(w.verify(t, t.naive).passed for t in w.tasks) / len(w.tasks)
+    # a short run keeps the suite fast: one trajectory, one answer per task, one round
+    b = w.budget
+    res = run(w, [OracleAgent(w), ManualAgent(w)], tmp_path, trajectories=1, answers=1)
+    by = {t["system"]: t for t in res.trajectories}
+    assert [m["accuracy"] for m in by["oracle"]["milestones"]] == [100.0] * (b.rounds + 1)
+    assert by["oracle"]["milestones"][-1]["rules_correct"] == len([r for r in w.rules if not r.herring])
+    assert all(m["accuracy"] == pytest.approx(recall, abs=1e-6) for m in by["manual"]["milestones"])
+    assert by["manual"]["milestones"][-1]["rules_correct"] == 0
+    assert res.summary["validity"]["valid"]
