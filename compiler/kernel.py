@@ -15,7 +15,7 @@ from lark import Token, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from worldspec.diagnostics import did_you_mean
-from worldspec.values import MAX_DEPTH, Ctx, EvalError, Function, LimitError, show as std_show, truthy as std_truthy
+from worldspec.values import MAX_DEPTH, Ctx, EvalError, Function, LimitError, show as std_show
 
 MAX_PROGRAM_CHARS = 20_000
 MAX_NESTING = 40
@@ -172,33 +172,29 @@ class ProgramCompiler:
         return self.block(tree.children)
 
     def block(self, stmts):
-        code = [self.stmt(s) for s in stmts if isinstance(s, Tree)]
-        if len(code) == 1:
-            return code[0]
+        nodes = [s for s in stmts if isinstance(s, Tree)]
+        code = [getattr(self, "_" + n.data)(n) for n in nodes]
+        lines = [n.meta.line if not getattr(n.meta, "empty", True) else 0 for n in nodes]
 
+        # Steps are paid per statement (and per loop iteration and call): operator
+        # bodies are total and charge builtins by size, so this bounds all work.
         def run_block(run):
-            for s in code:
-                c = s(run)
-                if c:
-                    return c
-            return None
-        return run_block
-
-    def stmt(self, node: Tree):
-        inner = getattr(self, "_" + node.data)(node)
-        line = node.meta.line if not getattr(node.meta, "empty", True) else 0
-
-        def step(run):
-            run.steps += 1
-            if run.steps > run.max_steps:
-                raise LimitError(f"step limit reached ({run.max_steps} steps)", line)
+            k = -1
             try:
-                return inner(run)
+                for s in code:
+                    k += 1
+                    run.steps += 1
+                    if run.steps > run.max_steps:
+                        raise LimitError(f"step limit reached ({run.max_steps} steps)")
+                    c = s(run)
+                    if c:
+                        return c
             except EvalError as e:
                 if e.line is None:
-                    e.line = line
+                    e.line = lines[k]
                 raise
-        return step
+            return None
+        return run_block
 
     # statements -------------------------------------------------
 
@@ -217,6 +213,17 @@ class ProgramCompiler:
         args = node.children[0]
         parts = [self.expr(a) for a in args.children] if args is not None else []
         show, out_hook = self.sem.hooks.get("show"), self.sem.hooks.get("output")
+        if len(parts) == 1 and show is None and out_hook is None:
+            part, = parts
+
+            def output1(run):
+                v = part(run)
+                line = str(v) if type(v) is int else std_show(v, *run.words)
+                run.out_chars += len(line) + 1
+                run.out.append(line)
+                if run.out_chars > MAX_OUTPUT_CHARS or len(run.out) > MAX_OUTPUT_LINES:
+                    raise LimitError("output limit reached")
+            return output1
 
         def output(run):
             words = run.words
@@ -242,9 +249,9 @@ class ProgramCompiler:
     def _cond(self, node):
         e = self.expr(node)
         truthy = self.sem.hooks.get("truthy")
-        if truthy is None:
-            return lambda run: std_truthy(e(run))
-        return lambda run: std_truthy(truthy(run, [e(run)]))
+        if truthy is None:  # Python's truthiness is the standard one
+            return lambda run: bool(e(run))
+        return lambda run: bool(truthy(run, [e(run)]))
 
     def _if_(self, node):
         cond, suite, *rest = node.children
@@ -344,9 +351,7 @@ class ProgramCompiler:
             raise self.error(node, f"function {name} repeats a parameter name")
         if name in self.sem.ops:
             raise self.error(node, f"{name} is a built-in operator and cannot be redefined")
-        fn = UserFunction(name, params, None)
-        body = self.block(node.children[-1].children)
-        fn.body = body
+        fn = UserFunction(name, params, self.block(node.children[-1].children))
 
         def fndef(run):
             run.functions[name] = fn
@@ -428,14 +433,20 @@ class ProgramCompiler:
         if op is not None:
             if not op.accepts(n):
                 raise self.error(name_tok, f"{name} takes {op.arity_text()}, got {n}")
-            call = op.call
+            unit = op.unit
+            if unit.variadic or unit.nslots:
+                return lambda run: unit(run, [a(run) for a in args])
+            body = unit.body  # build the frame here: one call less per operator
             if n == 1:
                 a0, = args
-                return lambda run: call(run, [a0(run)])
+                return lambda run: body([None, run, a0(run)])
             if n == 2:
                 a0, a1 = args
-                return lambda run: call(run, [a0(run), a1(run)])
-            return lambda run: call(run, [a(run) for a in args])
+                return lambda run: body([None, run, a0(run), a1(run)])
+            if n == 3:
+                a0, a1, a2 = args
+                return lambda run: body([None, run, a0(run), a1(run), a2(run)])
+            return lambda run: body([None, run, *[a(run) for a in args]])
         if name not in self.crafted:
             raise self.error(name_tok, f"unknown operator {name}." + did_you_mean(name, list(self.sem.ops)))
 

@@ -46,10 +46,18 @@ def _call(ctx, f, *args):
 # ---------------------------------------------------------------- arithmetic (also infix)
 
 
+_BIG = 1 << MAX_INT_BITS
+
+
 def _arith(name, op, strs=False):
     def f(ctx, a, b):
         ta, tb = type(a), type(b)
-        if ta in (int, float) and tb in (int, float) and ta is not bool and tb is not bool:
+        if ta is int and tb is int:
+            r = op(a, b)
+            if -_BIG < r < _BIG:
+                return r
+            raise LimitError(f"integer too large (more than {MAX_INT_BITS} bits)")
+        if ta in (int, float) and tb in (int, float):
             r = op(a, b)
             if type(r) is int and (r >> MAX_INT_BITS) not in (0, -1):
                 raise LimitError(f"integer too large (more than {MAX_INT_BITS} bits)")
@@ -151,8 +159,7 @@ def neg(ctx, a):
 def _cmp(name, op):
     def f(ctx, a, b):
         ta, tb = type(a), type(b)
-        if (ta in (int, float) and tb in (int, float) and ta is not bool and tb is not bool) \
-                or (ta is tb and ta in (str, list)):
+        if (ta in (int, float) and tb in (int, float)) or (ta is tb and ta in (str, list)):
             return op(a, b)
         raise EvalError(f"'{name}' cannot compare {type_name(a)} and {type_name(b)}")
     return f
@@ -184,6 +191,8 @@ def len_(ctx, xs):
 
 
 def get(ctx, xs, i):
+    if type(i) is int and type(xs) in (list, str) and 0 <= i < len(xs):
+        return xs[i]
     if type(xs) is dict:
         for k in xs:
             if same(k, i):

@@ -8,6 +8,7 @@ defs and function values it was handed.
 """
 from __future__ import annotations
 
+import operator
 from typing import Callable
 
 import attrs
@@ -15,9 +16,17 @@ import attrs
 from worldspec import ast
 from worldspec.builtins import BUILTINS, FORBIDDEN, INFIX, neg as _neg
 from worldspec.diagnostics import SpecError, did_you_mean
-from worldspec.values import EvalError, Function, truthy
+from worldspec.values import MAX_INT_BITS, EvalError, Function
 
 CTX_VARS = ("in_function", "in_loop", "loop_depth", "call_depth")
+_CTX_READERS = {
+    "in_function": lambda f: f[1].in_function, "in_loop": lambda f: f[1].in_loop,
+    "loop_depth": lambda f: f[1].loop_depth, "call_depth": lambda f: f[1].call_depth,
+}
+_BIG = 1 << MAX_INT_BITS
+_FAST_INT = {"+": operator.add, "-": operator.sub, "*": operator.mul, "<": operator.lt,
+             "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+             "!=": operator.ne, "^": operator.xor, "&": operator.and_, "|": operator.or_}
 
 Closure = Callable[[list], object]
 
@@ -150,7 +159,7 @@ class MetaCompiler:
             return _var_at(*found)
         if name in CTX_VARS or name in self.extra_vars:
             self._uses_ctx = True
-            return lambda f: getattr(f[1], name)
+            return _CTX_READERS.get(name) or (lambda f: getattr(f[1], name))
         if name in self.constants:
             v = self.constants[name]
             return lambda f: v
@@ -208,27 +217,43 @@ class MetaCompiler:
     def _BinOp(self, e: ast.BinOp, s):
         op = INFIX[e.op]
         a, b = self.expr(e.left, s), self.expr(e.right, s)
-        return lambda f: op(f[1], a(f), b(f))
+        fast = _FAST_INT.get(e.op)
+        if fast is None:
+            return lambda f: op(f[1], a(f), b(f))
+
+        # Two ints take Python's own operator inline; anything else (and any
+        # result out of range) goes through the checked builtin.
+        def binop(f):
+            x, y = a(f), b(f)
+            if type(x) is int and type(y) is int:
+                r = fast(x, y)
+                if type(r) is bool or -_BIG < r < _BIG:
+                    return r
+            return op(f[1], x, y)
+        return binop
 
     def _Neg(self, e: ast.Neg, s):
         a = self.expr(e.operand, s)
         return lambda f: _neg(f[1], a(f))
 
+    # Python's truthiness coincides with the language's on every value kind
+    # (0, "", [], {}, none and false are false), so conditions test directly.
+
     def _Not(self, e: ast.Not, s):
         a = self.expr(e.operand, s)
-        return lambda f: not truthy(a(f))
+        return lambda f: not a(f)
 
     def _And(self, e: ast.And, s):
         a, b = self.expr(e.left, s), self.expr(e.right, s)
-        return lambda f: truthy(a(f)) and truthy(b(f))
+        return lambda f: bool(a(f)) and bool(b(f))
 
     def _Or(self, e: ast.Or, s):
         a, b = self.expr(e.left, s), self.expr(e.right, s)
-        return lambda f: truthy(a(f)) or truthy(b(f))
+        return lambda f: bool(a(f)) or bool(b(f))
 
     def _If(self, e: ast.If, s):
         c, t, o = self.expr(e.cond, s), self.expr(e.then, s), self.expr(e.orelse, s)
-        return lambda f: t(f) if truthy(c(f)) else o(f)
+        return lambda f: t(f) if c(f) else o(f)
 
     def _Let(self, e: ast.Let, s):
         _check_name(e.name, e.span)
