@@ -1,0 +1,280 @@
+"""Trust: the run log, resume (in process and after SIGKILL), faults, the lock, the cache."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import attrs
+import pytest
+
+from runner_fakes import FakeWorld, policy_reply
+from worldspec.runner.cache import ResponseCache, request_key
+from worldspec.runner.experiment import RunConfig, run_experiment
+from worldspec.runner.log import RunDirError, RunLog
+from worldspec.runner.models import (FatalError, LitellmModel, Request, RetryPolicy, ScriptedModel,
+                                     TransientError)
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+FAST = RetryPolicy(max_attempts=4, base_delay=0.001, max_delay=0.01)
+
+
+def config(**kw):
+    kw.setdefault("conditions", ("autonomous", "without-tool"))
+    kw.setdefault("trajectories", 2)
+    kw.setdefault("retry", FAST)
+    return RunConfig(**kw)
+
+
+def run(world, model, out, cfg=None, **kw):
+    return asyncio.run(run_experiment(world, [model], cfg or config(), out, **kw))
+
+
+def lines(path):
+    with open(path) as f:
+        return [json.loads(x) for x in f]
+
+
+def trajectories(out):
+    return open(os.path.join(out, "trajectories.jsonl")).read()
+
+
+def assert_no_duplicates(out):
+    ids = [e["id"] for e in lines(os.path.join(out, "log.jsonl")) if e.get("id")]
+    dup = [k for k, v in Counter(ids).items() if v > 1]
+    assert not dup, dup[:5]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """An uninterrupted, fault-free run on the world the resume tests use."""
+    out = tmp_path_factory.mktemp("ref")
+    res = run(FakeWorld(n_tasks=6), ScriptedModel(policy_reply, name="explorer"), out)
+    assert res.summary["validity"]["valid"]
+    return out
+
+
+def test_log_records_every_step(reference):
+    evs = lines(reference / "log.jsonl")
+    assert evs[0]["type"] == "header" and evs[0]["config"]["systems"] == ["explorer"]
+    types = Counter(e["type"] for e in evs)
+    for t in ("session", "message", "request", "reply", "tool", "verdict", "rule_report",
+              "milestone", "trajectory", "round_end"):
+        assert types[t] > 0, t
+    assert types["request"] == types["reply"]
+    assert all("ts" in e for e in evs[1:])
+    assert evs[-1]["type"] == "session" and evs[-1]["status"] == "success"
+    # a milestone request can be rebuilt from the log: conversation prefix + the fork's message
+    req = next(e for e in evs if e.get("type") == "request" and e["purpose"] == "task:T1"
+               and e["t"] == 2 and e["condition"] == "autonomous")
+    conv = [e["message"] for e in evs if e.get("type") == "message" and e["conv"] == req["conv"]]
+    rebuilt = conv[: req["prefix"]] + req["messages"]
+    assert rebuilt[-1]["content"].startswith("Milestone M2")
+    assert sum(1 for m in rebuilt if m["role"] == "tool") == 4
+
+
+def test_transient_faults_are_retried_recorded_and_change_nothing(tmp_path, reference):
+    calls = Counter()
+
+    def flaky(req):
+        key = (req.sample, req.purpose, req.answer_index, req.meta.get("step"), len(req.messages))
+        calls[key] += 1
+        if hash(key) % 5 == 0 and calls[key] <= 2:
+            raise TransientError("HTTP 429: slow down")
+        return policy_reply(req)
+
+    res = run(FakeWorld(n_tasks=6), ScriptedModel(flaky, name="explorer"), tmp_path)
+    assert res.stats["retries"] > 0
+    assert res.summary["validity"]["valid"]
+    assert res.summary["validity"]["retries"] == res.stats["retries"]
+    retries = [e for e in lines(tmp_path / "log.jsonl") if e["type"] == "retry"]
+    assert len(retries) == res.stats["retries"] and "429" in retries[0]["error"]
+    assert trajectories(tmp_path) == trajectories(reference)
+
+
+def test_exhausted_retries_lose_the_answer_not_score_it_and_resume_repairs(tmp_path, reference):
+    down = {"on": True}
+
+    def outage(req):
+        if down["on"] and req.purpose == "task:T2" and req.answer_index == 1:
+            raise TransientError("HTTP 503: unavailable")
+        return policy_reply(req)
+
+    world = FakeWorld(n_tasks=6)
+    res = run(world, ScriptedModel(outage, name="explorer"), tmp_path)
+    v = res.summary["validity"]
+    assert not v["valid"] and v["complete"] and not v["clean"]
+    assert v["lost_answers"] > 0
+    t = res.trajectories[0]
+    ms = t["milestones"][-1]
+    assert ms["lost"] == 1 and ms["tasks"]["T2"][1] is None
+    # the lost answer is not a wrong answer: T2's other answers decide its score
+    ref = [json.loads(x) for x in trajectories(reference).splitlines()]
+    assert ms["accuracy"] == ref[0]["milestones"][-1]["accuracy"]
+
+    down["on"] = False
+    res2 = run(world, ScriptedModel(outage, name="explorer"), tmp_path, resume=True)
+    assert res2.summary["validity"]["valid"]
+    assert res2.stats["calls_live"] == v["lost_answers"]  # only the lost answers were asked again
+    assert trajectories(tmp_path) == trajectories(reference)
+    assert_no_duplicates(tmp_path)
+
+
+def test_fatal_error_stops_the_run_with_a_readable_message(tmp_path):
+    def bad(req):
+        raise FatalError("authentication failed (is the API key set?)")
+
+    with pytest.raises(FatalError, match="API key"):
+        run(FakeWorld(), ScriptedModel(bad, name="x"), tmp_path)
+    last = lines(tmp_path / "log.jsonl")[-1]
+    assert last["type"] == "session" and last["status"] == "error" and "API key" in last["error"]
+    assert not (tmp_path / ".lock").exists()
+
+
+def test_resume_after_an_interrupted_run_equals_an_uninterrupted_one(tmp_path, reference):
+    count = {"n": 0}
+    world = FakeWorld(n_tasks=6)
+
+    async def interrupted():
+        stop = asyncio.Event()
+
+        def dies(req):
+            count["n"] += 1
+            if count["n"] == 40:
+                stop.set()
+            return policy_reply(req)
+
+        task = asyncio.ensure_future(run_experiment(
+            world, [ScriptedModel(dies, name="explorer", latency=0.001)], config(), tmp_path))
+        await stop.wait()
+        task.cancel()  # what Ctrl-C does to asyncio.run's main task
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(interrupted())
+    assert not (tmp_path / "trajectories.jsonl").exists()
+    assert lines(tmp_path / "log.jsonl")[-1]["status"] == "interrupted"
+    res = run(world, ScriptedModel(policy_reply, name="explorer"), tmp_path, resume=True)
+    assert res.stats["calls_from_log"] >= 30
+    assert res.summary["validity"]["valid"] and res.summary["validity"]["sessions"] == 2
+    assert trajectories(tmp_path) == trajectories(reference)
+    assert_no_duplicates(tmp_path)
+
+
+def test_kill_and_resume_in_a_subprocess(tmp_path, reference):
+    out = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": TESTS + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    cmd = [sys.executable, os.path.join(TESTS, "runner_fakes.py"), str(out), "--latency", "0.02"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    log = out / "log.jsonl"
+    deadline = time.time() + 60
+    try:
+        while time.time() < deadline:
+            if log.exists() and sum(1 for x in open(log) if '"type":"reply"' in x) >= 60:
+                break
+            if proc.poll() is not None:
+                pytest.fail(f"the run ended before it was killed: {proc.stderr.read().decode()}")
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    before = [e for e in lines(log) if e["type"] == "reply"]
+    assert (out / ".lock").exists()  # a killed run leaves its lock; resume takes it over
+    assert not (out / "trajectories.jsonl").exists()
+    done = subprocess.run(cmd[:3] + ["--resume"], env=env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert trajectories(out) == trajectories(reference)
+    assert_no_duplicates(out)
+    replies = [e for e in lines(log) if e["type"] == "reply"]
+    ref_replies = [e for e in lines(reference / "log.jsonl") if e["type"] == "reply"]
+    assert len(replies) == len(ref_replies)  # nothing asked twice, nothing missing
+    assert len(before) >= 60
+    summary = json.load(open(out / "summary.json"))
+    assert summary["validity"]["valid"] and summary["validity"]["sessions"] == 2
+
+
+def test_a_cut_final_line_is_repaired_on_resume(tmp_path, reference):
+    import shutil
+
+    out = tmp_path / "run"
+    shutil.copytree(reference, out)
+    evs = open(out / "log.jsonl").read().splitlines(keepends=True)
+    # drop the end of the run and cut the last kept line in half
+    keep = evs[: len(evs) // 2]
+    keep[-1] = keep[-1][: len(keep[-1]) // 2]
+    (out / "log.jsonl").write_text("".join(keep))
+    (out / "trajectories.jsonl").unlink()
+    res = run(FakeWorld(n_tasks=6), ScriptedModel(policy_reply, name="explorer"), out, resume=True)
+    assert res.summary["validity"]["valid"]
+    assert trajectories(out) == trajectories(reference)
+    assert_no_duplicates(out)
+
+
+def test_resume_with_another_configuration_is_refused(tmp_path, reference):
+    import shutil
+
+    out = tmp_path / "run"
+    shutil.copytree(reference, out)
+    with pytest.raises(RunDirError, match="trajectories"):
+        run(FakeWorld(n_tasks=6), ScriptedModel(policy_reply, name="explorer"), out,
+            config(trajectories=3), resume=True)
+    with pytest.raises(RunDirError, match="fingerprint"):
+        run(FakeWorld(n_tasks=5), ScriptedModel(policy_reply, name="explorer"), out, resume=True)
+    with pytest.raises(RunDirError, match="--resume"):
+        run(FakeWorld(n_tasks=6), ScriptedModel(policy_reply, name="explorer"), out)
+
+
+def test_one_writer_per_directory(tmp_path):
+    a = RunLog(tmp_path, config={}, world={})
+    with pytest.raises(RunDirError, match="another run"):
+        RunLog(tmp_path, config={}, world={}, resume=True)
+    a.close("success")
+    # a stale lock (its writer is gone) is taken over
+    (tmp_path / ".lock").write_text("999999999 " + os.uname().nodename + "\n")
+    b = RunLog(tmp_path, config={}, world={}, resume=True)
+    b.close("success")
+    assert not (tmp_path / ".lock").exists()
+
+
+# ----------------------------------------------------------------------------
+# the response cache
+
+
+def test_cache_key_covers_everything_that_changes_a_reply():
+    base = LitellmModel("openai/x", api_base="http://a/v1", settings={"temperature": 0})
+    req = Request(messages=({"role": "user", "content": "hi"},), answer_index=0, sample="s")
+    k = request_key(base, req)
+    assert k == request_key(base, attrs.evolve(req, purpose="task:T9", meta={"t": 3}))  # not sent
+    variants = [
+        request_key(LitellmModel("openai/y", api_base="http://a/v1", settings={"temperature": 0}), req),
+        request_key(LitellmModel("openai/x", api_base="http://b/v1", settings={"temperature": 0}), req),
+        request_key(LitellmModel("openai/x", api_base="http://a/v1", settings={"temperature": 1}), req),
+        request_key(base, attrs.evolve(req, answer_index=1)),
+        request_key(base, attrs.evolve(req, sample="t")),
+        request_key(base, attrs.evolve(req, messages=({"role": "user", "content": "hi!"},))),
+        request_key(base, attrs.evolve(req, tools=({"type": "function", "function": {"name": "f"}},))),
+    ]
+    assert len({k, *variants}) == len(variants) + 1
+
+
+def test_a_cached_rerun_costs_nothing_and_keeps_answers_distinct(tmp_path, reference):
+    world = FakeWorld(n_tasks=6)
+    live = ScriptedModel(policy_reply, name="explorer", cacheable=True)
+    cache = tmp_path / "cache"
+    r1 = run(world, live, tmp_path / "a", cache_dir=cache)
+    assert r1.stats["calls_from_cache"] == 0
+    n = live.calls
+    r2 = run(world, live, tmp_path / "b", cache_dir=cache)
+    assert live.calls == n and r2.stats["calls_live"] == 0
+    assert r2.stats["calls_from_cache"] == r1.stats["calls_live"]
+    assert trajectories(tmp_path / "b") == trajectories(reference)
+    db = ResponseCache(cache)
+    assert db.db.execute("SELECT COUNT(*) FROM replies").fetchone()[0] == r1.stats["calls_live"]
+    db.close()
