@@ -50,7 +50,7 @@ def default_cache_dir() -> Path:
 
 
 @click.command("run")
-@click.argument("world_path", metavar="WORLD", type=click.Path(exists=True, dir_okay=False))
+@click.argument("world_path", metavar="WORLD")
 @click.option("--model", "models", multiple=True, metavar="M",
               help="A litellm model string (repeatable), e.g. openai/gpt-4o-mini.")
 @click.option("--agent", "agents", multiple=True, metavar="A",
@@ -92,10 +92,11 @@ def run(world_path, models, agents, api_base, conditions, trajectories, control_
         answers, seed, out, resume, cache_dir, no_cache, max_connections, temperature, max_tokens,
         reasoning_effort, model_args, hindsight_from, volume_from, fixed_seed, timeout,
         max_retries, retry_delay, dry_run, quiet):
-    """Run the ExplorationBench protocol on WORLD.
+    """Run the ExplorationBench protocol on WORLD (a .world file or a bundled world's name).
 
     With neither --model nor --agent, runs the built-in agents oracle and
-    manual (no network, no keys).
+    manual (no network, no keys). Writes DIR/log.jsonl, trajectories.jsonl,
+    summary.json, report.md and PNG curves.
     """
     from .experiment import RunConfig, plan, run_experiment  # noqa: PLC0415
     from .progress import Progress  # noqa: PLC0415
