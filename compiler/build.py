@@ -166,8 +166,15 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> World:
     if spec.kind not in KINDS:
         raise SpecError(spec.span, f"unknown world kind {spec.kind!r}", "Kinds are: " + ", ".join(KINDS) + ".")
     if spec.kind != "program":
-        raise SpecError(spec.span, f"world kind {spec.kind!r} is not supported by this version",
-                        "Only program worlds compile so far.")
+        import importlib
+        try:
+            module = importlib.import_module(f"worldspec.compiler.kind_{spec.kind}")
+        except ModuleNotFoundError:
+            raise SpecError(spec.span, f"world kind {spec.kind!r} is not supported by this version",
+                            "Supported kinds: program" + "".join(
+                                f", {k}" for k in KINDS[1:] if _has_kind(k)) + ".") from None
+        return module.compile_spec(spec, seed)
+    _reject_generic(spec, PROGRAM_SECTIONS)
     seed = spec.seed if seed is None else seed
     params = draw_params(spec, seed)
     mc = MetaCompiler(params)
@@ -209,6 +216,40 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> World:
             task = attrs.evolve(data.task, solution=world.predicted(tid), naive=base.predicted(tid))
             task_data[tid] = attrs.evolve(data, task=task)
     return attrs.evolve(world, tasks=tuple(d.task for d in task_data.values()))
+
+
+PROGRAM_SECTIONS = ("world", "kind", "seed", "summary", "include", "param", "def", "syntax", "base",
+                    "rule", "herring", "manual", "example", "task", "budget")
+TASK_FIELDS = ("prompt", "input", "case", "expect", "solution", "naive", "function", "predict", "program",
+               "tolerance")
+
+
+def _has_kind(kind: str) -> bool:
+    import importlib.util
+    return importlib.util.find_spec(f"worldspec.compiler.kind_{kind}") is not None
+
+
+def _reject_generic(spec: ast.Spec, sections) -> None:
+    """A program world has no kind-specific items: name the section a typo meant."""
+    for g in spec.generic:
+        raise SpecError(g.span, f"unknown section {g.key!r} in a {spec.kind} world",
+                        did_you_mean(g.key, sections).strip() or "Sections: " + ", ".join(sections) + ".")
+    for r in spec.rules:
+        if r.override is None:
+            raise SpecError(r.span, f"rule {r.id} overrides nothing",
+                            "Start the rule with the base line it replaces: op NAME(...) = ...")
+        for f in r.fields:
+            raise SpecError(f.span, f"unknown rule field {f.key!r}", did_you_mean(f.key, ("statement", "equation"))
+                            .strip() or "Rule fields: statement, equation.")
+    for e in spec.examples:
+        for f in e.fields:
+            raise SpecError(f.span, f"unknown example field {f.key!r}", 'An example holds program """...""".')
+        if not e.program:
+            raise SpecError(e.span, f"example {e.id} has no program", 'Add program """...""".')
+    for t in spec.tasks:
+        for f in t.extra:
+            raise SpecError(f.span, f"unknown task field {f.key!r}", did_you_mean(f.key, TASK_FIELDS).strip()
+                            or "Task fields: " + ", ".join(TASK_FIELDS) + ".")
 
 
 def _herring_target(spec, name):

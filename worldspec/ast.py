@@ -168,13 +168,39 @@ class Definition:
 
 
 @attrs.frozen
+class Field:
+    """A kind-specific field: `goal "A & B"`, `move if x then 1 else 0`, ..."""
+
+    key: str
+    args: tuple[Expr, ...]
+    span: Span = attrs.field(eq=False)
+
+
+@attrs.frozen
+class GenericItem:
+    """A kind-specific top-level item (`KEY args`) or block (`KEY NAME ["note"] { fields }`)."""
+
+    key: str
+    name: str
+    note: str
+    args: tuple[Expr, ...]
+    fields: tuple[Field, ...]
+    span: Span = attrs.field(eq=False)
+
+
+def fields_of(fields, key: str) -> list[Field]:
+    return [f for f in fields if f.key == key]
+
+
+@attrs.frozen
 class RuleDecl:
     id: str
     title: str
-    override: Definition
+    override: Definition | None  # program worlds; other kinds use fields
     statement: str
     equation: str
     span: Span = attrs.field(eq=False)
+    fields: tuple[Field, ...] = ()
 
 
 @attrs.frozen
@@ -192,7 +218,7 @@ class ExampleDecl:
     prompt: str
     program: str
     span: Span = attrs.field(eq=False)
-    program_span: Span = attrs.field(eq=False, default=NOSPAN)
+    fields: tuple[Field, ...] = ()
 
 
 @attrs.frozen
@@ -217,6 +243,7 @@ class TaskDecl:
     tolerance: float
     span: Span = attrs.field(eq=False)
     field_spans: tuple[tuple[str, Span], ...] = attrs.field(eq=False, default=())
+    extra: tuple[Field, ...] = ()  # kind-specific fields
 
     def field_span(self, name: str) -> Span:
         return dict(self.field_spans).get(name, self.span)
@@ -244,3 +271,4 @@ class Spec:
     budget: tuple[tuple[str, int], ...]
     unit_costs: tuple[tuple[str, int], ...]
     span: Span = attrs.field(eq=False)
+    generic: tuple[GenericItem, ...] = ()  # kind-specific items and blocks

@@ -145,14 +145,17 @@ def check(world, seed, as_json):
     else:
         click.echo(f"{report['world']} (kind {report['kind']}, seed {report['seed']}): {report['rules']} rules, "
                    f"{report['herrings']} herrings, {report['tasks']} tasks, {report['examples']} examples")
-        if report["params"]:
+        if report.get("params"):
             click.echo("params: " + ", ".join(f"{k}={v}" for k, v in report["params"].items()))
-        click.echo(f"recall-only score (naive answers in the true world): {report['recall_only']}%")
-        for r in report["rule_table"]:
-            mark = "ok " if r["observable"] and r["tasks"] else "BAD"
-            click.echo(f"  {mark} {r['id']:<6} {r['title'][:48]:<48} tasks: {len(r['tasks'])}")
-        for h in report["herring_table"]:
-            click.echo(f"  {'ok ' if h['unchanged'] else 'BAD'} {h['id']:<6} herring on {h['target']}")
+        if "recall_only" in report:
+            click.echo(f"recall-only score (naive answers in the true world): {report['recall_only']}%")
+        for r in report.get("rule_table", ()):
+            mark = "ok " if r.get("observable", True) and r.get("tasks") else "BAD"
+            click.echo(f"  {mark} {r['id']:<6} {r.get('title', '')[:48]:<48} tasks: {len(r.get('tasks', ()))}")
+        for h in report.get("herring_table", ()):
+            click.echo(f"  {'ok ' if h.get('unchanged') else 'BAD'} {h['id']:<6} herring on {h.get('target', '')}")
+        for line in report.get("notes", ()):
+            click.echo(f"  {line}")
         if report["problems"]:
             click.echo(f"{len(report['problems'])} problem(s):")
             for p in report["problems"]:

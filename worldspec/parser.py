@@ -219,9 +219,26 @@ class _ToAst(Transformer):
         return ("equation", c[0])
 
     def rule(self, meta, c):
-        fields = dict(c[3:])
+        rest = [x for x in c[3:] if x is not None]
+        fields = dict(x for x in rest if isinstance(x, tuple))
+        extra = tuple(x for x in rest if isinstance(x, ast.Field))
         return ("rule", ast.RuleDecl(str(c[0]), c[1], c[2], fields.get("statement", ""),
-                                     fields.get("equation", ""), _span(self.file, c[0])), self.sp(meta))
+                                     fields.get("equation", ""), _span(self.file, c[0]), extra), self.sp(meta))
+
+    def gfield(self, meta, c):
+        return ast.Field(str(c[0]), tuple(c[1]), _span(self.file, c[0]))
+
+    def generic_item(self, meta, c):
+        item = ast.GenericItem(str(c[0]), "", "", tuple(c[1]), (), _span(self.file, c[0]))
+        return ("generic", item, self.sp(meta))
+
+    def generic_block(self, meta, c):
+        key, name, note, *fields = c
+        item = ast.GenericItem(str(key), str(name), note or "", (), tuple(fields), _span(self.file, key))
+        return ("generic", item, self.sp(meta))
+
+    def example_program(self, meta, c):
+        return ("program", c[0])
 
     def herring(self, meta, c):
         return ("herring", ast.HerringDecl(str(c[0]), str(c[1]), c[2], _span(self.file, c[0])),
@@ -240,14 +257,18 @@ class _ToAst(Transformer):
         return (str(c[0]), str(c[1]))
 
     def example(self, meta, c):
-        *labels, prompt, program = c[1:]
-        return ("example", ast.ExampleDecl(str(c[0]), tuple(labels), prompt, program,
-                                           _span(self.file, c[0])), self.sp(meta))
+        labels = tuple(x for x in c[1:] if isinstance(x, tuple) and len(x) == 2 and x[0] != "program")
+        prompt = next(x for x in c[1:] if isinstance(x, str))
+        program = next((x[1] for x in c[1:] if isinstance(x, tuple) and x[0] == "program"), "")
+        extra = tuple(x for x in c[1:] if isinstance(x, ast.Field))
+        return ("example", ast.ExampleDecl(str(c[0]), labels, prompt, program, _span(self.file, c[0]), extra),
+                self.sp(meta))
 
     def task(self, meta, c):
         tid = str(c[0])
         labels = tuple(x for x in c[1:] if isinstance(x, tuple) and len(x) == 2 and isinstance(x[1], str))
         fields = [x for x in c[1:] if isinstance(x, tuple) and len(x) == 3]
+        extra = tuple(x for x in c[1:] if isinstance(x, ast.Field))
         data: dict = {"cases": []}
         spans = []
         for key, value, span in fields:
@@ -262,7 +283,7 @@ class _ToAst(Transformer):
             naive=data.get("naive", ""), function=data.get("function", ""),
             predict="predict" in data, program=data.get("program", ""),
             tolerance=data.get("tolerance", 0.0), span=_span(self.file, c[0]),
-            field_spans=tuple(spans))
+            field_spans=tuple(spans), extra=extra)
         return ("task", decl, self.sp(meta))
 
     def _field(key):  # noqa: N805 - a small factory for the task fields
@@ -374,7 +395,7 @@ def parse_spec(text: str, file: str = "<spec>") -> ast.Spec:
     items = parse_items(text, file)
     head: dict = {}
     groups: dict[str, list] = {k: [] for k in ("param", "def", "syntax", "base", "rule", "herring",
-                                               "manual", "example", "task", "budget")}
+                                               "manual", "example", "task", "budget", "generic")}
     for tag, value, span in items:
         if tag in ("world", "kind", "seed", "summary"):
             if tag in head and span.file == file:
@@ -399,7 +420,8 @@ def parse_spec(text: str, file: str = "<spec>") -> ast.Spec:
         base=tuple(d for lines in groups["base"] for d in lines),
         rules=tuple(groups["rule"]), herrings=tuple(groups["herring"]),
         manual="\n\n".join(groups["manual"]), examples=tuple(groups["example"]),
-        tasks=tuple(groups["task"]), budget=tuple(budget), unit_costs=tuple(costs), span=wspan)
+        tasks=tuple(groups["task"]), budget=tuple(budget), unit_costs=tuple(costs), span=wspan,
+        generic=tuple(groups["generic"]))
 
 
 def load_spec(path: str) -> ast.Spec:
