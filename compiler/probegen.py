@@ -63,7 +63,8 @@ class ProbeGenerator:
             return str(ch.choice((0, 1, 2, 3, -1, 5, 10)) if ch.chance(0.5) else ch.int(-20, 120))
         if type_name == "str":
             n = ch.int(0, 5)
-            return '"' + "".join(ch.choice(string.ascii_lowercase[:6]) for _ in range(n)) + '"'
+            letters = "abcdef" if ch.chance(0.6) else "abcABC "
+            return '"' + "".join(ch.choice(letters) for _ in range(n)) + '"'
         if type_name == "bool":
             return self.surface.word("true") if ch.chance(0.5) else self.surface.word("false")
         return self.literal(ch, ch.choice(("int", "int", "str", "bool")))
@@ -93,14 +94,21 @@ class ProbeGenerator:
         return self.literal(ch, type_name)
 
     def call(self, ch: Chooser, d: ast.Definition, depth: int = 0) -> str:
-        args = []
+        args: list[str] = []
+        seen: dict[str, str] = {}
+        # Equal or case-swapped arguments are where comparison rules show.
+        echo = ch.chance(0.3)
         for p in d.params:
             if p.variadic:
                 args += [self.expr(ch, p.type.name, depth + 1) for _ in range(ch.int(0, 4))]
             elif p.type.name == "fn":
                 args.append("g1")
+            elif echo and p.type.name in seen:
+                prev = seen[p.type.name]
+                args.append(prev.swapcase() if prev.startswith('"') and ch.chance(0.5) else prev)
             else:
                 args.append(self.expr(ch, p.type.name, depth + 1))
+                seen.setdefault(p.type.name, args[-1])
         return f"{d.name}({', '.join(args)})"
 
     # ------------------------------------------------------------ statements

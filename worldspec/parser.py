@@ -193,8 +193,7 @@ class _ToAst(Transformer):
         return str(c[0])
 
     def syntax_entry(self, meta, c):
-        v = c[1]
-        return ast.SyntaxEntry(str(c[0]), v if isinstance(v, str) else str(v), self.sp(meta))
+        return ast.SyntaxEntry(str(c[0]), str(c[1]), self.sp(meta))
 
     def syntax(self, meta, c):
         return ("syntax", tuple(c), self.sp(meta))
