@@ -118,6 +118,7 @@ class SemanticsBuilder:
         self.compiled: dict[int, Op | None] = {}
         self.mc = mc
         self._cache: dict[frozenset, Semantics] = {}
+        self.requires_cache: dict[str, frozenset] = {}
 
     def _op(self, d: ast.Definition):
         key = id(d)

@@ -298,21 +298,17 @@ class World:
         raise KeyError(rule_id)
 
 
-_REQ_CACHE: dict = {}
-
-
 def _requires(world: World, task_id: str) -> frozenset[str]:
-    key = (id(world.builder), world.seed, task_id)
-    if key in _REQ_CACHE:
-        return _REQ_CACHE[key]
+    cache = world.builder.requires_cache  # one per compiled world, shared by its variants
+    if task_id in cache:
+        return cache[task_id]
     true = world.true_world()
     t = true.task(task_id)
-    needed = set()
-    for r in true.rules:
-        if not true.knockout(r.id).verify(t.id, t.solution).passed:
-            needed.add(r.id)
     if t.shape == "predict":
         # a prediction needs a rule when the rule changes the program's output
-        needed = {r.id for r in true.rules if true.knockout(r.id).predicted(t.id) != true.predicted(t.id)}
-    _REQ_CACHE[key] = frozenset(needed)
-    return _REQ_CACHE[key]
+        expected = true.predicted(t.id)
+        needed = {r.id for r in true.rules if true.knockout(r.id).predicted(t.id) != expected}
+    else:
+        needed = {r.id for r in true.rules if not true.knockout(r.id).verify(t.id, t.solution).passed}
+    cache[task_id] = frozenset(needed)
+    return cache[task_id]
