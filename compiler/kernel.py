@@ -288,21 +288,7 @@ class ProgramCompiler:
                 xs = list(xs)
             elif type(xs) is not list:
                 raise EvalError(f"cannot loop over a value of type {_tname(xs)}")
-            was, depth = run.in_loop, run.loop_depth
-            run.in_loop, run.loop_depth = True, depth + 1
-            scope = run.scope
-            try:
-                for x in xs:
-                    scope[name] = x if assign is None else assign(run, [name, x])
-                    c = body(run)
-                    if c:
-                        if c == BREAK:
-                            break
-                        if c == RETURN:
-                            return c
-            finally:
-                run.in_loop, run.loop_depth = was, depth
-            return None
+            return _loop(run, _bind_each(run, name, xs, assign), body)
         return for_
 
     def _while_(self, node):
@@ -310,22 +296,7 @@ class ProgramCompiler:
         body = self.block(node.children[-1].children)
 
         def while_(run):
-            was, depth = run.in_loop, run.loop_depth
-            run.in_loop, run.loop_depth = True, depth + 1
-            try:
-                while test(run):
-                    run.steps += 1
-                    if run.steps > run.max_steps:
-                        raise LimitError(f"step limit reached ({run.max_steps} steps)")
-                    c = body(run)
-                    if c:
-                        if c == BREAK:
-                            break
-                        if c == RETURN:
-                            return c
-            finally:
-                run.in_loop, run.loop_depth = was, depth
-            return None
+            return _loop(run, _while_holds(run, test), body)
         return while_
 
     def _break_(self, node):
@@ -477,6 +448,38 @@ class ProgramCompiler:
             top = hi(run) if hi is not None else (len(seq) if type(seq) in (list, str) else 0)
             return hook(run, [seq, lo(run), top])
         return slice_
+
+
+def _loop(run: Run, passes, body):
+    """Run a loop body once per pass; `passes` prepares each one (binds, tests, charges)."""
+    was, depth = run.in_loop, run.loop_depth
+    run.in_loop, run.loop_depth = True, depth + 1
+    try:
+        for _ in passes:
+            c = body(run)
+            if c:
+                if c == BREAK:
+                    break
+                if c == RETURN:
+                    return c
+    finally:
+        run.in_loop, run.loop_depth = was, depth
+    return None
+
+
+def _bind_each(run: Run, name: str, xs: list, assign):
+    scope = run.scope
+    for x in xs:
+        scope[name] = x if assign is None else assign(run, [name, x])
+        yield
+
+
+def _while_holds(run: Run, test):
+    while test(run):  # evaluated inside the loop's scope, like its body
+        run.steps += 1
+        if run.steps > run.max_steps:
+            raise LimitError(f"step limit reached ({run.max_steps} steps)")
+        yield
 
 
 def invoke(run: Run, fn: UserFunction, args: list):
