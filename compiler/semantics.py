@@ -119,6 +119,8 @@ class SemanticsBuilder:
         self.mc = mc
         self._cache: dict[frozenset, Semantics] = {}
         self.requires_cache: dict[str, frozenset] = {}
+        self.parse_cache: dict = {}  # program text -> tree (or its ProgramError)
+        self.program_cache: dict = {}  # (rules, text, known functions) -> (tree, code)
 
     def _op(self, d: ast.Definition):
         key = id(d)

@@ -17,6 +17,9 @@ from worldspec.compiler.semantics import Semantics, SemanticsBuilder
 from worldspec.values import MAX_STEPS, Ctx, EvalError, show as std_show, same
 
 
+PROGRAM_CACHE_SIZE = 4096
+
+
 @attrs.frozen
 class ToolSpec:
     """The one exploration tool a program world gives an agent."""
@@ -115,8 +118,42 @@ class World:
         return (s.word("true"), s.word("false"), s.word("none") or "none")
 
     def compile_program(self, text: str, known_functions=()):
-        tree = kernel.parse_program(self.surface, text)
-        return tree, kernel.ProgramCompiler(self.sem, text, known_functions).program(tree)
+        """Parse and compile a program for this world's rule set (cached: grading
+        runs the same answer on every case and in every knockout world)."""
+        if len(text) > kernel.MAX_PROGRAM_CHARS:
+            return self.parse(text), None  # parse raises: the text is over the limit
+        key = (self.sem.applied, text, tuple(sorted(known_functions)))
+        cache = self.builder.program_cache
+        hit = cache.get(key)
+        if hit is None:
+            try:
+                tree = self.parse(text)
+                hit = (tree, kernel.ProgramCompiler(self.sem, text, known_functions).program(tree))
+            except kernel.ProgramError as e:
+                hit = e
+            if len(cache) >= PROGRAM_CACHE_SIZE:
+                cache.clear()
+            cache[key] = hit
+        if isinstance(hit, kernel.ProgramError):
+            raise hit
+        return hit
+
+    def parse(self, text: str):
+        if len(text) > kernel.MAX_PROGRAM_CHARS:  # never keep huge texts around
+            return kernel.parse_program(self.surface, text)
+        cache = self.builder.parse_cache
+        hit = cache.get(text)
+        if hit is None:
+            try:
+                hit = kernel.parse_program(self.surface, text)
+            except kernel.ProgramError as e:
+                hit = e
+            if len(cache) >= PROGRAM_CACHE_SIZE:
+                cache.clear()
+            cache[text] = hit
+        if isinstance(hit, kernel.ProgramError):
+            raise hit
+        return hit
 
     def execute(self, text: str, inputs: dict | None = None, max_steps: int = MAX_STEPS,
                 then: str | None = None) -> Outcome:
@@ -162,7 +199,7 @@ class World:
     def charge(self, text: str) -> int:
         """Probe units this program would cost (0 when it does not parse)."""
         try:
-            tree = kernel.parse_program(self.surface, text)
+            tree = self.parse(text)
         except kernel.ProgramError:
             return 0
         return kernel.charge(tree, self.budget.cost)
@@ -172,8 +209,7 @@ class World:
         if not isinstance(text, str):
             return Feedback("error: the program must be text", 0, "parse_error")
         try:
-            tree = kernel.parse_program(self.surface, text)
-            code = kernel.ProgramCompiler(self.sem, text).program(tree)
+            tree, code = self.compile_program(text)
         except kernel.ProgramError as e:
             return self._capped(e.render(), 0, "parse_error")
         units = kernel.charge(tree, self.budget.cost)
