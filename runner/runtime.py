@@ -73,6 +73,7 @@ class Runtime:
         self.progress = progress
         self.limiters: dict[str, PriorityLimiter] = {}
         self.stats = CallStats()
+        self.fatal: str | None = None  # once set, no new request is sent
 
     def emit(self, event: dict) -> bool:
         return self.log.emit(event)
@@ -92,6 +93,8 @@ class Runtime:
             "t": meta.get("t"), "step": meta.get("step"), "purpose": request.purpose,
             "answer_index": request.answer_index,
         }
+        if self.fatal is not None:
+            raise FatalError(self.fatal)
         logged = self.log.replies.get(key)
         if logged is not None:
             self.stats.from_log += 1
@@ -117,6 +120,8 @@ class Runtime:
             nonlocal attempts
             await limiter.acquire(priority)
             try:
+                if self.fatal is not None:
+                    raise FatalError(self.fatal)
                 attempts += 1
                 return await model.complete(request)
             except (FatalError, TransientError, asyncio.CancelledError):
@@ -140,7 +145,9 @@ class Runtime:
             self.emit({"type": "lost", **fields, "error": str(e)})
             raise
         except FatalError as e:
-            self.emit({"type": "error", **fields, "error": str(e)})
+            if self.fatal is None:
+                self.fatal = str(e)
+                self.emit({"type": "error", **fields, "error": str(e)})
             raise
         latency = time.perf_counter() - t0
         self.stats.live += 1

@@ -122,7 +122,13 @@ class FakeOpenAI:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 256  # the default of 5 drops bursts of concurrent connections
+
+            def handle_error(self, request, client_address):
+                pass  # clients that gave up (timeouts, resets) are part of the script
+
+        self.httpd = Server(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
         return self
