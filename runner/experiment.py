@@ -187,6 +187,8 @@ async def run_experiment(world, models: Sequence[Model], config: RunConfig, out:
     from . import report  # noqa: PLC0415
 
     validate_config(config)
+    if not world.tasks:
+        raise FatalError(f"{world.name} has no held-out tasks: there is nothing to score")
     names = [m.name for m in models]
     if len(set(names)) != len(names):
         raise FatalError(f"two systems share a name: {names}")

@@ -330,6 +330,8 @@ def test_oracle_scores_100_and_manual_scores_recall_only(path, tmp_path):
     from worldspec.compiler import load_world
 
     w = load_world(path)
+    if not w.tasks:
+        pytest.skip(f"{w.name} has no held-out tasks yet")
     recall = 100 * sum(w.verify(t, t.naive).passed for t in w.tasks) / len(w.tasks)
     # a short run keeps the suite fast: one trajectory, one answer per task, one round
     b = w.budget
