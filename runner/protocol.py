@@ -362,6 +362,10 @@ class Trajectory:
             snap = (tuple(self.history), attrs.evolve(self.c))
             pending.append(asyncio.ensure_future(self.milestone(t, *snap, open_book=open_book)))
 
+        explores = cond not in ("open-book-m0", "direct")
+        limiter = self.rt.limiter(self.model)
+        if explores:
+            limiter.reserve()
         try:
             try:
                 if cond == "open-book-m0":
@@ -380,8 +384,14 @@ class Trajectory:
                         milestone(t)
             except LostError as e:
                 self.status, self.error = "lost", f"exploration lost to infrastructure: {e}"
+            finally:
+                if explores:
+                    explores = False
+                    limiter.unreserve()
             records = await asyncio.gather(*pending)
         except BaseException:
+            if explores:
+                limiter.unreserve()
             for p in pending:
                 p.cancel()
             raise

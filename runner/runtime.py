@@ -24,33 +24,74 @@ PRIORITY_MILESTONE = 1
 
 
 class PriorityLimiter:
-    """A semaphore whose waiters are served lowest priority value first, FIFO within."""
+    """A per-model limit on requests in flight, serving exploration first.
+
+    Waiters are served lowest priority value first (FIFO within a priority).
+    Each trajectory that is exploring reserves one slot (`reserve`/`unreserve`,
+    at most limit-1 in all): milestone requests may not take a reserved slot,
+    so an exploration request — the critical path — never waits behind a
+    burst of milestone answers for longer than it takes one of its own
+    chain's slots to come free."""
 
     def __init__(self, limit: int):
-        self.free = max(1, int(limit))
+        self.limit = max(1, int(limit))
+        self.in_use = 0
+        self.explore_in_use = 0
+        self.reserved = 0
         self._waiters: list = []
         self._seq = itertools.count()
 
-    async def acquire(self, priority: int = 0) -> None:
-        if self.free > 0 and not self._waiters:
-            self.free -= 1
+    def _can(self, priority: int) -> bool:
+        if self.in_use >= self.limit:
+            return False
+        if priority == PRIORITY_EXPLORE:
+            return True
+        idle_reserved = max(0, min(self.reserved, self.limit - 1) - self.explore_in_use)
+        return self.in_use + idle_reserved < self.limit
+
+    def _take(self, priority: int) -> None:
+        self.in_use += 1
+        if priority == PRIORITY_EXPLORE:
+            self.explore_in_use += 1
+
+    async def acquire(self, priority: int = PRIORITY_EXPLORE) -> None:
+        if not self._waiters and self._can(priority):
+            self._take(priority)
             return
         fut = asyncio.get_running_loop().create_future()
         heapq.heappush(self._waiters, (priority, next(self._seq), fut))
+        self._wake()  # an exploration request may pass milestone waiters at once
         try:
             await fut
         except asyncio.CancelledError:
             if fut.done() and not fut.cancelled():
-                self.release()  # we were handed a slot but will not use it
+                self.release(priority)  # we were handed a slot but will not use it
             raise
 
-    def release(self) -> None:
+    def release(self, priority: int = PRIORITY_EXPLORE) -> None:
+        self.in_use -= 1
+        if priority == PRIORITY_EXPLORE:
+            self.explore_in_use -= 1
+        self._wake()
+
+    def reserve(self) -> None:
+        self.reserved += 1
+
+    def unreserve(self) -> None:
+        self.reserved -= 1
+        self._wake()
+
+    def _wake(self) -> None:
         while self._waiters:
-            _, _, fut = heapq.heappop(self._waiters)
-            if not fut.done():
-                fut.set_result(None)
+            priority, _, fut = self._waiters[0]
+            if fut.done():
+                heapq.heappop(self._waiters)
+                continue
+            if not self._can(priority):
                 return
-        self.free += 1
+            heapq.heappop(self._waiters)
+            self._take(priority)
+            fut.set_result(None)
 
 
 class CallStats:
@@ -130,7 +171,7 @@ class Runtime:
                 from .models import classify_provider_error  # noqa: PLC0415
                 raise classify_provider_error(e) from e
             finally:
-                limiter.release()
+                limiter.release(priority)
 
         def on_retry(attempt: int, err: TransientError, delay: float) -> None:
             self.stats.retries += 1

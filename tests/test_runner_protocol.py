@@ -342,3 +342,36 @@ def test_oracle_scores_100_and_manual_scores_recall_only(path, tmp_path):
     assert all(m["accuracy"] == pytest.approx(recall, abs=1e-6) for m in by["manual"]["milestones"])
     assert by["manual"]["milestones"][-1]["rules_correct"] == 0
     assert res.summary["validity"]["valid"]
+
+
+def test_limiter_keeps_a_slot_for_each_exploring_trajectory():
+    from worldspec.runner.runtime import PRIORITY_EXPLORE, PRIORITY_MILESTONE, PriorityLimiter
+
+    async def main():
+        lim = PriorityLimiter(4)
+        lim.reserve()
+        granted = []
+
+        async def take(p, tag):
+            await lim.acquire(p)
+            granted.append(tag)
+
+        ms = [asyncio.ensure_future(take(PRIORITY_MILESTONE, f"m{i}")) for i in range(10)]
+        await asyncio.sleep(0)
+        assert granted == ["m0", "m1", "m2"]  # one slot stays free for exploration
+        await take(PRIORITY_EXPLORE, "e")
+        assert granted[-1] == "e" and lim.in_use == 4
+        lim.release(PRIORITY_EXPLORE)  # the reserved slot is idle again: milestones wait
+        await asyncio.sleep(0)
+        assert len(granted) == 4
+        lim.unreserve()  # exploration over: milestones may use every slot
+        await asyncio.sleep(0)
+        assert len(granted) == 5
+        for _ in range(6):
+            lim.release(PRIORITY_MILESTONE)
+            await asyncio.sleep(0)
+        assert len(granted) == 11 and lim.in_use == 4
+        for t in ms:
+            await t
+
+    asyncio.run(main())

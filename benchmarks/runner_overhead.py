@@ -1,0 +1,167 @@
+"""How close does a run's wall time come to its critical path, and what does the runner cost per call?
+
+    python benchmarks/runner_overhead.py [--world demo] [--latency 0.05] [--trajectories 3]
+                                         [--max-connections 64] [--answers N]
+
+Part 1: a fake model of fixed latency L that spends the whole exploration
+budget (one probe per turn). The critical path of a run is its longest chain
+of dependent model calls — one trajectory's exploration requests, then one
+answer of the last milestone — times L. Milestones before the last overlap
+exploration, so wall time can approach it; the script prints wall / critical
+path (target <= 1.3) and the throughput bound (calls x L / max-connections)
+that no scheduler can beat.
+
+Part 2: the same run with L = 0: wall time per model call, and the same
+without the time spent inside the world (probe, verify, requires, equation
+grading) — the runner's own overhead per call (target < 5 ms).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))  # FakeWorld fallback
+
+from worldspec.runner.experiment import RunConfig, run_experiment  # noqa: E402
+from worldspec.runner.models import Reply, ScriptedModel, ToolCall, Usage  # noqa: E402
+
+
+class TimedWorld:
+    """Delegates to a World and adds up the time spent in it."""
+
+    TIMED = ("probe", "verify", "requires", "grade_equation", "charge")
+
+    def __init__(self, world):
+        self._w = world
+        self.seconds = 0.0
+
+    def __getattr__(self, name):
+        attr = getattr(self._w, name)
+        if name in self.TIMED:
+            def timed(*a, **kw):
+                t0 = time.perf_counter()
+                try:
+                    return attr(*a, **kw)
+                finally:
+                    self.seconds += time.perf_counter() - t0
+            return timed
+        return attr
+
+
+def load(world: str):
+    try:
+        from worldspec.compiler import load_world
+
+        w = load_world(world)
+        if w.tasks:
+            return w
+        print(f"note: {world} has no tasks yet; using the test FakeWorld")
+    except Exception as e:  # noqa: BLE001 — the benchmark still runs without the compiler
+        print(f"note: cannot load {world} ({e}); using the test FakeWorld")
+    from runner_fakes import FakeWorld
+    from worldspec.compiler.model import Budget
+
+    return FakeWorld(n_tasks=70, budget=Budget())
+
+
+def full_budget_policy(world):
+    probes = [ex.program for ex in world.examples] or ["EMIT(1)"]
+    cap = world.budget.units_per_call
+    probes = [p for p in probes if 0 < world.charge(p) <= cap] or probes
+    tool = world.tool.name
+
+    def fn(req):
+        msgs = req.messages
+        if req.purpose == "explore" and req.tools and req.tool_choice != "none":
+            since = 0
+            for m in reversed(msgs):
+                if m["role"] == "user":
+                    break
+                since += m["role"] == "tool"
+            if since < world.budget.calls_per_round:
+                n = sum(1 for m in msgs if m["role"] == "tool")
+                return Reply(content=None, tool_calls=(ToolCall(
+                    f"c{len(msgs)}", tool, json.dumps({"program": probes[n % len(probes)]})),),
+                    usage=Usage(100, 10))
+            return Reply(content="done", usage=Usage(100, 2))
+        if req.purpose == "explore":
+            return Reply(content="noted", usage=Usage(100, 2))
+        if req.purpose == "rules":
+            return Reply(content="```\nUNKNOWN\n```", usage=Usage(100, 3))
+        task = next(t for t in world.tasks if t.id == req.purpose[5:])
+        return Reply(content=f"```\n{task.solution}\n```", usage=Usage(100, 20))
+
+    return fn
+
+
+def one_run(world, latency: float, args, conditions=("autonomous",)):
+    model = ScriptedModel(full_budget_policy(world), name="bench", latency=latency)
+    cfg = RunConfig(conditions=conditions, trajectories=args.trajectories, answers=args.answers,
+                    max_connections=args.max_connections)
+    with tempfile.TemporaryDirectory() as out:
+        t0 = time.perf_counter()
+        res = asyncio.run(run_experiment(world, [model], cfg, out))
+        wall = time.perf_counter() - t0
+        explore = {}
+        start = end = None
+        with open(os.path.join(out, "log.jsonl")) as f:
+            for line in f:
+                e = json.loads(line)
+                if e.get("type") == "request" and e["purpose"] == "explore":
+                    explore[e["conv"]] = explore.get(e["conv"], 0) + 1
+                elif e.get("type") == "session" and e["status"] == "started":
+                    start = e["ts"]
+                elif e.get("type") == "trajectory":
+                    end = e["ts"]
+    calls = model.calls
+    chain = max(explore.values()) + 1 if explore else 1
+    assert res.summary["validity"]["valid"]
+    return wall, calls, chain, end - start
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--world", default="demo")
+    ap.add_argument("--latency", type=float, default=0.05)
+    ap.add_argument("--trajectories", type=int, default=3)
+    ap.add_argument("--max-connections", type=int, default=64)
+    ap.add_argument("--answers", type=int, default=None)
+    args = ap.parse_args()
+
+    world = load(args.world)
+    b = world.budget
+    answers = args.answers or b.answers
+    print(f"world {world.name}: {len(world.tasks)} tasks x {answers} answers, {b.rounds} rounds x "
+          f"{b.calls_per_round} calls (max {b.max_calls}); {args.trajectories} trajectories; "
+          f"max-connections {args.max_connections}")
+
+    L = args.latency
+    wall, calls, chain, protocol = one_run(world, L, args)
+    cp = chain * L
+    tb = calls * L / args.max_connections
+    print(f"\n[latency L = {L * 1000:.0f} ms] {calls} model calls, longest chain {chain} calls")
+    print(f"  wall time            {wall:8.2f} s   (protocol {protocol:.2f} s + writing the "
+          f"outputs {wall - protocol:.2f} s)")
+    print(f"  critical path        {cp:8.2f} s   (chain x L)")
+    print(f"  throughput bound     {tb:8.2f} s   (calls x L / max-connections)")
+    print(f"  wall / critical path {wall / cp:8.2f}   (target <= 1.3); protocol alone "
+          f"{protocol / cp:.2f}")
+    print(f"  wall / max(bounds)   {wall / max(cp, tb):8.2f}")
+
+    timed = TimedWorld(world)
+    wall0, calls0, _, _ = one_run(timed, 0.0, args)
+    print(f"\n[latency 0] {calls0} model calls in {wall0:.2f} s")
+    print(f"  per call, all in       {1000 * wall0 / calls0:7.3f} ms")
+    print(f"  of which in the world  {1000 * timed.seconds / calls0:7.3f} ms (probe/verify/grading)")
+    print(f"  runner overhead / call {1000 * (wall0 - timed.seconds) / calls0:7.3f} ms (target < 5 ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
