@@ -1,0 +1,215 @@
+"""Certification of a black box: is it a sound benchmark item?
+
+* every test input is admitted (domains and predicate) and f computes its answer;
+* the predicate admits inputs: seeded draws from the domains find enough distinct
+  admitted inputs, and f is defined on them;
+* tests are not all answered alike;
+* every perturbed rule (a box with a flawed description) is observable on some
+  admitted input and changes the answer of some test; herrings are unchanged;
+* simple hypotheses fail: each declared `hypothesis`, and on hard boxes each of
+  the family's stock hypotheses (identity, sorting, Caesar shifts, constant
+  outputs...), gets at least one test wrong;
+* interactive puzzles (goal boxes): the target is admitted, the candidates can
+  be enumerated, a consistent-guess solver pins the target down within the
+  box's turns, and on hard boxes the candidates cannot simply be tried in order.
+
+The report has the keys of compiler/certify.py's report plus family,
+difficulty, admitted, hypotheses and notes.
+"""
+from __future__ import annotations
+
+import random
+
+from worldspec.compiler.boxes import MAX_ENUM, close, stock_hypotheses
+from worldspec.values import EvalError, same
+
+ADMIT_DRAWS = 400
+ADMIT_WANT = 60
+MIN_ADMITTED = 8
+SOLVER_EVALS = 8000
+
+
+def _outcome(w, values, unit=None):
+    try:
+        return ("ok", w.evaluate(values, unit))
+    except EvalError as e:
+        return ("error", e.message)
+
+
+def _differs(a, b) -> bool:
+    if a[0] != b[0]:
+        return True
+    return a[0] == "ok" and not same(a[1], b[1])
+
+
+def solve_by_elimination(w, candidates: list, turns: int, budget: int = SOLVER_EVALS):
+    """Turns a consistent-guess solver needs to pin the target down (None: not within `turns`).
+
+    Each turn guesses a candidate still consistent with every feedback seen:
+    of the middle candidate and a few seeded others (as many as `budget`
+    evaluations allow), the one whose worst feedback leaves the fewest
+    candidates; then it keeps the candidates that would have given the
+    feedback actually seen."""
+    cands = list(candidates)
+    rng = random.Random(f"solver:{w.name}")
+    for k in range(1, turns + 1):
+        if not cands:
+            return None
+        n = len(cands)
+        pool = [cands[n // 2]]
+        extra = max(0, min(24, budget // n) - 1)
+        if extra:
+            pool += rng.sample(cands, min(extra, n))
+        guess, best = pool[0], None
+        if len(pool) > 1:
+            for g in pool:
+                classes: dict = {}
+                for c in cands:
+                    key = repr(_outcome_target(w, g, c))
+                    classes[key] = classes.get(key, 0) + 1
+                worst = max(classes.values())
+                if best is None or worst < best:
+                    guess, best = g, worst
+        fb = _outcome_target(w, guess, w.goal)
+        cands = [c for c in cands if not _differs(_outcome_target(w, guess, c), fb)]
+        if len(cands) == 1 and same(cands[0], w.goal):
+            return k
+    return None
+
+
+def _outcome_target(w, guess, target):
+    try:
+        return ("ok", w.evaluate([guess], target=target))
+    except EvalError as e:
+        return ("error", e.message)
+
+
+def certify_box(w, progress=None) -> dict:
+    say = progress or (lambda msg: None)
+    problems: list[str] = []
+    notes: list[str] = []
+    say(f"checking {w.name}")
+
+    # tests and the target
+    for c in w.tests:
+        if c.values:
+            why = w.admits(list(c.values))
+            if why:
+                problems.append(f"test {c.id} (line {c.line}): its input is not admitted: {why}")
+    if w.has_goal:
+        why = w.admits([w.goal])
+        if why:
+            problems.append(f"the target {w.format([w.goal])} is not an admitted input: {why}")
+    plain = [c for c in w.tests if c.values]
+    if len({w.format(c.values) for c in plain}) != len(plain):
+        problems.append("two tests have the same input")
+    if len(plain) > 1 and all(same(c.expected, plain[0].expected) for c in plain):
+        problems.append("every test has the same answer: a constant guess would pass")
+
+    # the predicate admits inputs, and f is defined on them
+    rng = random.Random(f"certify:{w.name}:{w.seed}")
+    samples = w.sample_inputs(rng, ADMIT_WANT, tries=ADMIT_DRAWS)
+    distinct = {w.format(s): s for s in samples}
+    want = min(MIN_ADMITTED, _space(w) or MIN_ADMITTED)
+    if len(distinct) < want:
+        problems.append(f"the predicate admits too little: {len(distinct)} distinct admitted inputs in "
+                        f"{ADMIT_DRAWS} draws from the domains")
+    for text, values in distinct.items():
+        out = _outcome(w, values)
+        if out[0] != "ok":
+            problems.append(f"f fails on the admitted input {text}: {out[1]}")
+            break
+
+    # perturbed rules and herrings
+    all_rules = frozenset(r.id for r in w.rules)
+    requires = {t.id: sorted(w.requires(t)) for t in w.tasks} if w.rules else {}
+    rule_table = []
+    pool = [list(c.values) for c in plain] + list(distinct.values())
+    for r in w.rules:
+        knocked = w.variant_hidden(all_rules - {r.id})
+        witness = next((w.format(v) for v in pool
+                        if _differs(_outcome(w, v), _outcome(w, v, knocked))), None)
+        used_by = [tid for tid, req in requires.items() if r.id in req]
+        if witness is None:
+            problems.append(f"rule {r.id} ({r.title}) is not observable: no admitted input tried tells it "
+                            "apart from the documented behaviour")
+        if not used_by:
+            problems.append(f"rule {r.id} ({r.title}) is required by no test: every answer stays the same "
+                            "with it reverted")
+        rule_table.append({"id": r.id, "title": r.title, "target": r.target, "observable": witness is not None,
+                           "witness": witness, "tasks": used_by})
+    herring_table = [{"id": h.id, "target": h.target, "unchanged": True} for h in w.herrings]
+
+    # simple hypotheses
+    hyp_table = []
+    if plain:
+        declared = [(name, unit, True) for name, unit in w.hypotheses]
+        stock = [(name, fn, False) for name, fn in stock_hypotheses(w.family).items()]
+        for name, fn, is_declared in declared + stock:
+            solved = True
+            for c in plain:
+                try:
+                    got = w.evaluate(c.values, fn) if is_declared else fn(list(c.values))
+                except Exception:  # noqa: BLE001 - a stock hypothesis that does not apply fails the test
+                    solved = False
+                    break
+                if not close(got, c.expected, w.tolerance):
+                    solved = False
+                    break
+            hyp_table.append({"name": name, "declared": is_declared, "refuted": not solved})
+            if solved and (is_declared or w.difficulty == "hard"):
+                problems.append(f"the simple hypothesis {name!r} answers every test: the tests do not tell "
+                                f"it apart from the box")
+        refuted = sum(h["refuted"] for h in hyp_table)
+        notes.append(f"simple hypotheses refuted by the tests: {refuted} of {len(hyp_table)}")
+
+    # interactive puzzles
+    solver_turns = None
+    if w.has_goal:
+        d = w.inputs[0][1]
+        size = d.size()
+        if size is None or size > MAX_ENUM:
+            problems.append(f"the target's domain is too large to enumerate ({size or 'unbounded'} values; at "
+                            f"most {MAX_ENUM})")
+        else:
+            cands = [v for v in d.enumerate() if w.admits([v]) is None]
+            solver_turns = solve_by_elimination(w, cands, w.budget.turns)
+            if solver_turns is None:
+                problems.append(f"a consistent-guess solver does not pin the target down within "
+                                f"{w.budget.turns} turns ({len(cands)} candidates)")
+            else:
+                notes.append(f"a consistent-guess solver pins the target down in {solver_turns} of "
+                             f"{w.budget.turns} turns ({len(cands)} candidates)")
+            position = next((i for i, c in enumerate(cands) if same(c, w.goal)), None)
+            if w.difficulty == "hard" and position is not None and position < w.budget.turns:
+                problems.append(f"a hard puzzle's target is among the first {w.budget.turns} candidates: "
+                                "trying inputs in order finds it")
+    notes.insert(0, f"family {w.family}, difficulty {w.difficulty}; {len(w.tests)} test(s); "
+                    f"{len(distinct)} distinct admitted inputs in {ADMIT_DRAWS} draws")
+    labels = {"family": {w.family: len(w.tasks)}, "difficulty": {w.difficulty: len(w.tasks)}}
+    return {
+        "world": w.name, "kind": w.kind, "seed": w.seed, "default_seed": w.default_seed,
+        "params": {k: v for k, v in w.params}, "rules": len(w.rules), "herrings": len(w.herrings),
+        "tasks": len(w.tasks), "examples": len(w.examples), "family": w.family, "difficulty": w.difficulty,
+        "tests": [{"id": c.id, "input": w.format(c.values) if c.values else None,
+                   "answer": w.format([c.expected]) if w.has_goal else _render(c.expected)} for c in w.tests],
+        "admitted": len(distinct), "solver_turns": solver_turns,
+        "rule_table": rule_table, "herring_table": herring_table, "requires": requires,
+        "hypotheses": hyp_table, "labels": labels, "notes": notes, "problems": problems,
+    }
+
+
+def _render(v) -> str:
+    from worldspec.compiler.boxes import render
+    return render(v)
+
+
+def _space(w) -> int | None:
+    """The number of input combinations, when every domain is finite."""
+    total = 1
+    for _, d in w.inputs:
+        k = d.size()
+        if k is None:
+            return None
+        total *= k
+    return total

@@ -1,0 +1,134 @@
+"""The game engine and the exact optimum: classic baselines, horizons, DP against brute force."""
+from __future__ import annotations
+
+import itertools
+import os
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from worldspec.compiler import load_world
+from worldspec.compiler.games import (COLUMN, ROW, Game, Strategy, cooperation_stats, expected_score,
+                                      horizon_draw, optimum, play_sequence, play_strategies)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TRUST = os.path.join(ROOT, "worlds", "interactive", "trust.world")
+
+
+@pytest.fixture(scope="module")
+def trust():
+    return load_world(TRUST)
+
+
+def total(rounds):
+    return sum(r.my_payoff for r in rounds)
+
+
+def test_tit_for_tat_against_grim_trigger_cooperates_throughout(trust):
+    tft, grim = trust.strategy("tft"), trust.strategy("grim")
+    for seat in (ROW, COLUMN):
+        for k in range(trust.matches):
+            h = trust.horizon_for("grim", seat, k)
+            rounds = play_strategies(trust.game, tft, grim, seat, h, trust.match_key("grim", seat, k))
+            assert len(rounds) == h
+            assert all(r.mine == "C" and r.theirs == "C" for r in rounds)
+            assert total(rounds) == 2 * h  # CC pays 2 a round
+
+
+@pytest.mark.parametrize("h", [1, 2, 5, 17])
+def test_always_defect_against_tit_for_tat_scores_as_the_matrix_says(trust, h):
+    alld, tft = trust.strategy("alld"), trust.strategy("tft")
+    for seat in (ROW, COLUMN):
+        rounds = play_strategies(trust.game, alld, tft, seat, h, "k")
+        # round 1: D against C pays DC = 3 (the other gets -1); afterwards DD = 0 for both
+        assert [r.theirs for r in rounds] == ["C"] + ["D"] * (h - 1)
+        assert total(rounds) == 3 and sum(r.their_payoff for r in rounds) == -1
+        # betrayal: defecting right after a round in which the other cooperated (round 2 here)
+        stats = cooperation_stats(rounds, "C")
+        chances = 1 if h > 1 else 0
+        assert stats["cooperations"] == 0 and stats["betrayals"] == stats["betrayal_chances"] == chances
+
+
+def test_the_payoff_matrix_is_read_from_the_spec(trust):
+    g = trust.game
+    assert [g.payoff(ROW, a, b) for a, b in (("C", "C"), ("D", "D"), ("D", "C"), ("C", "D"))] == [2, 0, 3, -1]
+    assert g.payoff(COLUMN, "D", "C") == 3 and g.payoff(COLUMN, "C", "D") == -1
+
+
+def test_the_same_seed_gives_the_same_horizons():
+    a, b = load_world(TRUST), load_world(TRUST)
+    ha = [a.horizon_for(o, s, k) for o, s, k in a.schedule()]
+    assert ha == [b.horizon_for(o, s, k) for o, s, k in b.schedule()]
+    assert len(set(ha)) > 3 and min(ha) >= 1 and max(ha) <= a.max_rounds
+    other = load_world(TRUST, seed=7)
+    assert [other.horizon_for(o, s, k) for o, s, k in other.schedule()] != ha
+    # the random opponent plays the same stream against every player
+    rnd = a.strategy("random")
+    seqs = {tuple(r.theirs for r in play_strategies(a.game, a.strategy(p), rnd, ROW, 12, "same-key"))
+            for p in ("allc", "alld")}
+    assert len(seqs) == 1
+
+
+def test_horizons_follow_the_continuation_probability():
+    hs = [horizon_draw(0.9, 1000, f"h{i}") for i in range(4000)]
+    mean = sum(hs) / len(hs)
+    assert 9.0 < mean < 11.0  # E[T] = 1 / (1 - delta) = 10
+    assert horizon_draw(0.9, 3, "x") <= 3 and horizon_draw(0.0, 50, "x") == 1
+
+
+# ---------------------------------------------------------------- the optimum against brute force
+
+
+PD = Game(("C", "D"), ("C", "D"), ((("C", "C"), (3, 3)), (("C", "D"), (0, 5)),
+                                   (("D", "C"), (5, 0)), (("D", "D"), (1, 1))))
+
+
+def brute_force(game, opp, seat, h):
+    return max(total(play_sequence(game, opp, seat, seq)) for seq in itertools.product(game.moves(seat), repeat=h))
+
+
+@st.composite
+def games_and_machines(draw):
+    n_moves = draw(st.integers(2, 3))
+    moves = tuple("XYZ"[:n_moves])
+    pay = st.integers(-3, 6)
+    table = tuple(((a, b), (draw(pay), draw(pay))) for a in moves for b in moves)
+    n_states = draw(st.integers(1, 4))
+    move_of = [draw(st.sampled_from(moves)) for _ in range(n_states)]
+    nxt = {(s, a, b): draw(st.integers(0, n_states - 1)) for s in range(n_states) for a in moves for b in moves}
+    opp = Strategy("m", "random machine", 0, lambda s: move_of[s], lambda s, mine, theirs: nxt[(s, mine, theirs)])
+    return Game(moves, moves, table), opp, draw(st.sampled_from((ROW, COLUMN))), draw(st.integers(1, 5))
+
+
+@settings(max_examples=120)
+@given(games_and_machines())
+def test_dynamic_programming_matches_brute_force_on_small_horizons(case):
+    game, opp, seat, h = case
+    best = optimum(game, opp, seat, h)
+    assert best.deterministic
+    assert best.value == brute_force(game, opp, seat, h)
+    assert len(best.plan) == h and total(play_sequence(game, opp, seat, best.plan)) == best.value
+
+
+@settings(max_examples=40)
+@given(st.integers(1, 6), st.floats(0.05, 0.95))
+def test_against_a_mixed_opponent_the_optimum_is_the_best_expected_total(h, p):
+    mixed = Strategy("mix", "mixed", 0, lambda s: {"C": p, "D": 1 - p}, lambda s, a, b: s)
+    best = optimum(PD, mixed, ROW, h)
+    assert not best.deterministic
+    # a memoryless opponent: the best reply is to defect every round
+    assert best.value == pytest.approx(h * (5 * p + 1 * (1 - p)))
+    assert expected_score(PD, mixed, ROW, best.plan) == pytest.approx(best.value)
+    assert all(expected_score(PD, mixed, ROW, seq) <= best.value + 1e-9
+               for seq in itertools.product("CD", repeat=min(h, 4)) if len(seq) == h)
+
+
+def test_classic_optima():
+    tft = Strategy("tft", "", "C", lambda s: s, lambda s, mine, theirs: theirs)
+    assert optimum(PD, tft, ROW, 6).plan == ("C", "C", "C", "C", "C", "D")
+    assert optimum(PD, tft, ROW, 6).value == 3 * 5 + 5
+    tf2t = Strategy("tf2t", "", 0, lambda s: "D" if s >= 2 else "C",
+                    lambda s, mine, theirs: s + 1 if theirs == "D" else 0)
+    best = optimum(PD, tf2t, ROW, 6)
+    assert best.plan == ("D", "C", "D", "C", "D", "D")  # never two defections in a row until the end
+    assert best.value == 5 + 3 + 5 + 3 + 5 + 5 == brute_force(PD, tf2t, ROW, 6)
