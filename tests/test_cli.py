@@ -1,0 +1,297 @@
+"""The `worldspec` command line: list, check, manual, probe, play, --version, --help."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from worldspec.cli import main
+from worldspec.compiler import load_world
+from worldspec.play import Session
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEMO = os.path.join(ROOT, "worlds", "demo.world")
+
+
+def cli(*args, input=None):
+    return CliRunner().invoke(main, list(args), input=input)
+
+
+# ---------------------------------------------------------------- version and help
+
+
+def test_version():
+    r = cli("--version")
+    assert r.exit_code == 0
+    assert re.fullmatch(r"worldspec, version \d+\.\d+\.\d+\n", r.output)
+
+
+def test_top_level_help_lists_the_commands_with_examples():
+    r = cli("--help")
+    assert r.exit_code == 0
+    for name in ("list", "check", "manual", "probe", "play"):
+        assert re.search(rf"^\s+{name}\s", r.output, re.M), name
+    assert 'worldspec probe demo "EMIT(100)"' in r.output
+
+
+@pytest.mark.parametrize("command", ["list", "check", "manual", "probe"])
+def test_each_command_help_teaches_with_an_example(command):
+    r = cli(command, "--help")
+    assert r.exit_code == 0
+    assert "Example" in r.output
+    assert f"worldspec {command}" in r.output.split("Example", 1)[1]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG: `worldspec play --help` has no example (issue: '--help on each teaches with an example'); "
+    "the other commands have an 'Example:' section"))
+def test_play_help_teaches_with_an_example():
+    r = cli("play", "--help")
+    assert "Example" in r.output and "worldspec play demo" in r.output
+
+
+def test_help_short_option():
+    assert cli("probe", "-h").output == cli("probe", "--help").output
+
+
+# ---------------------------------------------------------------- list
+
+
+def test_list_bundled_worlds():
+    r = cli("list")
+    assert r.exit_code == 0, r.output
+    line = next(x for x in r.output.splitlines() if "demo.world" in x)
+    assert "Demo (program) - 5 rules, 1 herrings, 7 tasks." in line
+
+
+def test_list_a_folder(tmp_path):
+    shutil.copy(DEMO, tmp_path / "a.world")
+    (tmp_path / "sub").mkdir()
+    shutil.copy(DEMO, tmp_path / "sub" / "b.world")
+    (tmp_path / "notes.txt").write_text("not a world")
+    r = cli("list", str(tmp_path))
+    assert r.exit_code == 0
+    assert r.output.count("Demo (program)") == 2 and "notes" not in r.output
+
+
+def test_list_an_empty_folder(tmp_path):
+    r = cli("list", str(tmp_path))
+    assert r.exit_code == 0 and "no .world files" in r.output
+
+
+# ---------------------------------------------------------------- check
+
+
+def test_check_text():
+    r = cli("check", DEMO)
+    assert r.exit_code == 0, r.output
+    out = r.stdout
+    assert out.startswith("Demo (kind program, seed 2026): 5 rules, 1 herrings, 7 tasks, 5 examples\n")
+    assert "params: K=3, ZERO=-3" in out
+    assert "recall-only score (naive answers in the true world): 14.3%" in out
+    for rid in ("R1", "R2", "R3", "R4", "R5"):
+        assert re.search(rf"^\s+ok\s+{rid}\s", out, re.M), rid
+    assert re.search(r"^\s+ok\s+H1\s+herring on op SHATTER", out, re.M)
+    assert out.rstrip().endswith("certified: no problems")
+
+
+def test_check_json_is_one_object():
+    r = cli("check", "demo", "--json")
+    assert r.exit_code == 0
+    data = json.loads(r.stdout)
+    assert {"world", "kind", "seed", "rules", "herrings", "tasks", "examples", "recall_only",
+            "problems"} <= set(data)
+    assert data["problems"] == [] and data["rules"] and data["herrings"] and data["tasks"]
+
+
+def test_check_a_folder(tmp_path):
+    shutil.copy(DEMO, tmp_path / "demo.world")
+    r = cli("check", str(tmp_path))
+    assert r.exit_code == 0, r.output
+    assert "1 of 1 worlds certified" in r.output
+    (tmp_path / "broken.world").write_text('world "B" version 1\nkind program\nbase {\n')
+    r = cli("check", str(tmp_path), "--json")
+    assert r.exit_code == 1
+    data = json.loads(r.stdout)
+    assert data["worlds"] == 2 and data["certified"] == 1
+    assert any("broken.world" in p and "does not compile" in p for p in data["problems"])
+
+
+def test_check_unknown_world():
+    r = cli("check", "no-such-world")
+    assert r.exit_code == 2 and "no world file 'no-such-world'" in r.output
+    assert "Traceback" not in r.output
+
+
+# ---------------------------------------------------------------- manual
+
+
+def test_manual_prints_the_worlds_manual(demo):
+    r = cli("manual", "demo")
+    assert r.exit_code == 0
+    assert r.stdout == demo.manual
+
+
+def test_manual_with_examples(demo):
+    r = cli("manual", DEMO, "--examples")
+    assert r.exit_code == 0
+    assert r.stdout.startswith(demo.manual)
+    assert "## Worked examples" in r.stdout
+    assert "### E1 (apply): Print the integer constant 7.\n```\nEMIT(7)\n```\nOutput:\n```\n10\n```" in r.stdout
+
+
+def test_manual_with_a_seed_changes_only_parameterised_text():
+    a = cli("manual", "demo", "--seed", "5", "--examples").stdout
+    b = cli("manual", "demo", "--examples").stdout
+    assert a != b  # the examples' outputs follow K
+    assert a.split("## Worked examples")[0] == b.split("## Worked examples")[0]
+
+
+# ---------------------------------------------------------------- probe
+
+
+@pytest.mark.parametrize("program,feedback,units,status", [
+    ("EMIT(100)", "103", 1, "ok"),
+    ("EMIT(1, 2)", "4 5", 2, "ok"),
+    ("SWEEP v IN STRAND(1, 2):\n    EMIT(v)", "5\n4", 3, "ok"),
+    ("SET x AS 1", "(no output)", 0, "ok"),
+    ("EMIT(PLUCK(STRAND(), 1))", "error: line 1: index out of range", 1, "error"),
+    ("EMIT(", None, 0, "parse_error"),
+    ("EMIT(1, 2, 3, 4, 5, 6)", "rejected: this program costs 6 probe units; the limit is 5 per call. "
+                               "Nothing was run.", 0, "rejected"),
+])
+def test_probe_stdout_is_exactly_the_feedback(demo, program, feedback, units, status):
+    r = cli("probe", "demo", program)
+    assert r.exit_code == 0
+    fb = demo.probe(program)
+    assert fb.status == status and fb.units == units
+    if feedback is not None:
+        assert fb.text == feedback
+    assert r.stdout == fb.text + "\n"
+    unit_word = "unit" if units == 1 else "units"
+    assert r.stderr == f"[{units} probe {unit_word} charged of 5; {status}]\n"
+
+
+def test_probe_reads_standard_input():
+    r = cli("probe", DEMO, "-", input="SWEEP v IN STRAND(1, 2):\n    EMIT(v)\n")
+    assert r.exit_code == 0
+    assert r.stdout == "5\n4\n"
+    assert "[3 probe units charged of 5; ok]" in r.stderr
+
+
+def test_probe_with_a_seed():
+    r = cli("probe", "demo", "EMIT(0)", "--seed", "5")
+    assert r.exit_code == 0 and r.stdout == "2\n"
+
+
+def test_probe_with_random_bytes_never_fails():
+    r = CliRunner().invoke(main, ["probe", "demo", "-"], input=bytes(range(1, 256)).decode("latin-1"))
+    assert r.exit_code == 0 and "Traceback" not in r.output
+    assert "parse_error" in r.stderr
+
+
+def test_probe_through_the_console_script():
+    exe = shutil.which("worldspec")
+    cmd = [exe] if exe else [sys.executable, "-c", "from worldspec.cli import main; main()"]
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_OFFLINE_MODE="true")
+    p = subprocess.run(cmd + ["probe", DEMO, "-"], input="EMIT(7)\n", capture_output=True, text=True,
+                       timeout=60, env=env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "10\n"
+    assert p.stderr.strip() == "[1 probe unit charged of 5; ok]"
+
+
+# ---------------------------------------------------------------- play
+
+
+PLAY_INPUT = "\n".join([
+    ":help",
+    "EMIT(5)",
+    "SWEEP v IN STRAND(1, 2):",
+    "    EMIT(v)",
+    "",
+    "EMIT(1, 2, 3, 4, 5, 6)",
+    ":budget",
+    ":tasks",
+    ":task T2",
+    ":task T99",
+    ":answer T2",
+    "EMIT(SHATTER(a, b))",
+    ".",
+    ":answer T1",
+    "EMIT(PLUCK(xs, 0))",
+    ".",
+    ":answer T7",
+    "20",
+    ".",
+    ":answer T99",
+    ":examples",
+    ":frobnicate",
+    ":quit",
+    "EMIT(999)",
+]) + "\n"
+
+
+def test_play_session_driven_with_input():
+    r = cli("play", "demo", input=PLAY_INPUT)
+    assert r.exit_code == 0, r.output
+    out = r.output
+    assert out.startswith("Demo: A tiny calculation language whose manual is wrong in five places.\n")
+    assert "Budget: 48 calls, 5 probe units per call. Type :help for commands." in out
+    assert ":answer ID" in out  # the help text
+    assert "8\n[1 units; 1/48 calls used]" in out
+    assert "5\n4\n[3 units; 2/48 calls used]" in out
+    assert "rejected: this program costs 6 probe units" in out
+    assert "[0 units; 2/48 calls used]" in out  # a rejected probe is not a call
+    assert "2 of 48 calls, 4 probe units used" in out
+    assert re.search(r"^T4\s+scope\s+Define diff\(a, b\) that returns a minus b\.", out, re.M)
+    assert "Write a complete program. Before it runs, these variables are already set" in out
+    assert "no task T99; :tasks lists them" in out
+    assert "PASS: 5/5 cases" in out and "FAIL: 0/5 cases" in out and "PASS: exact output" in out
+    assert "E4 (engineer) Print every element of a list." in out
+    assert "unknown command :frobnicate; type :help" in out
+    assert "1002" not in out  # nothing runs after :quit
+    assert "Traceback" not in out
+
+
+def test_play_ends_cleanly_at_end_of_input():
+    r = cli("play", "demo", input="EMIT(1)\n")
+    assert r.exit_code == 0 and "4\n[1 units; 1/48 calls used]" in r.output
+
+
+def test_play_manual_command(demo):
+    r = cli("play", "demo", input=":manual\n:quit\n")
+    assert demo.manual.strip() in r.output
+
+
+def test_play_session_stops_probing_when_the_budget_is_spent():
+    out = []
+    session = Session(load_world(DEMO), reader=iter(()).__next__, writer=out.append)
+    session.calls = session.world.budget.max_calls
+    assert session.handle("EMIT(1)")
+    assert out == ["the exploration budget is spent; you can still :answer tasks"]
+    out.clear()
+    lines = iter(["EMIT(PLUCK(xs, GAUGE(STRAND(0))))", "."])
+    session.read = lambda prompt: next(lines)
+    session.handle(":answer T1")
+    assert out[-1] == "PASS: 5/5 cases"
+
+
+def test_play_session_is_not_fooled_by_blank_lines_and_eof():
+    lines = iter(["", "   ", "SWEEP v IN STRAND(1):", "    EMIT(v)"])
+    out = []
+
+    def read(prompt):
+        try:
+            return next(lines)
+        except StopIteration:
+            raise EOFError from None
+    Session(load_world(DEMO), reader=read, writer=out.append).loop()
+    # the unfinished block runs when the input ends
+    assert "4" in out
