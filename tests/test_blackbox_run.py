@@ -1,0 +1,132 @@
+"""The turn@shot protocol: built-in agents, free rejections, shots, lost answers and resume."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+
+import pytest
+
+from worldspec.compiler import load_world
+from worldspec.runner.blackbox import OracleConfig, distance, run_boxes
+from worldspec.runner.models import Reply, RetryPolicy, ScriptedModel, TransientError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ORACLE = os.path.join(ROOT, "worlds", "oracle")
+SAMPLE = ["cii-e01-running-maximum", "cri-h01-four-bit-adder", "psi-e01-falling-ball", "eri-h02-growing-shift",
+          "ipi-e01-higher-or-lower", "gsi-h01-the-patient-one"]
+FAST = RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.01)
+
+
+@pytest.fixture(scope="module")
+def boxes():
+    return [load_world(os.path.join(ORACLE, n + ".world")) for n in SAMPLE]
+
+
+def run(boxes, systems, out, **kw):
+    resume = kw.pop("resume", False)
+    kw.setdefault("retry", FAST)
+    return asyncio.run(run_boxes(boxes, systems, OracleConfig(**kw), out, name="sample", resume=resume))
+
+
+def test_builtin_agents_give_the_ceiling_and_a_floor(boxes, tmp_path):
+    res = run(boxes, [("agent", "oracle"), ("agent", "memorise")], tmp_path, turns=10, shots=1)
+    s = res.summary
+    assert s["validity"]["valid"] and s["turn_shot"] == ["10@1"]
+    acc = s["accuracy"]
+    assert acc["oracle"]["overall"] == 100.0
+    assert set(acc["oracle"]["families"]) == {"CII", "CRI", "PSI", "ERI", "IPI", "GSI"}
+    assert acc["memorise"]["overall"] < 100.0
+    lines = [json.loads(x) for x in (tmp_path / "trajectories.jsonl").read_text().splitlines()]
+    assert len(lines) == 2 * len(boxes)
+    for t in lines:
+        assert {"world", "system", "condition", "trajectory", "milestones"} <= set(t)
+        m = t["milestones"][0]
+        assert t["condition"] == "10@1" and m["t"] == 10 and 0 <= m["accuracy"] <= 100
+    report = (tmp_path / "report.md").read_text()
+    assert "| System | CII easy | CII hard |" in report and "| oracle | 100.0 |" in report
+
+
+def _policy(request):
+    """A scripted model: one unreadable input first (free), then probes; answers wrongly, then right."""
+    text = request.messages[-1]["content"]
+    if request.purpose == "explore":
+        n = sum(1 for m in request.messages if m["role"] == "assistant")
+        if n == 0:
+            return Reply(content="let me think... ```\n[1, 2,\n```")
+        return Reply(content=f"```\n[{n}, 0, {n + 1}]\n```")
+    if "Incorrect. Attempt 2" in text:
+        return Reply(content="```\n" + _running_max(request) + "\n```")
+    return Reply(content="```\n[0]\n```")
+
+
+def _running_max(request):
+    m = re.search(r"for the input (\[[^\]]*\])", " ".join(x["content"] for x in request.messages if x["role"] == "user"))
+    xs = json.loads(m.group(1))
+    out, best = [], None
+    for x in xs:
+        best = x if best is None else max(best, x)
+        out.append(best)
+    return json.dumps(out).replace(",", ", ")
+
+
+def test_turns_shots_and_free_rejections(boxes, tmp_path):
+    box = boxes[0]  # running maximum, 5 tests
+    model = ScriptedModel(_policy, name="scripted")
+    res = run([box], [("model", model)], tmp_path, turns=3, shots=2)
+    rec = res.records[0]
+    assert rec["condition"] == "3@2" and rec["turns_used"] == 3
+    # 1 rejected input (free) + 3 counted turns, then 5 tests x 2 shots
+    assert model.calls == 4 + 5 * 2
+    assert rec["endpoint"] == 100.0  # every test right at the second shot
+    assert all(len(t["shots"]) == 2 and not t["shots"][0]["passed"] for t in rec["tests"])
+    events = [json.loads(x) for x in (tmp_path / "log.jsonl").read_text().splitlines()]
+    turns = [e for e in events if e["type"] == "box_turn"]
+    assert [e["counted"] for e in turns] == [False, True, True, True]
+    assert "rejected" in turns[0]["feedback"]
+    # with one shot the same answers score zero
+    model1 = ScriptedModel(_policy, name="scripted")
+    res1 = run([box], [("model", model1)], tmp_path / "one", turns=3, shots=1)
+    assert res1.records[0]["endpoint"] == 0.0 and model1.calls == 4 + 5
+
+
+def test_a_game_box_scores_against_the_exact_optimum(boxes, tmp_path):
+    gsi = boxes[-1]  # tit for two tats; tests of 6 and 10 rounds
+    always_c = ScriptedModel(lambda r: Reply(content="```\n" + " ".join(["C"] * 10) + "\n```"
+                                             if "10-round" in r.messages[-1]["content"] else
+                                             "```\n" + " ".join(["C"] * 6) + "\n```"), name="nice")
+    rec = run([gsi], [("model", always_c)], tmp_path, turns=2, shots=1).records[0]
+    # all C scores 3 a round; the optimum alternates D, C and defects at the end
+    want = [100 * 18 / gsi.tests[0].optimum.value, 100 * 30 / gsi.tests[1].optimum.value]
+    assert rec["endpoint"] == pytest.approx(sum(want) / 2, abs=1e-4)
+
+
+def test_lost_answers_are_not_wrong_and_resume_fills_them_in(boxes, tmp_path):
+    box = boxes[0]
+    calls = {"n": 0}
+
+    def flaky(request):
+        calls["n"] += 1
+        if request.purpose == "test:t3":
+            raise TransientError("503 from a flaky provider")
+        return _policy(request)
+
+    res = run([box], [("model", ScriptedModel(flaky, name="m"))], tmp_path, turns=3, shots=2)
+    v = res.summary["validity"]
+    assert not v["valid"] and v["lost_answers"] == 1
+    t3 = next(t for t in res.records[0]["tests"] if t["test"] == "t3")
+    assert t3["lost"] and t3["score"] is None
+    assert res.records[0]["endpoint"] == 100.0  # the four other tests; t3 is not scored wrong
+    good = ScriptedModel(_policy, name="m")
+    res2 = run([box], [("model", good)], tmp_path, turns=3, shots=2, resume=True)
+    assert res2.summary["validity"]["valid"] and res2.records[0]["endpoint"] == 100.0
+    assert good.calls == 2  # only t3's two shots were asked again
+    lines = (tmp_path / "trajectories.jsonl").read_text().splitlines()
+    assert len(lines) == 1
+
+
+def test_nearest_input_distance():
+    assert distance([1, 2, 3], [1, 2, 4]) < distance([1, 2, 3], [9, 9, 9])
+    assert distance("hello", "hellp") < distance("hello", "zzzzz")
+    assert distance(5.0, 5.1) < distance(5.0, 9.0)
