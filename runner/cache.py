@@ -19,19 +19,52 @@ from pathlib import Path
 from .models import Model, Reply, Request
 
 
-def request_key(model: Model, request: Request) -> str:
+def _canonical(obj) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      default=str).encode("utf-8")
+
+
+class MessageDigests:
+    """Chained digests of conversation prefixes: d_0 = b"", d_i = sha256(d_{i-1} + msg_i).
+
+    A conversation's history is append-only, so the digest of its first n
+    messages is memoised per (conversation, n): a milestone's 200 forks, or the
+    next exploration request, hash only the messages they add."""
+
+    def __init__(self):
+        self.memo: dict[tuple[str, int], bytes] = {}
+        self.known: dict[str, int] = {}
+
+    def digest(self, messages, conv: str | None = None, prefix: int = 0) -> str:
+        d, start = b"", 0
+        if conv is not None and prefix:
+            start = min(prefix, self.known.get(conv, 0))
+            if start:
+                d = self.memo[(conv, start)]
+        for i in range(start, len(messages)):
+            d = hashlib.sha256(d + _canonical(messages[i])).digest()
+            if conv is not None and i < prefix:
+                self.memo[(conv, i + 1)] = d
+                if i + 1 > self.known.get(conv, 0):
+                    self.known[conv] = i + 1
+        return d.hex()
+
+
+def request_key(model: Model, request: Request, digests: MessageDigests | None = None) -> str:
+    meta = request.meta or {}
+    if digests is None:
+        digests = MessageDigests()
     payload = {
         "model": model.model_id,
         "api_base": model.api_base or "",
-        "messages": request.messages,
+        "messages": digests.digest(request.messages, meta.get("conv"), int(meta.get("prefix", 0))),
         "tools": request.tools or None,
         "tool_choice": request.tool_choice,
         "settings": {**getattr(model, "settings", {}), **request.settings},
         "answer_index": request.answer_index,
         "sample": request.sample,
     }
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(_canonical(payload)).hexdigest()
 
 
 class ResponseCache:

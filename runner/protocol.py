@@ -561,41 +561,44 @@ class Trajectory:
             except LostError as e:
                 return e
 
-        jobs = [ask(req(rules_prompt(world, t), "rules"))]
-        keys = []
-        for task in world.tasks:
-            for k in range(self.answers):
-                jobs.append(ask(req(task_prompt(task, t), f"task:{task.id}", k)))
-                keys.append((task, k))
-        replies = await asyncio.gather(*jobs)
+        grader = self.rt.grader(world)
 
-        ms_tokens = sum(r.usage.total for r in replies if isinstance(r, Reply))
-        rules_reply = replies[0]
-        rules_lost = not isinstance(rules_reply, Reply)
-        report = grade_rule_report(world, None if rules_lost else rules_reply.content)
-        self.rt.emit({"type": "rule_report", "id": f"rules:{self.conv}:m{t}", "conv": self.conv,
-                      "t": t, "lost": rules_lost, **report})
-        correct_rules = set(report["correct"])
+        async def rules():
+            reply = await ask(req(rules_prompt(world, t), "rules"))
+            lost = not isinstance(reply, Reply)
+            report = await grader.rule_report(None if lost else reply.content)
+            self.rt.emit({"type": "rule_report", "id": f"rules:{self.conv}:m{t}", "conv": self.conv,
+                          "t": t, "lost": lost, **report})
+            return report, lost, 0 if lost else reply.usage.total
 
-        verdicts: dict[str, list[int | None]] = {task.id: [None] * self.answers for task in world.tasks}
-        for (task, k), reply in zip(keys, replies[1:]):
+        async def answer(task, k: int):
+            reply = await ask(req(task_prompt(task, t), f"task:{task.id}", k))
             base = {"type": "verdict", "id": f"verdict:{self.conv}:m{t}:{task.id}:a{k}",
                     "conv": self.conv, "t": t, "task": task.id, "answer_index": k}
             if not isinstance(reply, Reply):
                 self.rt.emit({**base, "type": "lost", "id": None, "error": str(reply)})
-                continue
-            answer = extract_answer(reply.content)
+                return None, 0
+            text = extract_answer(reply.content)
             try:
-                v = world.verify(task, answer)
+                v = await grader.verify(task, text)
             except Exception as e:  # noqa: BLE001 — a grader crash is a bug, never a wrong answer
                 self.rt.emit({**base, "type": "grader_error", "id": None,
                               "error": f"{type(e).__name__}: {e}"})
-                continue
-            verdicts[task.id][k] = 1 if v.passed else 0
-            self.rt.emit({**base, "passed": bool(v.passed), "detail": v.detail, "answer": answer})
+                return None, reply.usage.total
+            self.rt.emit({**base, "passed": bool(v.passed), "detail": v.detail, "answer": text})
+            return (1 if v.passed else 0), reply.usage.total
+
+        keys = [(task, k) for task in world.tasks for k in range(self.answers)]
+        results = await asyncio.gather(rules(), *(answer(task, k) for task, k in keys))
+        report, rules_lost, ms_tokens = results[0]
+        correct_rules = set(report["correct"])
+        verdicts: dict[str, list[int | None]] = {task.id: [None] * self.answers for task in world.tasks}
+        for (task, k), (y, tokens) in zip(keys, results[1:]):
+            verdicts[task.id][k] = y
+            ms_tokens += tokens
 
         scores = metrics.milestone_accuracy(verdicts, self.answers)
-        covered = [tk.id for tk in world.tasks if set(world.requires(tk)) <= correct_rules]
+        covered = [tk.id for tk in world.tasks if await grader.requires(tk) <= correct_rules]
         cov = metrics.milestone_accuracy({k: verdicts[k] for k in covered}, self.answers)
         unc_ids = [tk.id for tk in world.tasks if tk.id not in set(covered)]
         unc = metrics.milestone_accuracy({k: verdicts[k] for k in unc_ids}, self.answers)

@@ -14,7 +14,7 @@ import heapq
 import itertools
 import time
 
-from .cache import ResponseCache, request_key
+from .cache import MessageDigests, ResponseCache, request_key
 from .log import RunLog
 from .models import (FatalError, LostError, Model, Reply, Request, RetryPolicy, TransientError,
                      call_with_retries)
@@ -94,6 +94,48 @@ class PriorityLimiter:
             fut.set_result(None)
 
 
+class Grader:
+    """World.verify, World.requires and rule-report grading for one run.
+
+    All are deterministic, so results are memoised (the three answers of a
+    task are often the same text; `requires` is the same at every milestone).
+    Grading is CPU work on the event loop: calls are serialised and each is
+    followed by a yield, so a burst of milestone answers never holds up the
+    exploration chain for longer than one verification."""
+
+    def __init__(self, world):
+        self.world = world
+        self._verdicts: dict[tuple[str, str], object] = {}
+        self._requires: dict[str, frozenset] = {}
+        self._lock: asyncio.Lock | None = None
+
+    async def _run(self, fn, *args):
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            result = fn(*args)
+        await asyncio.sleep(0)
+        return result
+
+    async def verify(self, task, answer: str):
+        key = (task.id, answer)
+        v = self._verdicts.get(key)
+        if v is None:
+            v = self._verdicts[key] = await self._run(self.world.verify, task, answer)
+        return v
+
+    async def requires(self, task) -> frozenset:
+        r = self._requires.get(task.id)
+        if r is None:
+            r = self._requires[task.id] = frozenset(await self._run(self.world.requires, task))
+        return r
+
+    async def rule_report(self, text: str | None) -> dict:
+        from .protocol import grade_rule_report  # noqa: PLC0415
+
+        return await self._run(grade_rule_report, self.world, text)
+
+
 class CallStats:
     def __init__(self):
         self.live = 0
@@ -115,6 +157,14 @@ class Runtime:
         self.limiters: dict[str, PriorityLimiter] = {}
         self.stats = CallStats()
         self.fatal: str | None = None  # once set, no new request is sent
+        self._graders: dict[int, Grader] = {}
+        self.digests = MessageDigests()
+
+    def grader(self, world) -> Grader:
+        g = self._graders.get(id(world))
+        if g is None:
+            g = self._graders[id(world)] = Grader(world)
+        return g
 
     def emit(self, event: dict) -> bool:
         return self.log.emit(event)
@@ -126,7 +176,7 @@ class Runtime:
         return lim
 
     async def call(self, model: Model, request: Request) -> Reply:
-        key = request_key(model, request)
+        key = request_key(model, request, self.digests)
         meta = request.meta
         fields = {
             "key": key, "system": model.name, "conv": meta.get("conv"),

@@ -375,3 +375,21 @@ def test_limiter_keeps_a_slot_for_each_exploring_trajectory():
             await t
 
     asyncio.run(main())
+
+
+def test_replay_agent_reproduces_a_recorded_run(tmp_path):
+    from worldspec.runner.models import FatalError, ReplayAgent
+
+    w = FakeWorld()
+    first = tmp_path / "first"
+    a = run(w, [recording()], first, conditions=("autonomous", "without-tool"))
+    replay = ReplayAgent(str(first))
+    assert replay.name == "replay(explorer)"
+    b = run(w, [replay], tmp_path / "second", conditions=("autonomous", "without-tool"))
+    strip = lambda ts: sorted((json.dumps({**t, "system": ""}, sort_keys=True) for t in ts))  # noqa: E731
+    assert strip(a.trajectories) == strip(b.trajectories)
+    # probes are executed live, not copied
+    key = lambda e: (e["condition"], e["trajectory"], e["t"], e["turn"], e["program"], e["feedback"])  # noqa: E731
+    assert sorted(map(key, events(first, "tool"))) == sorted(map(key, events(tmp_path / "second", "tool")))
+    with pytest.raises(FatalError, match="no recorded reply"):
+        run(w, [ReplayAgent(str(first))], tmp_path / "third", trajectories=3)
