@@ -49,6 +49,7 @@ class RunConfig:
 
     def identity(self, models: Sequence[Model]) -> dict:
         return {
+            "protocol": "explorationbench",
             "systems": [m.name for m in models],
             "model_ids": [m.model_id for m in models],
             "conditions": list(self.conditions),

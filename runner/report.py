@@ -52,6 +52,10 @@ def load_run(directory: str | Path) -> dict:
             sessions[ev.get("session", 0)] = ev.get("status")
             if ev.get("error"):
                 errors.append(ev["error"])
+    protocol = (header or {}).get("config", {}).get("protocol", "explorationbench")
+    if protocol != "explorationbench":
+        raise ValueError(f"{d} holds a {protocol} run, not an ExplorationBench (milestone) run; "
+                         "its report is written by its own protocol")
     return {"dir": str(d), "header": header or {}, "trajectories": list(trajs.values()),
             "retries": retries, "lost_events": lost, "sessions": sessions, "errors": errors}
 
@@ -194,6 +198,17 @@ def markdown(results: Sequence[dict], stamp: dict | None = None, images: Iterabl
             reg = f", {r['regressions']} regression(s)" if r["regressions"] else ""
             lines.append(f"- {r['system']} / {r['condition']} (r*={r['best_trajectory']} of "
                          f"{r['n']}): {curve} (σ {sig}{reg})")
+        cov_lines = []
+        for r in rs:
+            cov, unc = r.get("covered") or {}, r.get("uncovered") or {}
+            if r["condition"] == "autonomous" and (cov.get("n") or unc.get("n")):
+                cov_lines.append(
+                    f"- {r['system']}: {cov.get('n', 0)} tasks covered (accuracy "
+                    f"{_fmt(cov.get('accuracy'))}), {unc.get('n', 0)} not covered (accuracy "
+                    f"{_fmt(unc.get('accuracy'))})")
+        if cov_lines:
+            lines += ["", f"Tasks split by the M{last_t} rule report of the best trajectory: a task "
+                      "is covered when every rule it requires is stated correctly.", ""] + cov_lines
         for img in images:
             if _slug(world) in img:
                 lines += ["", f"![milestone curves for {world}]({img})"]

@@ -165,19 +165,20 @@ def test_auth_failure_fails_fast_with_a_readable_message(fake, tmp_path, monkeyp
 
 def test_cli_model_run_with_settings_and_cache(fake, tmp_path, monkeypatch):
     monkeypatch.setattr(cli, "load_world", lambda path, seed=None: FakeWorld())
-    args = ["w", "--model", "openai/fake", "--api-base", fake.base_url, "--trajectories", "3",
+    args = ["w", "--model", "openai/fake-settings", "--api-base", fake.base_url, "--trajectories", "3",
             "--temperature", "0.25", "--max-tokens", "300", "--model-arg", "seed=11",
             "--cache", str(tmp_path / "cache"), "--retry-delay", "0.001"]
     r = CliRunner().invoke(cli.run, args + ["--out", str(tmp_path / "a")], catch_exceptions=False)
     assert r.exit_code == 0, r.output
-    n = len(fake.requests)
+    mine = lambda: [b for b in fake.requests if b["model"] == "fake-settings"]  # noqa: E731
+    n = len(mine())
     assert n > 0
     assert all(b["temperature"] == 0.25 and b["max_tokens"] == 300 and b["seed"] == 11
-               for b in fake.requests)
+               for b in mine())
     # a re-run with the same cache costs nothing and gives the same trajectories
     r = CliRunner().invoke(cli.run, args + ["--out", str(tmp_path / "b")], catch_exceptions=False)
     assert r.exit_code == 0, r.output
-    assert len(fake.requests) == n
+    assert len(mine()) == n
     assert (tmp_path / "a" / "trajectories.jsonl").read_text() == \
         (tmp_path / "b" / "trajectories.jsonl").read_text()
 
