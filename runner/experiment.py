@@ -288,7 +288,9 @@ def plan(world, systems: Sequence[str], config: RunConfig) -> dict:
     """The trajectories a run would start and an upper bound on its model calls."""
     b = world.budget
     answers = config.answers or b.answers
-    per_milestone = 1 + len(world.tasks) * answers
+    from .protocol import reportable_rules  # noqa: PLC0415
+
+    per_milestone = (1 if reportable_rules(world) else 0) + len(world.tasks) * answers
     n = b.rounds
     rows = []
     slots = []

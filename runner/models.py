@@ -417,7 +417,8 @@ class OracleAgent(_BuiltinAgent):
     name = model_id = "oracle"
 
     def _rules(self) -> str:
-        lines = [rule_line(r) for r in self.world.rules if not r.herring and r.equation]
+        lines = [rule_line(r) for r in self.world.rules
+                 if not getattr(r, "herring", False) and r.equation]
         return fenced("\n".join(lines) if lines else "UNKNOWN")
 
     def _answer(self, task_id: str) -> str:
@@ -435,9 +436,12 @@ class ManualAgent(_BuiltinAgent):
 
 
 def rule_line(rule) -> str:
-    """`op PLUCK(xs, i) = (get xs (- i 1))` — the report line stating a rule."""
-    params = ", ".join(rule.params)
-    return f"{rule.target}({params}) = {rule.equation}"
+    """The report line stating a rule: `op PLUCK(xs, i) = (get xs (- i 1))` for an
+    operator or hook, `r11: A, B |- A & B` for a proof rule."""
+    kind, _, name = rule.target.partition(" ")
+    if kind in ("op", "hook"):
+        return f"{rule.target}({', '.join(rule.params)}) = {rule.equation}"
+    return f"{name or rule.id}: {rule.equation}"
 
 
 class ScriptedModel(Model):

@@ -157,12 +157,15 @@ def extract_answer(text: str | None) -> str:
 
 
 _REPORT_LINE = re.compile(
-    r"^\s*(?:[-*]\s*)?`?(?:(?P<kind>op|hook)\s+)?(?P<name>[A-Za-z_][\w]*)\s*"
+    r"^\s*(?:[-*]\s*)?`?(?:(?P<kind>op|hook|rule)\s+)?(?P<name>[A-Za-z_][\w]*)\s*"
     r"(?:\((?P<params>[^()]*)\))?\s*(?:=|:)\s*(?P<eq>.+?)`?\s*$")
 
 
-def parse_rule_report(text: str | None) -> list[tuple[str, str]]:
-    """[(target, equation)] from a rule report; target is `op NAME` or `hook NAME`."""
+def parse_rule_report(text: str | None) -> list[tuple[str, str, str]]:
+    """[(kind, name, equation)] from a rule report.
+
+    Lines read `op NAME(params) = EQ`, `hook NAME(params) = EQ`, `NAME(params) = EQ`,
+    `rule ID: EQ` or `ID: EQ`; kind is "" when the line does not say it."""
     body = extract_answer(text)
     out = []
     for line in body.splitlines():
@@ -174,32 +177,43 @@ def parse_rule_report(text: str | None) -> list[tuple[str, str]]:
         eq = m.group("eq").strip()
         if not eq or eq.upper() == "UNKNOWN":
             continue
-        kind = m.group("kind")
-        name = m.group("name")
-        if kind is None:
-            kind = "hook" if any(h.startswith(name + "(") for h in KERNEL_HOOKS) else "op"
-        out.append((f"{kind} {name}", eq))
+        out.append((m.group("kind") or "", m.group("name"), eq))
     return out
 
 
-def _norm_target(target: str) -> str:
+def _split_target(target: str) -> tuple[str, str]:
     kind, _, name = target.strip().partition(" ")
-    return f"{kind.lower()} {name.strip().lower()}"
+    return kind.lower(), name.strip().lower()
+
+
+def reportable_rules(world) -> list:
+    """The perturbed rules a rule report is graded on: those with an equation."""
+    return [r for r in world.rules if not getattr(r, "herring", False) and r.equation]
 
 
 def grade_rule_report(world, text: str | None) -> dict:
-    stated = parse_rule_report(text)
-    by_target: dict[str, str] = {}
-    for target, eq in stated:
-        by_target[_norm_target(target)] = eq  # the last statement of a target counts
+    """Each reportable rule is correct when the last line naming its target states an
+    equation that World.grade_equation accepts. A line without a kind (`PLUCK(xs, i) =
+    ...`, `r11: ...`) names the rule whose target has that name."""
+    rules = reportable_rules(world)
+    by_key = {_split_target(r.target): r for r in rules}
+    by_name: dict[str, list] = {}
+    for r in rules:
+        by_name.setdefault(_split_target(r.target)[1], []).append(r)
+    stated: dict[str, str] = {}
+    extraneous = []
+    for kind, name, eq in parse_rule_report(text):
+        key = (kind.lower(), name.lower())
+        if kind and key in by_key:
+            stated[by_key[key].id] = eq
+        elif not kind and name.lower() in by_name:
+            for r in by_name[name.lower()]:
+                stated[r.id] = eq
+        else:
+            extraneous.append(f"{kind} {name}".strip())
     correct, errors = [], []
-    known = set()
-    for rule in world.rules:
-        if getattr(rule, "herring", False):
-            continue
-        nt = _norm_target(rule.target)
-        known.add(nt)
-        eq = by_target.get(nt)
+    for rule in rules:
+        eq = stated.get(rule.id)
         if eq is None:
             continue
         try:
@@ -209,8 +223,8 @@ def grade_rule_report(world, text: str | None) -> dict:
             errors.append(f"{rule.id}: {type(e).__name__}: {e}")
         if ok:
             correct.append(rule.id)
-    return {"stated": len(by_target), "correct": correct,
-            "extraneous": sorted(t for t in by_target if t not in known), "errors": errors}
+    return {"stated": len(stated) + len(extraneous), "correct": correct,
+            "extraneous": sorted(set(extraneous)), "errors": errors}
 
 
 # ----------------------------------------------------------------------------
@@ -563,7 +577,11 @@ class Trajectory:
 
         grader = self.rt.grader(world)
 
+        reportable = reportable_rules(world)
+
         async def rules():
+            if not reportable:  # a world without rule equations (AlienLogic) asks for no report
+                return {"stated": 0, "correct": [], "extraneous": [], "errors": []}, False, 0
             reply = await ask(req(rules_prompt(world, t), "rules"))
             lost = not isinstance(reply, Reply)
             report = await grader.rule_report(None if lost else reply.content)
@@ -598,16 +616,19 @@ class Trajectory:
             ms_tokens += tokens
 
         scores = metrics.milestone_accuracy(verdicts, self.answers)
-        covered = [tk.id for tk in world.tasks if await grader.requires(tk) <= correct_rules]
+        if reportable:
+            covered = [tk.id for tk in world.tasks if await grader.requires(tk) <= correct_rules]
+        else:
+            covered = []
         cov = metrics.milestone_accuracy({k: verdicts[k] for k in covered}, self.answers)
-        unc_ids = [tk.id for tk in world.tasks if tk.id not in set(covered)]
+        unc_ids = [tk.id for tk in world.tasks if tk.id not in set(covered)] if reportable else []
         unc = metrics.milestone_accuracy({k: verdicts[k] for k in unc_ids}, self.answers)
         rec = {
             "t": t,
             **scores,
             "calls": c.calls, "probe_units": c.units, "tokens": c.tokens_in + c.tokens_out,
-            "rules_correct": len(correct_rules),
-            "rules_total": sum(1 for r in world.rules if not getattr(r, "herring", False)),
+            "rules_correct": len(correct_rules) if reportable else None,
+            "rules_total": len(reportable),
             "rules_stated_correctly": sorted(correct_rules),
             "rules_lost": rules_lost,
             "tokens_in": c.tokens_in, "tokens_out": c.tokens_out,

@@ -169,7 +169,8 @@ def markdown(results: Sequence[dict], stamp: dict | None = None, images: Iterabl
                 row += ["—"] * 4
             else:
                 bud = a["budget"] or {}
-                row += [f"{a['rules_correct']}/{a['rules_total']}", _fmt(bud.get("C")),
+                rules = "—" if a["rules_correct"] is None else f"{a['rules_correct']}/{a['rules_total']}"
+                row += [rules, _fmt(bud.get("C")),
                         _fmt(bud.get("P")), _fmt(bud.get("T"))]
             lines.append("| " + " | ".join(row) + " |")
         conds = [c for c in ("autonomous", "hindsight", "fixed", "without-tool", "direct",

@@ -60,16 +60,30 @@ def test_answer_is_the_last_fenced_block_or_the_whole_reply(reply, answer):
 
 
 @pytest.mark.parametrize("text,expected", [
-    ("```\nop DOUBLE(x) = (* 3 x)\n```", [("op DOUBLE", "(* 3 x)")]),
-    ("- `hook int_literal(n) = (^ n 27)`", [("hook int_literal", "(^ n 27)")]),
+    ("```\nop DOUBLE(x) = (* 3 x)\n```", [("op", "DOUBLE", "(* 3 x)")]),
+    ("- `hook int_literal(n) = (^ n 27)`", [("hook", "int_literal", "(^ n 27)")]),
     ("int_literal(n) = (^ n 27)\nPLUCK(xs, i): (get xs (- i 1))",
-     [("hook int_literal", "(^ n 27)"), ("op PLUCK", "(get xs (- i 1))")]),
+     [("", "int_literal", "(^ n 27)"), ("", "PLUCK", "(get xs (- i 1))")]),
     ("UNKNOWN", []),
     ("op DOUBLE(x) = UNKNOWN\nsome prose without equations", []),
-    ("op LESS(a, b) = (<= a b)", [("op LESS", "(<= a b)")]),
+    ("op LESS(a, b) = (<= a b)", [("op", "LESS", "(<= a b)")]),
+    ("r11: A, B |- A & B\nrule r17: A & B |- B ; distinct", [("", "r11", "A, B |- A & B"),
+                                                          ("rule", "r17", "A & B |- B ; distinct")]),
 ])
 def test_rule_report_lines(text, expected):
     assert parse_rule_report(text) == expected
+
+
+def test_a_world_without_rule_equations_asks_for_no_report(tmp_path):
+    import attrs as _attrs
+
+    w = FakeWorld()
+    w.rules = tuple(_attrs.evolve(r, equation="") for r in w.rules)
+    model = recording()
+    res = run(w, [model], tmp_path, trajectories=1)
+    assert not [r for r in model.seen if r.purpose == "rules"]
+    assert all(m["rules_correct"] is None for m in res.trajectories[0]["milestones"])
+    assert "| explorer |" in (tmp_path / "report.md").read_text()
 
 
 def test_rule_report_grading_counts_each_rule_once_and_ignores_herrings():
@@ -77,7 +91,8 @@ def test_rule_report_grading_counts_each_rule_once_and_ignores_herrings():
     g = grade_rule_report(w, "```\nop DOUBLE(x) = (* 2 x)\nop double(x) = (* 3 x)\n"
                              "op SHATTER(a, b) = (* a b)\nop TRIPLE(x) = (* 3 x)\n```")
     assert g["correct"] == ["R1"]  # the last statement of a target counts, case-insensitively
-    assert g["extraneous"] == ["op shatter"]
+    assert g["extraneous"] == ["op SHATTER"]
+    assert grade_rule_report(w, "DOUBLE(x) = (* 3 x)\nTRIPLE: (+ (* 3 x) 1)")["correct"] == ["R1", "R7"]
 
 
 # ----------------------------------------------------------------------------
@@ -338,9 +353,10 @@ def test_oracle_scores_100_and_manual_scores_recall_only(path, tmp_path):
     res = run(w, [OracleAgent(w), ManualAgent(w)], tmp_path, trajectories=1, answers=1)
     by = {t["system"]: t for t in res.trajectories}
     assert [m["accuracy"] for m in by["oracle"]["milestones"]] == [100.0] * (b.rounds + 1)
-    assert by["oracle"]["milestones"][-1]["rules_correct"] == len([r for r in w.rules if not r.herring])
+    stated = [r for r in w.rules if not r.herring and r.equation]
+    assert by["oracle"]["milestones"][-1]["rules_correct"] == (len(stated) if stated else None)
     assert all(m["accuracy"] == pytest.approx(recall, abs=1e-6) for m in by["manual"]["milestones"])
-    assert by["manual"]["milestones"][-1]["rules_correct"] == 0
+    assert by["manual"]["milestones"][-1]["rules_correct"] == (0 if stated else None)
     assert res.summary["validity"]["valid"]
 
 
