@@ -193,6 +193,6 @@ def report(dirs, out, no_plots):
         out = dirs[0]
     try:
         _, md = rep.write_report(list(dirs), out, plots=not no_plots)
-    except FileNotFoundError as e:
+    except (FileNotFoundError, ValueError) as e:
         raise click.ClickException(str(e)) from None
     click.echo(md, nl=False)
