@@ -236,16 +236,29 @@ async def _run_all(world, models, config: RunConfig, rt: Runtime, answers: int, 
         volume = volume_from(path / "log.jsonl", system, n_rounds)
     autonomous_done: dict[str, asyncio.Event] = {m.name: asyncio.Event() for m in models}
     jobs = []
+    scripts: dict[str, ProbeScript] = {}
+    if "hindsight" in config.conditions and config.hindsight_from:
+        # a named run is read before anything starts, so a wrong directory costs no calls
+        path, system = _split_spec(config.hindsight_from)
+        for m in models:
+            scripts[m.name] = hindsight_script(path / "log.jsonl", system or m.name, n_rounds)
 
     async def one(model: Model, condition: str, r: int) -> dict:
         script = vol = None
         if condition == "hindsight":
-            if config.hindsight_from:
-                path, system = _split_spec(config.hindsight_from)
-                script = hindsight_script(path / "log.jsonl", system or model.name, n_rounds)
+            if model.name in scripts:
+                script = scripts[model.name]
             else:
                 await autonomous_done[model.name].wait()
-                script = hindsight_script(out / "log.jsonl", model.name, n_rounds)
+                try:
+                    script = hindsight_script(out / "log.jsonl", model.name, n_rounds)
+                except FatalError as e:  # every autonomous trajectory of this system was lost
+                    rec = {"world": world.name, "system": model.name, "condition": condition,
+                           "trajectory": r, "milestones": [], "status": "error", "valid": False,
+                           "endpoint": None, "error": str(e)}
+                    rt.emit({"type": "trajectory", "id": None, "conv": f"{model.name}|{condition}|{r}",
+                             "record": rec})
+                    return rec
         elif condition == "fixed":
             vol = volume or default_volume(world)
             script = fixed_script(world, vol, config.fixed_seed)

@@ -134,3 +134,10 @@ def test_worldspec_run_demo_needs_no_keys_and_never_imports_litellm(tmp_path):
     assert s["validity"]["valid"]
     oracle = next(g for g in s["results"] if g["system"] == "oracle")
     assert [m["accuracy"] for m in oracle["curve"]] == [100.0] * len(oracle["curve"])
+
+
+def test_report_refuses_a_run_of_another_protocol(tmp_path):
+    (tmp_path / "log.jsonl").write_text(json.dumps(
+        {"type": "header", "id": "header", "config": {"protocol": "turn@shot"}}) + "\n")
+    r = CliRunner().invoke(cli.report, [str(tmp_path)])
+    assert r.exit_code == 1 and "turn@shot" in r.output and "Traceback" not in r.output

@@ -409,3 +409,22 @@ def test_replay_agent_reproduces_a_recorded_run(tmp_path):
     assert sorted(map(key, events(first, "tool"))) == sorted(map(key, events(tmp_path / "second", "tool")))
     with pytest.raises(FatalError, match="no recorded reply"):
         run(w, [ReplayAgent(str(first))], tmp_path / "third", trajectories=3)
+
+
+def test_hindsight_without_a_finished_autonomous_trajectory_is_recorded_not_fatal(tmp_path):
+    from worldspec.runner.models import RetryPolicy, TransientError
+
+    w = FakeWorld()
+
+    def down(req):
+        if req.meta.get("condition") == "autonomous" and req.purpose == "explore":
+            raise TransientError("HTTP 503")
+        return policy_reply(req)
+
+    res = run(w, [ScriptedModel(down, name="x")], tmp_path, conditions=("autonomous", "hindsight"),
+              trajectories=1, retry=RetryPolicy(max_attempts=2, base_delay=0.001))
+    by = {t["condition"]: t for t in res.trajectories}
+    assert by["autonomous"]["status"] == "lost"
+    assert by["hindsight"]["status"] == "error" and "no finished autonomous" in by["hindsight"]["error"]
+    v = res.summary["validity"]
+    assert not v["valid"] and not v["complete"]
