@@ -239,8 +239,8 @@ class BoxSession:
                       "record": rec})
         if self.rt.progress is not None:
             self.rt.progress.update(self.conv, system=self.model.name, condition=self.condition,
-                                    trajectory=w.name, milestone=used, accuracy=acc, done=True,
-                                    status=rec["status"])
+                                    trajectory=w.name, calls=used, tokens=self.tokens, accuracy=acc,
+                                    done=True, status=rec["status"])
         return rec
 
 
@@ -559,7 +559,7 @@ def collect(world_path: str, seed: int | None):
         odd = [w.name for w in worlds if not is_box(w)]
         if odd:
             raise FatalError(f"a folder run takes black boxes only; {len(odd)} world(s) are not: "
-                             f"{', '.join(odd[:3])}")
+                             f"{', '.join(odd[:3])}{', ...' if len(odd) > 3 else ''}")
         return "boxes", worlds
     path = resolve_world_path(world_path)
     if not os.path.exists(path):

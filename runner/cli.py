@@ -88,16 +88,25 @@ def default_cache_dir() -> Path:
               help="First backoff delay in seconds (doubles per retry, with jitter).")
 @click.option("--dry-run", is_flag=True, help="Print the plan and the number of model calls; run nothing.")
 @click.option("--quiet", is_flag=True, help="No progress display.")
+@click.option("--turns", type=int, help="Black boxes: exploration turns (turn@shot; default: each box's budget).")
+@click.option("--shots", type=int, help="Black boxes: attempts per test sample (default: each box's budget).")
+@click.option("--preset", type=click.Choice(["10@1", "20@2"]), help="Black boxes: the Oracle paper's turn@shot.")
 def run(world_path, models, agents, api_base, conditions, trajectories, control_trajectories,
         answers, seed, out, resume, cache_dir, no_cache, max_connections, temperature, max_tokens,
         reasoning_effort, model_args, hindsight_from, volume_from, fixed_seed, timeout,
-        max_retries, retry_delay, dry_run, quiet):
+        max_retries, retry_delay, dry_run, quiet, turns, shots, preset):
     """Run the ExplorationBench protocol on WORLD (a .world file or a bundled world's name).
 
     With neither --model nor --agent, runs the built-in agents oracle and
     manual (no network, no keys). Writes DIR/log.jsonl, trajectories.jsonl,
-    summary.json, report.md and PNG curves.
+    summary.json, report.md and PNG curves. A folder of black boxes, a box or a
+    game world runs its own protocol instead (turn@shot, pool play; see
+    docs/oracle-worlds.md).
     """
+    from .blackbox import run_command  # noqa: PLC0415 - black boxes and games have their own protocols
+
+    if run_command(world_path, click.get_current_context().params):
+        return
     from .experiment import RunConfig, plan, run_experiment  # noqa: PLC0415
     from .progress import Progress  # noqa: PLC0415
 
