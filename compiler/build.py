@@ -38,8 +38,8 @@ def draw_params(spec: ast.Spec, seed: int) -> dict:
         try:
             args = [mc.constant(a) for a in p.args]
             default = mc.constant(p.default) if p.default is not None else None
-        except EvalError as e:
-            raise SpecError(p.span, f"param {p.name} cannot be evaluated: {e.message}",
+        except (EvalError, *HOST_LIMITS) as e:
+            raise SpecError(p.span, f"param {p.name} cannot be evaluated: {_why(e)}",
                             "Params may use literals, builtins and earlier params.") from None
         if p.kind == "const":
             values[p.name] = args[0]
@@ -68,6 +68,17 @@ def draw_params(spec: ast.Spec, seed: int) -> dict:
 def _same(a, b) -> bool:
     from worldspec.values import same
     return same(a, b)
+
+
+# Python's own limits, reached only by runaway constants; reported like ours.
+HOST_LIMITS = (RecursionError, OverflowError, MemoryError)
+
+
+def _why(e: Exception) -> str:
+    if isinstance(e, EvalError):
+        return e.message
+    return {RecursionError: "it recurses too deeply", OverflowError: "a value is too large",
+            MemoryError: "a value is too large"}.get(type(e), "it cannot be evaluated")
 
 
 def interpolate(text: str, params: dict) -> str:
@@ -164,13 +175,14 @@ def _task_prompt(world_surface, t: ast.TaskDecl, params: dict, decl_inputs) -> s
 def compile_spec(spec: ast.Spec, seed: int | None = None) -> World:
     """Compile a parsed spec into its true World (the given seed, or the declared one)."""
     if spec.kind not in KINDS:
-        raise SpecError(spec.span, f"unknown world kind {spec.kind!r}", "Kinds are: " + ", ".join(KINDS) + ".")
+        raise SpecError(spec.kind_span, f"unknown world kind {spec.kind!r}",
+                        (did_you_mean(spec.kind, KINDS) + " Kinds are: " + ", ".join(KINDS) + ".").strip())
     if spec.kind != "program":
         import importlib
         try:
             module = importlib.import_module(f"worldspec.compiler.kind_{spec.kind}")
         except ModuleNotFoundError:
-            raise SpecError(spec.span, f"world kind {spec.kind!r} is not supported by this version",
+            raise SpecError(spec.kind_span, f"world kind {spec.kind!r} is not supported by this version",
                             "Supported kinds: program" + "".join(
                                 f", {k}" for k in KINDS[1:] if _has_kind(k)) + ".") from None
         return module.compile_spec(spec, seed)
@@ -182,7 +194,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> World:
         if d.name in mc.defs or d.name in params:
             raise SpecError(d.span, f"{d.name} is defined twice", "Give each def a unique name.")
         mc.add_def(d)
-    surface = build_surface(spec.syntax, spec.span)
+    surface = build_surface(spec.syntax, spec.syntax[0].span if spec.syntax else spec.span)
     _check_definitions(spec)
     for d in spec.base:
         if d.kind == "op" and d.name in surface.keywords:
@@ -261,9 +273,10 @@ def _herring_target(spec, name):
 
 def _budget(spec: ast.Spec) -> Budget:
     values = {}
+    spans = dict(spec.budget_spans)
     for key, v in spec.budget:
         if key not in BUDGET_KEYS:
-            raise SpecError(spec.span, f"unknown budget entry {key!r}", did_you_mean(key, BUDGET_KEYS).strip()
+            raise SpecError(spans.get(key, spec.span), f"unknown budget entry {key!r}", did_you_mean(key, BUDGET_KEYS).strip()
                             or "Entries: " + ", ".join(sorted(BUDGET_KEYS)) + ".")
         values[key] = v
     costs = dict(Budget().unit_costs)
@@ -275,7 +288,10 @@ def _budget(spec: ast.Spec) -> Budget:
 
 
 def _program_error(span: ast.Span, what: str, e: kernel.ProgramError) -> SpecError:
+    from worldspec.diagnostics import source_line
     line = span.line + max(e.line - 1, 0) if span.line else span.line
+    if span.line and source_line(span.file, span.line).rstrip().endswith('"""'):
+        line += 1  # a triple-quoted block starts on the next line
     return SpecError(ast.Span(span.file, line, span.col), f"{what}: {e.message}",
                      "Programs in a spec are written in the world's own syntax block.")
 
@@ -285,7 +301,7 @@ def _example(world: World, e: ast.ExampleDecl, params: dict) -> Example:
     try:
         world.compile_program(program)
     except kernel.ProgramError as err:
-        raise _program_error(e.span, f"example {e.id} does not parse", err) from None
+        raise _program_error(e.program_span, f"example {e.id} does not parse", err) from None
     outcome = world.execute(program)
     out = "\n".join(list(outcome.lines) + ([outcome.error] if outcome.error else []))
     band = dict(e.labels).get("band", "")
@@ -333,15 +349,16 @@ def _tasks(world: World, spec: ast.Spec, mc: MetaCompiler, params: dict) -> dict
                                 "Give one value per declared input, in order.")
             try:
                 values = tuple(mc.constant(v) for v in case)
-            except EvalError as err:
-                raise SpecError(span, f"task {t.id}: a case value fails: {err.message}", "") from None
+            except (EvalError, *HOST_LIMITS) as err:
+                raise SpecError(span, f"task {t.id}: a case value fails: {_why(err)}",
+                                "Case values must be small, finite values.") from None
             try:
                 unit = mc.unit(f"{t.id}.expect", names, t.expect)
                 from worldspec.values import Ctx
                 want = unit(Ctx(), list(values))
-            except EvalError as err:
+            except (EvalError, *HOST_LIMITS) as err:
                 raise SpecError(t.field_span("expect"), f"task {t.id}: expect fails on case {n + 1}: "
-                                f"{err.message}", "The intended result must be defined for every case.") from None
+                                f"{_why(err)}", "The intended result must be defined for every case.") from None
             cases.append(values)
             expected.append(want)
         for field in ("solution", "naive"):

@@ -40,7 +40,8 @@ class ProgramError(Exception):
         where = f"line {self.line}: " if self.line else ""
         out = f"{self.label}: {where}{self.message}"
         if self.source_line:
-            out += f"\n  {self.source_line.strip()}"
+            shown = self.source_line.strip()
+            out += f"\n  {shown[:100]}{'...' if len(shown) > 100 else ''}"
         return out
 
 
@@ -89,8 +90,9 @@ def parse_program(surface, text: str) -> Tree:
         raise ProgramError("program contains a NUL character")
     if _nesting(text) > MAX_NESTING:
         raise ProgramError(f"program nests too deeply (more than {MAX_NESTING} levels)")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     try:
-        return surface.parser.parse(text.replace("\r\n", "\n").rstrip() + "\n")
+        return surface.parser.parse(text.rstrip() + "\n")
     except UnexpectedInput as e:
         raise _friendly(surface, text, e) from None
     except LarkError as e:  # indentation errors from the Indenter, etc.
@@ -156,11 +158,14 @@ def defined_functions(tree: Tree) -> set[str]:
 class ProgramCompiler:
     """Tree -> closures over `Run`, with the semantics table bound at compile time."""
 
-    def __init__(self, sem, source: str, known_functions=()):
+    def __init__(self, sem, source: str, known_functions=(), words=None):
         self.sem = sem
+        self.words = dict(words or {})  # the world's spelling, for messages
         self.source = source
         self.known = set(known_functions)
         self.crafted: set[str] = set()
+        self.loops = 0  # loops enclosing the statement being compiled (within its function)
+        self.in_function = False
 
     def error(self, node, message: str) -> ProgramError:
         meta = node.meta if isinstance(node, Tree) else node
@@ -274,9 +279,16 @@ class ProgramCompiler:
             return None
         return if_
 
+    def loop_body(self, suite):
+        self.loops += 1
+        try:
+            return self.block(suite.children)
+        finally:
+            self.loops -= 1
+
     def _for_(self, node):
         name, seq = str(node.children[0]), self.expr(node.children[1])
-        body = self.block(node.children[-1].children)
+        body = self.loop_body(node.children[-1])
         iterate = self.sem.hooks.get("iterate")
         assign = self.sem.hooks.get("assign")
 
@@ -293,24 +305,33 @@ class ProgramCompiler:
 
     def _while_(self, node):
         test = self._cond(node.children[0])
-        body = self.block(node.children[-1].children)
+        body = self.loop_body(node.children[-1])
 
         def while_(run):
             return _loop(run, _while_holds(run, test), body)
         return while_
 
+    def _placed(self, node, key: str, inside: bool, where: str):
+        if not inside:
+            raise self.error(node, f"{self.sem_word(key)} is only allowed inside {where}")
+
+    def sem_word(self, key: str) -> str:
+        template = self.words.get(key, key)
+        return next((w for w in template.split() if "{" not in w), template)
+
     def _break_(self, node):
+        self._placed(node, "break", self.loops > 0, "a loop")
         return lambda run: BREAK
 
     def _continue_(self, node):
+        self._placed(node, "continue", self.loops > 0, "a loop")
         return lambda run: CONTINUE
 
     def _return_(self, node):
+        self._placed(node, "return", self.in_function, "a function body")
         e = self.expr(node.children[0])
 
         def return_(run):
-            if not run.in_function:
-                raise EvalError("return outside a function")
             run.retval = e(run)
             return RETURN
         return return_
@@ -322,7 +343,12 @@ class ProgramCompiler:
             raise self.error(node, f"function {name} repeats a parameter name")
         if name in self.sem.ops:
             raise self.error(node, f"{name} is a built-in operator and cannot be redefined")
-        fn = UserFunction(name, params, self.block(node.children[-1].children))
+        saved = (self.loops, self.in_function)
+        self.loops, self.in_function = 0, True
+        try:
+            fn = UserFunction(name, params, self.block(node.children[-1].children))
+        finally:
+            self.loops, self.in_function = saved
 
         def fndef(run):
             run.functions[name] = fn

@@ -16,6 +16,24 @@ from worldspec import ast
 INDENT = "    "
 
 
+def _one_argument(text: str) -> bool:
+    """Whether an argument list holds a single expression (no top-level comma)."""
+    depth, in_str, prev = 0, False, ""
+    for ch in text:
+        if in_str:
+            in_str = not (ch == '"' and prev != "\\")
+        elif ch == '"':
+            in_str = True
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return False
+        prev = ch
+    return bool(text.strip())
+
+
 class Chooser:
     """Random choices from a seeded RNG."""
 
@@ -124,8 +142,8 @@ class ProbeGenerator:
         elif context == "function" and s.has("function") and s.has("return"):
             outs = [b for b in body if b.startswith(self.out + "(")]
             rest = [b for b in body if not b.startswith(self.out + "(")]
-            if len(outs) == 1 and body[-1] == outs[0]:
-                inner = outs[0][len(self.out) + 1:-1]
+            inner = outs[0][len(self.out) + 1:-1] if len(outs) == 1 else ""
+            if len(outs) == 1 and body[-1] == outs[0] and _one_argument(inner):
                 lines = [s.render("function", name="g0", params="")] + [INDENT + b for b in rest]
                 lines += [INDENT + s.render("return", expr=inner), f"{self.out}(g0())"]
             else:

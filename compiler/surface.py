@@ -91,10 +91,27 @@ def _template(key: str, text: str, span) -> tuple[list[str], set[str]]:
         want = ", ".join("{" + p + "}" for p in sorted(PLACEHOLDERS[key])) or "no placeholders"
         raise SpecError(span, f"the {key} template {text!r} must contain {want}",
                         f"For example: {DEFAULTS[key]!r}.")
-    if not words:
+    if not words and not any(p.startswith('"') for p in parts):
         raise SpecError(span, f"the {key} template {text!r} has no keyword",
-                        "A statement form must start with or contain a word of its own.")
+                        "A statement form needs a word or a symbol of its own, as in \"{name} = {expr}\".")
     return parts, words
+
+
+def _check_distinct(words: dict, spans: dict, span) -> None:
+    """Two statement forms may not open with the same word (the grammar could not tell them apart)."""
+    first: dict[str, str] = {}
+    for key, text in words.items():
+        if key == "index" or not text or text == "off":
+            continue
+        m = _TOKEN.search(text)
+        head = m.group() if m else text
+        if head.startswith("{"):
+            continue
+        if head in first and not {key, first[head]} <= {"if", "elif"}:
+            raise SpecError(spans.get(key, spans.get(first[head], span)),
+                            f"{key} and {first[head]} both start with {head!r}",
+                            "Give each statement form a keyword of its own.")
+        first[head] = key
 
 
 def build_surface(entries, span) -> Surface:
@@ -109,6 +126,7 @@ def build_surface(entries, span) -> Surface:
                             + ", ".join(DEFAULTS) + ".")
         words[e.key] = e.value
         spans[e.key] = e.span
+    _check_distinct(words, spans, span)
     keywords: set[str] = set()
     seq: dict[str, str] = {}
     for key in PLACEHOLDERS:

@@ -128,7 +128,8 @@ class World:
         if hit is None:
             try:
                 tree = self.parse(text)
-                hit = (tree, kernel.ProgramCompiler(self.sem, text, known_functions).program(tree))
+                hit = (tree, kernel.ProgramCompiler(self.sem, text, known_functions,
+                                                   self.surface.words).program(tree))
             except kernel.ProgramError as e:
                 hit = e
             if len(cache) >= PROGRAM_CACHE_SIZE:
@@ -211,30 +212,29 @@ class World:
         try:
             tree, code = self.compile_program(text)
         except kernel.ProgramError as e:
-            return self._capped(e.render(), 0, "parse_error")
+            return self._capped("", 0, "parse_error", e.render())
         units = kernel.charge(tree, self.budget.cost)
         cap = self.budget.units_per_call
         if units > cap:
             return Feedback(f"rejected: this program costs {units} probe units; the limit is {cap} per "
                             f"call. Nothing was run.", 0, "rejected")
         outcome = self.execute(text)
-        body = list(outcome.lines)
-        if outcome.error:
-            body.append(outcome.error)
-        text_out = "\n".join(body) if body else "(no output)"
-        return self._capped(text_out, units, outcome.status)
+        if not outcome.lines and not outcome.error:
+            return Feedback("(no output)", units, outcome.status)
+        return self._capped("\n".join(outcome.lines), units, outcome.status, outcome.error)
 
-    def _capped(self, text: str, units: int, status: str) -> Feedback:
+    def _capped(self, text: str, units: int, status: str, last: str = "") -> Feedback:
+        """Cap feedback to the budget's lines and characters; an error line always survives."""
         lines_cap, chars_cap = self.budget.feedback_lines, self.budget.feedback_chars
-        lines = text.split("\n")
-        if len(lines) <= lines_cap and len(text) <= chars_cap:
-            return Feedback(text, units, status)
-        notice = "[feedback truncated]"
-        kept = lines[: lines_cap - 1]
-        out = "\n".join(kept)
-        if len(out) + len(notice) + 1 > chars_cap:
-            out = out[: chars_cap - len(notice) - 1]
-        return Feedback(out + "\n" + notice, units, status, truncated=True)
+        full = text + ("\n" + last if last and text else last)
+        if full.count("\n") < lines_cap and len(full) <= chars_cap:
+            return Feedback(full, units, status)
+        tail = ["[feedback truncated]"] + ([last[:chars_cap // 2]] if last else [])
+        room_lines = max(lines_cap - len(tail), 0)
+        room_chars = max(chars_cap - sum(len(t) + 1 for t in tail), 0)
+        kept = "\n".join(text.split("\n")[:room_lines])[:room_chars]
+        out = "\n".join(([kept] if kept else []) + tail)
+        return Feedback(out, units, status, truncated=True)
 
     # ------------------------------------------------------------ grading
 

@@ -48,9 +48,6 @@ def test_each_command_help_teaches_with_an_example(command):
     assert f"worldspec {command}" in r.output.split("Example", 1)[1]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: `worldspec play --help` has no example (issue: '--help on each teaches with an example'); "
-    "the other commands have an 'Example:' section"))
 def test_play_help_teaches_with_an_example():
     r = cli("play", "--help")
     assert "Example" in r.output and "worldspec play demo" in r.output

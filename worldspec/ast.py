@@ -219,6 +219,7 @@ class ExampleDecl:
     program: str
     span: Span = attrs.field(eq=False)
     fields: tuple[Field, ...] = ()
+    program_span: Span = attrs.field(eq=False, default=NOSPAN)
 
 
 @attrs.frozen
@@ -272,3 +273,5 @@ class Spec:
     unit_costs: tuple[tuple[str, int], ...]
     span: Span = attrs.field(eq=False)
     generic: tuple[GenericItem, ...] = ()  # kind-specific items and blocks
+    budget_spans: tuple[tuple[str, Span], ...] = attrs.field(eq=False, default=())
+    kind_span: Span = attrs.field(eq=False, default=NOSPAN)

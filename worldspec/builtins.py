@@ -79,7 +79,8 @@ def mul(ctx, a, b):
     if type(a) in (str, list) and type(b) is int:
         a, b = b, a
     if type(a) is int and type(b) in (str, list):
-        check_len(range(max(a, 0) * len(b)))
+        if max(a, 0) * len(b) > MAX_LEN:
+            raise LimitError(f"value too large (more than {MAX_LEN} elements)")
         ctx.charge(max(a, 0) * len(b) // 16)
         return b * a
     return _mul_num(ctx, a, b)
@@ -113,7 +114,7 @@ def power(ctx, a, b):
             raise EvalError("negative exponent")
         if abs(a) > 1 and b * (abs(a).bit_length() - 1) > MAX_INT_BITS:
             raise LimitError(f"integer too large (more than {MAX_INT_BITS} bits)")
-        return a ** b
+        return check_int(a ** b)  # the estimate above is a lower bound
     try:
         r = float(a) ** float(b)
     except (OverflowError, ZeroDivisionError):
@@ -235,9 +236,10 @@ def range_(ctx, *a):
     _need(all(_is_int(x) for x in a), "range: bounds must be integers")
     if len(a) == 3 and a[2] == 0:
         raise EvalError("range: step must not be zero")
-    r = range(*a)
-    if len(r) > MAX_LEN:
+    start, stop, step = (0, a[0], 1) if len(a) == 1 else (a[0], a[1], a[2] if len(a) == 3 else 1)
+    if max(0, (stop - start + step - (1 if step > 0 else -1)) // step) > MAX_LEN:
         raise LimitError(f"value too large (more than {MAX_LEN} elements)")
+    r = range(start, stop, step)
     ctx.charge(len(r) // 16)
     return list(r)
 
@@ -381,7 +383,8 @@ def has(ctx, m, k):
 
 def put(ctx, m, k, v):
     _need(type(m) is dict, "put: expected a map")
-    _need(type(k) in (int, str, bool) or k is None, "put: keys must be ints, strings or bools")
+    # bools are kept out: Python would merge the keys true and 1
+    _need(type(k) in (int, str), "put: keys must be integers or strings")
     out = dict(m)
     out[k] = v
     return check_len(out)
@@ -416,7 +419,9 @@ def split(ctx, s, sep):
 def join(ctx, xs, sep):
     _need(type(xs) is list and all(type(x) is str for x in xs) and type(sep) is str,
           "join: expected a list of strings and a string")
-    return check_len("".join([]) if not xs else sep.join(xs))
+    if sum(map(len, xs)) + len(sep) * max(len(xs) - 1, 0) > MAX_LEN:
+        raise LimitError(f"value too large (more than {MAX_LEN} elements)")
+    return sep.join(xs)
 
 
 def replace(ctx, s, old, new):
@@ -443,12 +448,17 @@ def chr_(ctx, n):
     return chr(n)
 
 
+def _words(ctx):
+    return getattr(ctx, "words", None) or ("true", "false", "none")
+
+
 def str_(ctx, v):
-    return _show(v)
+    return _show(v, *_words(ctx))
 
 
 def show(ctx, v):
-    return _show(v)
+    """The world's own rendering (its words for true, false and none)."""
+    return _show(v, *_words(ctx))
 
 
 def int_(ctx, v):
@@ -457,7 +467,7 @@ def int_(ctx, v):
     if type(v) is float:
         if v != v or v in (math.inf, -math.inf):
             raise EvalError("int: not a finite number")
-        return int(v)
+        return check_int(int(v))
     if type(v) is bool:
         return int(v)
     if type(v) is str:
@@ -485,7 +495,8 @@ def _math1(name, fn, domain=lambda x: True):
         _need(_is_num(x), f"{name}: expected a number, got {type_name(x)}")
         _need(domain(x), f"{name}: argument out of range")
         try:
-            return fn(x)
+            r = fn(x)
+            return check_int(r) if type(r) is int else r
         except (OverflowError, ValueError):
             raise EvalError(f"{name}: result out of range") from None
     return f
@@ -502,7 +513,9 @@ cos = _math1("cos", math.cos)
 
 def round_(ctx, x, digits=0):
     _need(_is_num(x) and _is_int(digits), "round: expected a number and an integer")
-    return round(x) if digits == 0 else round(x, digits)
+    _need(-400 <= digits <= 400, "round: digits out of range")
+    r = round(x) if digits == 0 else round(x, digits)
+    return check_int(r) if type(r) is int else r
 
 
 def error(ctx, message):

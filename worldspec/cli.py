@@ -260,6 +260,12 @@ def play(world, seed):
     \b
     Type a program to run it (a line ending in ':' opens a block; finish it
     with an empty line). Commands start with ':' - type :help.
+
+    \b
+    Example:
+      worldspec play demo
+      [0/48]> EMIT(PLUCK(STRAND(10, 20, 30), 1))
+      [1/48]> :answer T1
     """
     from worldspec.play import Session
     Session(load(world, seed)).loop()

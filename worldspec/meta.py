@@ -16,7 +16,9 @@ import attrs
 from worldspec import ast
 from worldspec.builtins import BUILTINS, FORBIDDEN, INFIX, neg as _neg
 from worldspec.diagnostics import SpecError, did_you_mean
-from worldspec.values import MAX_INT_BITS, EvalError, Function
+from worldspec.values import MAX_INT_BITS, EvalError, Function, LimitError
+
+MAX_META_DEPTH = 200
 
 CTX_VARS = ("in_function", "in_loop", "loop_depth", "call_depth")
 _CTX_READERS = {
@@ -145,8 +147,8 @@ class MetaCompiler:
             out = {}
             for k, v in pairs:
                 key = k(f)
-                if not (type(key) in (int, str, bool) or key is None):
-                    raise EvalError("map keys must be ints, strings or bools")
+                if type(key) not in (int, str):  # true would merge with 1
+                    raise EvalError("map keys must be integers or strings")
                 out[key] = v(f)
             return out
         return build
@@ -283,6 +285,15 @@ class MetaCompiler:
                 extra = inner.size - len(frame)
                 if extra > 0:
                     frame.extend([None] * extra)
-                return body(frame)
+                # a lambda applied to itself recurses: bound its depth
+                ctx = f[1]
+                ctx.meta_depth += 1
+                try:
+                    if ctx.meta_depth > MAX_META_DEPTH:
+                        raise LimitError(f"rule recursion limit reached (more than {MAX_META_DEPTH} "
+                                         f"nested calls)")
+                    return body(frame)
+                finally:
+                    ctx.meta_depth -= 1
             return Function("lambda", n, call)
         return make

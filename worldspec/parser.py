@@ -162,7 +162,7 @@ class _ToAst(Transformer):
         return ("world", (c[0], int(c[1])), self.sp(meta))
 
     def header_kind(self, meta, c):
-        return ("kind", str(c[0]), self.sp(meta))
+        return ("kind", str(c[0]), _span(self.file, c[0]))
 
     def header_seed(self, meta, c):
         return ("seed", int(c[0]), self.sp(meta))
@@ -237,7 +237,7 @@ class _ToAst(Transformer):
         return ("generic", item, self.sp(meta))
 
     def example_program(self, meta, c):
-        return ("program", c[0])
+        return ("program", c[0], self.sp(meta))
 
     def herring(self, meta, c):
         return ("herring", ast.HerringDecl(str(c[0]), str(c[1]), c[2], _span(self.file, c[0])),
@@ -256,12 +256,13 @@ class _ToAst(Transformer):
         return (str(c[0]), str(c[1]))
 
     def example(self, meta, c):
-        labels = tuple(x for x in c[1:] if isinstance(x, tuple) and len(x) == 2 and x[0] != "program")
+        labels = tuple(x for x in c[1:] if isinstance(x, tuple) and len(x) == 2)
         prompt = next(x for x in c[1:] if isinstance(x, str))
-        program = next((x[1] for x in c[1:] if isinstance(x, tuple) and x[0] == "program"), "")
+        program = next((x for x in c[1:] if isinstance(x, tuple) and len(x) == 3 and x[0] == "program"),
+                       ("program", "", None))
         extra = tuple(x for x in c[1:] if isinstance(x, ast.Field))
-        return ("example", ast.ExampleDecl(str(c[0]), labels, prompt, program, _span(self.file, c[0]), extra),
-                self.sp(meta))
+        return ("example", ast.ExampleDecl(str(c[0]), labels, prompt, program[1], _span(self.file, c[0]), extra,
+                                           program[2] or _span(self.file, c[0])), self.sp(meta))
 
     def task(self, meta, c):
         tid = str(c[0])
@@ -310,10 +311,10 @@ class _ToAst(Transformer):
         return ("case", tuple(c), self.sp(meta))
 
     def budget_value(self, meta, c):
-        return ("value", str(c[0]), int(c[1]))
+        return ("value", str(c[0]), int(c[1]), _span(self.file, c[0]))
 
     def budget_cost(self, meta, c):
-        return ("cost", str(c[0]), int(c[1]))
+        return ("cost", str(c[0]), int(c[1]), _span(self.file, c[0]))
 
     def budget(self, meta, c):
         return ("budget", tuple(c), self.sp(meta))
@@ -334,7 +335,7 @@ def _syntax_error(file: str, text: str, err: UnexpectedInput) -> SpecError:
         hint = "Close every '{', '(' and '[' and finish the last line."
     elif isinstance(err, UnexpectedToken):
         tok = err.token
-        got = "the end of the file" if tok.type == "$END" else repr(str(tok))
+        got = "end of file" if tok.type == "$END" else repr(str(tok))
         expected = sorted({_TERMINAL_WORDS.get(e, repr(e.strip('"').lower()) if e.isupper() else e)
                            for e in err.expected})
         msg = f"unexpected {got}"
@@ -406,10 +407,11 @@ def parse_spec(text: str, file: str = "<spec>") -> ast.Spec:
         raise SpecError(ast.Span(file, 1, 1), "the file does not start with a world header",
                         'Begin with a line like: world "My World" version 1')
     (name, version), wspan = head["world"]
-    budget, costs = [], []
+    budget, costs, budget_spans = [], [], []
     for entries in groups["budget"]:
-        for kind, key, value in entries:
+        for kind, key, value, span in entries:
             (costs if kind == "cost" else budget).append((key, value))
+            budget_spans.append((key, span))
     return ast.Spec(
         file=file, name=name, version=version,
         kind=head.get("kind", ("program", None))[0], seed=head.get("seed", (0, None))[0],
@@ -420,7 +422,8 @@ def parse_spec(text: str, file: str = "<spec>") -> ast.Spec:
         rules=tuple(groups["rule"]), herrings=tuple(groups["herring"]),
         manual="\n\n".join(groups["manual"]), examples=tuple(groups["example"]),
         tasks=tuple(groups["task"]), budget=tuple(budget), unit_costs=tuple(costs), span=wspan,
-        generic=tuple(groups["generic"]))
+        generic=tuple(groups["generic"]), budget_spans=tuple(budget_spans),
+        kind_span=head.get("kind", (None, wspan))[1] or wspan)
 
 
 def load_spec(path: str) -> ast.Spec:

@@ -51,7 +51,7 @@ class Function:
 class Ctx:
     """Evaluation context: scope flags read by rule bodies, and the step budget."""
 
-    __slots__ = ("in_function", "in_loop", "loop_depth", "call_depth", "steps", "max_steps")
+    __slots__ = ("in_function", "in_loop", "loop_depth", "call_depth", "steps", "max_steps", "meta_depth")
 
     def __init__(self, max_steps: int = MAX_STEPS):
         self.in_function = False
@@ -60,6 +60,7 @@ class Ctx:
         self.call_depth = 0
         self.steps = 0
         self.max_steps = max_steps
+        self.meta_depth = 0
 
     def charge(self, n: int) -> None:
         self.steps += n
@@ -78,6 +79,8 @@ def type_name(v) -> str:
 
 def same(a, b) -> bool:
     """Equality that keeps bools and ints apart (True is not 1)."""
+    if a is b:  # also keeps shared sub-structures from being walked twice
+        return True
     ta, tb = type(a), type(b)
     if ta is list and tb is list:
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
@@ -113,31 +116,57 @@ def truthy(v) -> bool:
 
 
 def show(v, true: str = "true", false: str = "false", none: str = "none") -> str:
-    """The standard rendering of a value: lists as [1, 2], strings bare at top level."""
-    if v is True:
-        return true
-    if v is False:
-        return false
-    if v is None:
-        return none
-    t = type(v)
-    if t is str:
-        return v
-    if t is int:
-        return str(v)
-    if t is float:
-        return repr(round(v, 10)) if v == v else "nan"
-    if t is list:
-        return "[" + ", ".join(_show_inner(x, true, false, none) for x in v) + "]"
-    if t is dict:
-        return "{" + ", ".join(f"{_show_inner(k, true, false, none)}: {_show_inner(x, true, false, none)}"
-                               for k, x in v.items()) + "}"
-    if isinstance(v, Function):
-        return f"<function {v.name}>"
-    return str(v)
+    """The standard rendering of a value: lists as [1, 2], strings bare at top level.
 
-
-def _show_inner(v, true, false, none) -> str:
+    Rendering stops with a LimitError past MAX_LEN characters: a list built
+    from shared halves can have exponentially many leaves.
+    """
     if type(v) is str:
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return show(v, true, false, none)
+        return v
+    if type(v) is int:
+        return str(v)
+    out: list[str] = []
+    _render(v, out, [0], (true, false, none), top=True)
+    return "".join(out)
+
+
+def _render(v, out: list, size: list, words, top: bool = False) -> None:
+    t = type(v)
+    if v is True:
+        piece = words[0]
+    elif v is False:
+        piece = words[1]
+    elif v is None:
+        piece = words[2]
+    elif t is int:
+        piece = str(v)
+    elif t is str:
+        piece = v if top else '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    elif t is float:
+        piece = repr(round(v, 10)) if v == v else "nan"
+    elif t is list or t is dict:
+        out.append("[" if t is list else "{")
+        size[0] += 1
+        items = v if t is list else list(v.items())
+        for i, x in enumerate(items):
+            if i:
+                out.append(", ")
+                size[0] += 2
+            if t is dict:
+                _render(x[0], out, size, words)
+                out.append(": ")
+                _render(x[1], out, size, words)
+            else:
+                _render(x, out, size, words)
+            if size[0] > MAX_LEN:
+                raise LimitError(f"value too large to print (more than {MAX_LEN} characters)")
+        out.append("]" if t is list else "}")
+        return
+    elif isinstance(v, Function):
+        piece = f"<function {v.name}>"
+    else:
+        piece = str(v)
+    size[0] += len(piece)
+    if size[0] > MAX_LEN:
+        raise LimitError(f"value too large to print (more than {MAX_LEN} characters)")
+    out.append(piece)

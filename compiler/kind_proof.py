@@ -1,0 +1,729 @@
+"""The `proof` world kind: a spec of inference rules -> a proof-checking World.
+
+A proof world declares its base (manual) rules as `infer` blocks with a schema
+and a manual entry, patches some of them with `rule` blocks (the discovery
+targets), names red herrings among the rest, and gives tasks as sequents
+(`premises`, `goal`) with a reference proof, or designates a goal `unprovable`
+under a named `bounds` block, which the certifier then checks by exhaustive
+bounded search. See docs/proof-worlds.md.
+
+The World offers the same surface as a program World: probe = check one proof,
+verify = check an answer to a task (or accept the declared decline form on an
+unprovable goal), requires = knockout, certify = the report of
+compiler/certify.py plus the certifier's bounds for each unprovable goal.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+import attrs
+
+from worldspec import ast
+from worldspec.compiler.build import BUDGET_KEYS, draw_params, interpolate
+from worldspec.compiler.model import Budget, CaseResult, Example, Feedback, Rule, Task, Verdict
+from worldspec.compiler.proof import checker, formula as F, generate, proofs, search
+from worldspec.compiler.proof.formula import FormulaError
+from worldspec.compiler.proof.manual import render_manual, sequent
+from worldspec.compiler.proof.schema import Schema, parse_schema
+from worldspec.compiler.world import ToolSpec
+from worldspec.diagnostics import SpecError, did_you_mean, source_line
+from worldspec.meta import MetaCompiler
+from worldspec.values import EvalError
+
+SECTIONS = ("infer", "bounds", "decline")
+SYNTAX_KEYS = {"not": "not", "and": "and", "or": "or", "implies": "imp", "imp": "imp", "iff": "iff",
+               "falsum": "bot", "bot": "bot", "forall": "all", "all": "all", "exists": "ex", "ex": "ex",
+               "turnstile": "turnstile", "premise": "premise", "assume": "assume"}
+TASK_FIELDS = ("prompt", "premises", "premise", "goal", "solution", "naive", "unprovable")
+BOUND_KEYS = ("size", "depth", "lines", "nodes", "constants")
+DEFAULT_DECLINE = "UNPROVABLE"
+
+
+@attrs.frozen
+class InferRule:
+    id: str
+    title: str
+    schema: Schema
+    doc: str
+
+
+@attrs.frozen
+class ProofTask:
+    task: Task
+    premises: tuple
+    goal: tuple
+    unprovable: bool
+    bounds: search.Bounds
+    bounds_name: str
+
+
+@attrs.frozen(eq=False)
+class ProofWorld:
+    name: str
+    version: int
+    kind: str
+    seed: int
+    default_seed: int
+    summary: str
+    params: tuple
+    manual: str
+    examples: tuple[Example, ...]
+    tasks: tuple[Task, ...]
+    rules: tuple[Rule, ...]
+    herrings: tuple[Rule, ...]
+    budget: Budget
+    notation: F.Notation = attrs.field(repr=False)
+    infer: dict = attrs.field(repr=False)  # id -> InferRule (base)
+    patches: dict = attrs.field(repr=False)  # id -> Schema (true)
+    applied: frozenset = frozenset()
+    task_data: dict = attrs.field(repr=False, factory=dict)
+    decline: str = DEFAULT_DECLINE
+    premise_word: str = "premise"
+    assume_word: str = "assume"
+    default_bounds: search.Bounds = search.Bounds()
+    source: str = ""
+    cache: dict = attrs.field(repr=False, factory=dict)  # shared by every variant
+
+    # ------------------------------------------------------------ variants
+
+    @property
+    def schemas(self) -> dict[str, Schema]:
+        """The rule table in force: base schemas with the applied patches."""
+        key = ("schemas", self.applied)
+        if key not in self.cache:
+            table = {rid: r.schema for rid, r in self.infer.items()}
+            for rid in self.applied:
+                table[rid] = self.patches[rid]
+            self.cache[key] = table
+        return self.cache[key]
+
+    @property
+    def is_true(self) -> bool:
+        return self.applied == frozenset(self.patches)
+
+    def variant(self, applied) -> "ProofWorld":
+        return attrs.evolve(self, applied=frozenset(applied))
+
+    def base_world(self) -> "ProofWorld":
+        return self.variant(())
+
+    def true_world(self) -> "ProofWorld":
+        return self.variant(self.patches)
+
+    def knockout(self, rule_id: str) -> "ProofWorld":
+        return self.variant(r for r in self.patches if r != rule_id)
+
+    def rule(self, rule_id: str) -> Rule:
+        for r in self.rules + self.herrings:
+            if r.id == rule_id:
+                return r
+        raise KeyError(rule_id)
+
+    # ------------------------------------------------------------ checking
+
+    def _read(self, text: str) -> proofs.Proof:
+        return proofs.read(text, self.notation, (self.premise_word,) + proofs.PREMISE_WORDS,
+                           (self.assume_word,) + proofs.ASSUME_WORDS)
+
+    def check(self, text: str) -> checker.Result:
+        """The checker's verdict on a proof under this world's rules (never raises)."""
+        try:
+            return checker.check(self._read(text), self.schemas, self.notation)
+        except RecursionError:
+            return checker.Result(False, False, message="the proof nests too deeply to check")
+
+    def verdict_text(self, result: checker.Result) -> str:
+        """The compact verdict an agent sees."""
+        if result.accepted:
+            return (f"accepted: {sequent(result.premises, result.conclusion, self.notation)} "
+                    f"({result.lines} line{'s' if result.lines != 1 else ''})")
+        if result.ok:
+            return f"not a finished proof: {result.message}"
+        if not result.line:
+            return f"rejected: {result.message}"
+        where = f"line {result.line}" + (f" ({result.rule})" if result.rule else "")
+        checked = f" Lines 1-{result.line - 1} check." if result.line > 2 else (
+            " Line 1 checks." if result.line == 2 else "")
+        return f"rejected at {where}: {result.message}.{checked}"
+
+    def charge(self, text: str) -> int:
+        """Probe units: one per proof (0 when the text has no numbered line)."""
+        if not isinstance(text, str):
+            return 0
+        return 1 if any(re.match(r"\s*\d", ln) for ln in text.splitlines()) else 0
+
+    def probe(self, text: str) -> Feedback:
+        """Check one proof as an agent would: one unit, capped verdict, never raising."""
+        if not isinstance(text, str):
+            return Feedback("rejected: the proof must be text", 0, "parse_error")
+        units = self.charge(text)
+        if not units:
+            return Feedback(f"rejected: no numbered proof lines; write one step per line, e.g. "
+                            f"`1. P {self.notation.word('imp')} Q    {self.premise_word}`. Nothing was "
+                            f"checked.", 0, "parse_error")
+        result = self.check(text)
+        return self._capped(self.verdict_text(result), units, "ok" if result.accepted else "error")
+
+    def _capped(self, text: str, units: int, status: str) -> Feedback:
+        lines_cap, chars_cap = self.budget.feedback_lines, self.budget.feedback_chars
+        lines = text.split("\n")
+        if len(lines) <= lines_cap and len(text) <= chars_cap:
+            return Feedback(text, units, status)
+        notice = "[feedback truncated]"
+        out = "\n".join(lines[: lines_cap - 1])
+        if len(out) + len(notice) + 1 > chars_cap:
+            out = out[: chars_cap - len(notice) - 1]
+        return Feedback(out + "\n" + notice, units, status, truncated=True)
+
+    # ------------------------------------------------------------ grading
+
+    def task(self, task) -> Task:
+        return self.task_data[task if isinstance(task, str) else task.id].task
+
+    def is_decline(self, answer: str) -> bool:
+        text = answer.strip().strip("`").strip()
+        text = re.sub(r"^[\"'*_]+|[\"'*_.!]+$", "", text).strip()
+        return text.upper() == self.decline.upper()
+
+    def unprovable(self, task) -> bool:
+        """Whether declining is the right answer here: the designation in the true world, the
+        certifier's verdict in any other rule system."""
+        data = self.task_data[task if isinstance(task, str) else task.id]
+        if self.is_true:
+            return data.unprovable
+        return self.search(data.task.id).certified_unprovable
+
+    def search(self, task) -> search.Outcome:
+        """The bounded search for a task's sequent under this world's rules (cached)."""
+        data = self.task_data[task if isinstance(task, str) else task.id]
+        key = ("search", self.applied, data.task.id)
+        if key not in self.cache:
+            self.cache[key] = search.search(self.schemas, data.premises, data.goal, data.bounds,
+                                            notation=self.notation)
+        return self.cache[key]
+
+    def verify(self, task, answer: str) -> Verdict:
+        """Exact grading: a proof that checks and proves the task's goal from its premises, or
+        (for a goal designated unprovable) the decline form."""
+        data = self.task_data[task if isinstance(task, str) else task.id]
+        t = data.task
+        want = sequent(data.premises, data.goal, self.notation)
+        if not isinstance(answer, str) or not answer.strip():
+            return Verdict(t.id, False, "no answer")
+        if self.is_decline(answer):
+            if self.unprovable(t.id):
+                return self._verdict(t.id, True, "declined correctly: the goal has no proof", want, answer)
+            return self._verdict(t.id, False, "declined, but the goal can be proved", want, answer)
+        result = self.check(answer)
+        if self.is_true and data.unprovable:
+            note = " (this proof checks; please report it)" if result.accepted else ""
+            return self._verdict(t.id, False, f"the goal is designated unprovable; only {self.decline} "
+                                 f"earns credit{note}", want, answer)
+        if not result.accepted:
+            return self._verdict(t.id, False, self.verdict_text(result), want, answer)
+        extra = [p for p in result.premises if p not in data.premises]
+        if extra:
+            return self._verdict(t.id, False, f"the proof uses the premise {F.show(extra[0], self.notation)}, "
+                                 f"which the task does not give", want, answer)
+        if result.conclusion != data.goal:
+            return self._verdict(t.id, False, f"the proof ends with {F.show(result.conclusion, self.notation)}, "
+                                 f"not the goal {F.show(data.goal, self.notation)}", want, answer)
+        return self._verdict(t.id, True, "the proof checks and proves the goal", want, answer)
+
+    @staticmethod
+    def _verdict(tid, ok, detail, want, answer) -> Verdict:
+        return Verdict(tid, ok, detail, (CaseResult((), want, answer.strip(), ok),))
+
+    def requires(self, task) -> frozenset[str]:
+        """Patched rules without which the reference proof no longer checks (or, for an
+        unprovable goal, without which the goal becomes provable within its bounds)."""
+        tid = task if isinstance(task, str) else task.id
+        key = ("requires", tid)
+        if key not in self.cache:
+            true = self.true_world()
+            data = self.task_data[tid]
+            needed = set()
+            for rid in sorted(self.patches):
+                knocked = true.knockout(rid)
+                if data.unprovable:
+                    outcome = knocked.search(tid)
+                    if outcome.found and knocked.verify(tid, outcome.proof).passed:
+                        needed.add(rid)
+                elif not knocked.verify(tid, data.task.solution).passed:
+                    needed.add(rid)
+            self.cache[key] = frozenset(needed)
+        return self.cache[key]
+
+    # ------------------------------------------------------------ rules and tools
+
+    @property
+    def open_book(self) -> str:
+        lines = [f"The complete list of ways {self.name} differs from its manual:"]
+        for r in self.rules:
+            lines.append(f"- {r.id} ({r.title}): {r.statement} Schema: `{r.equation}`")
+        return "\n".join(lines)
+
+    @property
+    def report_instructions(self) -> str:
+        return (f"Write one line per rule you believe differs from the manual: the rule id, a colon, and "
+                f"its true schema in the manual's schema notation, for example `r1: A "
+                f"{self.notation.word('and')} B {self.notation.word('turnstile')} B ; distinct`. If you "
+                f"cannot tell any rule, write UNKNOWN.")
+
+    @property
+    def tool(self) -> ToolSpec:
+        b = self.budget
+        return ToolSpec(
+            "check_proof",
+            f"Check one {self.name} proof with the real proof checker. Each call checks one proof (one "
+            f"probe unit). The verdict says `accepted` with the sequent proved, or names the first line "
+            f"that fails, the rule it cites and why. Feedback is capped at {b.feedback_lines} lines and "
+            f"{b.feedback_chars} characters.",
+            "proof",
+            f"The complete proof, one numbered line per step: `N. FORMULA JUSTIFICATION`, where the "
+            f"justification is `{self.premise_word}`, `{self.assume_word}`, or a rule id followed by the "
+            f"cited lines and subproof ranges (`r7 1, 3-5`); subproof lines start with bars `|`.")
+
+    def grade_equation(self, rule_id: str, text: str) -> bool:
+        """Whether a stated schema is exactly the rule's true schema (up to renaming of
+        metavariables and, for unordered rules, the order of premises)."""
+        try:
+            truth = self.schemas.get(rule_id) if self.is_true else self.true_world().schemas.get(rule_id)
+            if truth is None or not isinstance(text, str):
+                return False
+            stated = text.strip().strip("`").strip()
+            stated = re.sub(r"^(rule\s+)?" + re.escape(rule_id) + r"\s*(\(\s*\))?\s*[:=]\s*", "", stated)
+            return parse_schema(stated, self.notation).canonical() == truth.canonical()
+        except (FormulaError, RecursionError, ValueError, KeyError):
+            return False
+
+    @property
+    def reit_rule(self) -> str | None:
+        """A rule that restates a line (A |- A), the same in every variant, if the world has one."""
+        return self._helper("A |- A")
+
+    @property
+    def inst_rule(self) -> str | None:
+        return self._helper("forall x A |- A[t/x]")
+
+    def _helper(self, canonical: str) -> str | None:
+        for rid, r in self.infer.items():
+            if rid not in self.patches and r.schema.canonical() == canonical:
+                return rid
+        return None
+
+    def probe_generator(self, seed: int = 0) -> Iterator[str]:
+        """Seeded one-rule proofs built from the manual's schemas (fixed-probe exploration)."""
+        base = {rid: r.schema for rid, r in self.infer.items()}
+        return generate.probe_stream(base, seed, self.reit_rule, self.notation, self.premise_word,
+                                     self.assume_word, self.inst_rule)
+
+    def certify(self, progress=None) -> dict:
+        from worldspec.compiler.proof.certify import certify
+        return certify(self, progress)
+
+
+# ================================================================ compiling the spec
+
+
+def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProofWorld:
+    """Compile a `kind proof` spec into its true ProofWorld (at `seed`, or the declared one)."""
+    return _Compiler(spec, spec.seed if seed is None else seed).world()
+
+
+class _Compiler:
+    def __init__(self, spec: ast.Spec, seed: int):
+        self.spec = spec
+        self.seed = seed
+        self.params = draw_params(spec, seed)
+        self.mc = MetaCompiler(self.params)
+
+    def text(self, s: str) -> str:
+        return interpolate(s, self.params)
+
+    # ---------------------------------------------------------- reading fields
+
+    def value(self, field: ast.Field, what: str):
+        if len(field.args) != 1:
+            raise SpecError(field.span, f"{field.key} takes one value, here {len(field.args)}", what)
+        return self._eval(field.args[0], what)
+
+    def _eval(self, e: ast.Expr, what: str):
+        if isinstance(e, ast.Var) and e.name not in self.params:
+            return e.name
+        try:
+            return self.mc.constant(e)
+        except EvalError as err:
+            raise SpecError(e.span, f"cannot evaluate this value: {err.message}", what) from None
+
+    def string(self, field: ast.Field, what: str) -> tuple[str, ast.Span]:
+        v = self.value(field, what)
+        if not isinstance(v, str):
+            raise SpecError(field.args[0].span, f"{field.key} needs a string, not {v!r}", what)
+        return self.text(v), field.args[0].span
+
+    def strings(self, field: ast.Field, what: str) -> list[tuple[str, ast.Span]]:
+        out = []
+        for e in field.args:
+            v = self._eval(e, what)
+            if not isinstance(v, str):
+                raise SpecError(e.span, f"{field.key} needs strings, not {v!r}", what)
+            out.append((self.text(v), e.span))
+        return out
+
+    def int_field(self, field: ast.Field, what: str) -> int:
+        v = self.value(field, what)
+        if type(v) is not int or v < 0:
+            raise SpecError(field.span, f"{field.key} needs a non-negative integer, not {v!r}", what)
+        return v
+
+    def formula(self, text: str, span: ast.Span, what: str):
+        try:
+            return F.parse(text, self.notation)
+        except FormulaError as e:
+            raise SpecError(_inside(span, text, e.col), f"{what}: {e.message}",
+                            "Formulas use the world's connectives; see docs/proof-worlds.md.") from None
+
+    def schema(self, text: str, span: ast.Span, what: str) -> Schema:
+        try:
+            return parse_schema(text, self.notation)
+        except FormulaError as e:
+            raise SpecError(_inside(span, text, e.col), f"{what}: {e.message}",
+                            "A schema reads like `A -> B, A |- B ; distinct`; see docs/proof-worlds.md.") from None
+
+    # ---------------------------------------------------------- sections
+
+    def world(self) -> ProofWorld:
+        spec = self.spec
+        self.reject_program_sections()
+        self.notation, self.words = self.read_syntax()
+        generic = {k: [g for g in spec.generic if g.key == k] for k in SECTIONS}
+        for g in spec.generic:
+            if g.key not in SECTIONS:
+                raise SpecError(g.span, f"unknown section {g.key!r} in a proof world",
+                                did_you_mean(g.key, SECTIONS + ("rule", "herring", "task", "example")).strip()
+                                or "Proof worlds add: infer, bounds, decline.")
+        decline = DEFAULT_DECLINE
+        for g in generic["decline"]:
+            if g.name or g.fields or len(g.args) != 1:
+                raise SpecError(g.span, "write: decline \"UNPROVABLE\"", "One word an answer uses to decline.")
+            v = self._eval(g.args[0], "write: decline \"UNPROVABLE\"")
+            if not isinstance(v, str) or not v.strip() or "\n" in v:
+                raise SpecError(g.span, "the decline form must be a one-line string", "")
+            decline = v.strip()
+        self.decline = decline
+        infer = self.read_infer(generic["infer"])
+        patches, rules = self.read_rules(infer)
+        herrings = self.read_herrings(infer, patches)
+        self.bounds = self.read_bounds(generic["bounds"])
+        budget = self.read_budget()
+        world = ProofWorld(spec.name, spec.version, spec.kind, self.seed, spec.seed, self.text(spec.summary),
+                           tuple(self.params.items()), "", (), (), rules, herrings, budget, self.notation, infer,
+                           patches, frozenset(patches), {}, decline, self.words["premise"],
+                           self.words["assume"], self.bounds.get("default", search.Bounds()), spec.file, {})
+        manual = render_manual(world, self.text(spec.manual),
+                               [(r.id, r.title, r.schema, r.doc) for r in infer.values()], budget)
+        world = attrs.evolve(world, manual=manual)
+        examples = tuple(self.example(world, e) for e in spec.examples)
+        task_data = self.read_tasks(world)
+        return attrs.evolve(world, examples=examples, tasks=tuple(d.task for d in task_data.values()),
+                            task_data=task_data)
+
+    def reject_program_sections(self) -> None:
+        spec = self.spec
+        if spec.base:
+            raise SpecError(spec.base[0].span, "a proof world has no base block",
+                            "Declare the manual's rules with infer blocks: infer r1 \"title\" { schema \"...\" doc \"...\" }")
+        if spec.defs:
+            raise SpecError(spec.defs[0].span, "a proof world has no defs", "Remove the def.")
+        if spec.unit_costs:
+            raise SpecError(spec.span, "a proof world charges one unit per proof; unit_cost does not apply",
+                            "Remove the unit_cost entries from the budget.")
+
+    def read_syntax(self):
+        overrides, words = {}, {"premise": "premise", "assume": "assume"}
+        for e in self.spec.syntax:
+            key = SYNTAX_KEYS.get(e.key)
+            if key is None:
+                raise SpecError(e.span, f"unknown syntax entry {e.key!r} in a proof world",
+                                did_you_mean(e.key, SYNTAX_KEYS).strip() or
+                                "Entries: " + ", ".join(sorted(SYNTAX_KEYS)) + ".")
+            if key in words:
+                if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", e.value):
+                    raise SpecError(e.span, f"the {key} word must be a single word", "For example: premise \"given\"")
+                words[key] = e.value
+            else:
+                overrides[key] = e.value
+        try:
+            return F.Notation.make(overrides), words
+        except (ValueError, KeyError) as err:
+            raise SpecError(self.spec.syntax[0].span, f"the syntax block does not work: {err}",
+                            "Give each connective its own spelling.") from None
+
+    def read_infer(self, blocks) -> dict[str, InferRule]:
+        out: dict[str, InferRule] = {}
+        for g in blocks:
+            if not g.name:
+                raise SpecError(g.span, "write: infer ID \"title\" { schema \"...\" doc \"...\" }", "")
+            if g.name in out:
+                raise SpecError(g.span, f"rule id {g.name} is declared twice", "Rule ids must be unique.")
+            schema, doc = None, ""
+            for f in g.fields:
+                if f.key == "schema":
+                    text, span = self.string(f, 'schema "A -> B, A |- B"')
+                    schema = self.schema(text, span, f"infer {g.name}'s schema")
+                elif f.key == "doc":
+                    doc = self.string(f, 'doc "..."')[0]
+                else:
+                    raise SpecError(f.span, f"unknown infer field {f.key!r}",
+                                    did_you_mean(f.key, ("schema", "doc")).strip() or "Fields: schema, doc.")
+            if schema is None:
+                raise SpecError(g.span, f"infer {g.name} has no schema", 'Add schema "A -> B, A |- B".')
+            if not doc.strip():
+                raise SpecError(g.span, f"infer {g.name} has no manual entry", 'Add doc "..." (the manual text).')
+            out[g.name] = InferRule(g.name, self.text(g.note) or g.name, schema, doc)
+        if not out:
+            raise SpecError(self.spec.span, "a proof world needs inference rules",
+                            'Add infer blocks: infer r1 "and introduction" { schema "A, B |- A & B" doc "..." }')
+        return out
+
+    def read_rules(self, infer):
+        patches: dict[str, Schema] = {}
+        rules = []
+        for r in self.spec.rules:
+            if r.override is not None:
+                raise SpecError(r.override.span, f"rule {r.id} overrides an operator, but a proof world "
+                                f"patches inference rules", 'Write schema "..." inside the rule instead.')
+            if r.id in patches:
+                raise SpecError(r.span, f"rule {r.id} is patched twice", "Each inference rule may be patched once.")
+            if r.id not in infer:
+                raise SpecError(r.span, f"rule {r.id} patches no inference rule (no infer {r.id})",
+                                did_you_mean(r.id, infer).strip() or "A rule patches the infer block of the same id.")
+            schema = None
+            for f in r.fields:
+                if f.key != "schema":
+                    raise SpecError(f.span, f"unknown rule field {f.key!r}",
+                                    did_you_mean(f.key, ("schema", "statement", "equation")).strip()
+                                    or "Fields: schema, statement, equation.")
+                text, span = self.string(f, 'schema "..."')
+                schema = self.schema(text, span, f"rule {r.id}'s schema")
+            if schema is None:
+                raise SpecError(r.span, f"rule {r.id} has no schema", 'Add schema "..." (the true rule).')
+            if schema.canonical() == infer[r.id].schema.canonical():
+                raise SpecError(r.span, f"rule {r.id} does not change infer {r.id}",
+                                "A patch must differ from the base schema (or its side conditions).")
+            if not r.statement:
+                raise SpecError(r.span, f"rule {r.id} has no statement", 'Add statement "..." (the open-book text).')
+            equation = schema.show(self.notation)
+            if r.equation:
+                try:
+                    stated = parse_schema(self.text(r.equation), self.notation)
+                except FormulaError as e:
+                    raise SpecError(r.span, f"rule {r.id}'s equation does not read: {e.message}",
+                                    "The equation is the rule's schema; it may be left out.") from None
+                if stated.canonical() != schema.canonical():
+                    raise SpecError(r.span, f"rule {r.id}'s equation is not its schema",
+                                    "Leave the equation out: it is the schema.")
+                equation = self.text(r.equation)
+            patches[r.id] = schema
+            rules.append(Rule(r.id, self.text(r.title), f"rule {r.id}", False, self.text(r.statement), equation, ()))
+        return patches, tuple(rules)
+
+    def read_herrings(self, infer, patches) -> tuple[Rule, ...]:
+        out, seen = [], set()
+        for h in self.spec.herrings:
+            if h.id in seen or h.id in patches:
+                raise SpecError(h.span, f"id {h.id} is used twice", "Herring and rule ids must be unique.")
+            seen.add(h.id)
+            if h.target not in infer:
+                raise SpecError(h.span, f"herring {h.id} names {h.target}, which no infer block declares",
+                                did_you_mean(h.target, infer).strip() or "A herring names a base rule.")
+            if h.target in patches:
+                raise SpecError(h.span, f"herring {h.id} names {h.target}, but rule {h.target} patches it",
+                                "A herring must behave exactly as documented.")
+            out.append(Rule(h.id, self.text(h.note), f"rule {h.target}", True, self.text(h.note), "", ()))
+        return tuple(out)
+
+    def read_bounds(self, blocks) -> dict[str, search.Bounds]:
+        out = {}
+        for g in blocks:
+            if not g.name:
+                raise SpecError(g.span, "write: bounds NAME { size 6 depth 2 lines 20 nodes 200000 }", "")
+            if g.name in out:
+                raise SpecError(g.span, f"bounds {g.name} is declared twice", "")
+            values = {}
+            for f in g.fields:
+                if f.key not in BOUND_KEYS:
+                    raise SpecError(f.span, f"unknown bound {f.key!r}", did_you_mean(f.key, BOUND_KEYS).strip()
+                                    or "Bounds: " + ", ".join(BOUND_KEYS) + ".")
+                values[f.key] = self.int_field(f, "bounds are non-negative integers")
+            b = search.Bounds(**values)
+            if b.size < 1 or b.nodes < 1:
+                raise SpecError(g.span, f"bounds {g.name}: size and nodes must be positive", "")
+            out[g.name] = b
+        return out
+
+    def read_budget(self) -> Budget:
+        values = {"units_per_call": 1}
+        for key, v in self.spec.budget:
+            if key not in BUDGET_KEYS:
+                raise SpecError(self.spec.span, f"unknown budget entry {key!r}", did_you_mean(key, BUDGET_KEYS).strip()
+                                or "Entries: " + ", ".join(sorted(BUDGET_KEYS)) + ".")
+            values[key] = v
+        if "max_calls" not in values:
+            values["max_calls"] = values.get("rounds", 4) * values.get("calls_per_round", 12)
+        return Budget(**values, unit_costs=(("proof", 1),))
+
+    # ---------------------------------------------------------- examples and tasks
+
+    def proof_field(self, fields, what: str):
+        for f in fields:
+            if f.key in ("proof", "program"):
+                return self.string(f, 'proof """..."""')
+        return None, None
+
+    def check_proof(self, world: ProofWorld, text: str, span: ast.Span, what: str,
+                    base: bool = False) -> checker.Result:
+        w = world.base_world() if base else world
+        result = w.check(text)
+        if not result.accepted:
+            loc = _proof_line_span(span, text, result.line, result.col) if result.line else span
+            system = "the manual's rules" if base else "the true rules"
+            raise SpecError(loc, f"{what} is not accepted under {system}: {w.verdict_text(result)}",
+                            "Fix the proof; `worldspec probe` checks one against the true rules.")
+        return result
+
+    def example(self, world: ProofWorld, e: ast.ExampleDecl) -> Example:
+        for f in e.fields:
+            if f.key not in ("proof", "program"):
+                raise SpecError(f.span, f"unknown example field {f.key!r}", 'An example holds proof """...""".')
+        text, span = self.proof_field(e.fields, "")
+        if text is None:
+            text, span = (self.text(e.program), e.span) if e.program else (None, None)
+        if not text:
+            raise SpecError(e.span, f"example {e.id} has no proof", 'Add proof """...""".')
+        self.check_proof(world, text, span, f"example {e.id}'s proof")
+        band = dict(e.labels).get("band", "")
+        return Example(e.id, band, self.text(e.prompt), text.rstrip(), world.probe(text).text)
+
+    def read_tasks(self, world: ProofWorld) -> dict[str, ProofTask]:
+        out: dict[str, ProofTask] = {}
+        for t in self.spec.tasks:
+            if t.id in out:
+                raise SpecError(t.span, f"task id {t.id} is used twice", "Task ids must be unique.")
+            labels = dict(t.labels)
+            if "band" not in labels:
+                raise SpecError(t.span, f"task {t.id} has no band", "Write: task ID band BAND { ... }")
+            for key, value in (("input", t.inputs), ("case", t.cases), ("expect", t.expect),
+                               ("function", t.function), ("predict", t.predict), ("program", t.program),
+                               ("tolerance", t.tolerance)):
+                if value:
+                    raise SpecError(t.field_span(key), f"task {t.id}: {key} belongs to program worlds",
+                                    "A proof task has premises, goal, solution, naive, unprovable.")
+            premises, goal, unprovable, goal_span = [], None, None, t.span
+            for f in t.extra:
+                if f.key in ("premises", "premise"):
+                    for text, span in self.strings(f, 'premises "P -> Q", "P"'):
+                        premises.append(self.formula(text, span, f"task {t.id}'s premise"))
+                elif f.key == "goal":
+                    text, goal_span = self.string(f, 'goal "Q"')
+                    goal = self.formula(text, goal_span, f"task {t.id}'s goal")
+                elif f.key == "unprovable":
+                    name = self.value(f, "unprovable NAME (a bounds block)")
+                    if not isinstance(name, str):
+                        raise SpecError(f.span, "unprovable names a bounds block", "For example: unprovable small")
+                    if name not in self.bounds:
+                        raise SpecError(f.span, f"there is no bounds block {name!r}",
+                                        did_you_mean(name, self.bounds).strip() or
+                                        "Declare one: bounds small { size 6 depth 2 lines 20 nodes 200000 }")
+                    unprovable = name
+                else:
+                    raise SpecError(f.span, f"unknown task field {f.key!r}", did_you_mean(f.key, TASK_FIELDS).strip()
+                                    or "Task fields: " + ", ".join(TASK_FIELDS) + ".")
+            if goal is None:
+                raise SpecError(t.span, f"task {t.id} has no goal", 'Add goal "..." (the formula to prove).')
+            seq = sequent(premises, goal, self.notation)
+            solution = self.text(t.solution)
+            naive = self.text(t.naive)
+            if unprovable:
+                if solution and not world.is_decline(solution):
+                    raise SpecError(t.field_span("solution"), f"task {t.id} is unprovable; its solution is "
+                                    f"the decline form {self.decline}", "Leave the solution out.")
+                solution = self.decline
+                naive = naive or self.decline
+            else:
+                if not solution:
+                    raise SpecError(t.span, f"task {t.id} has no reference proof", 'Add solution """...""".')
+            prompt = self.text(t.prompt).strip() or "Prove the goal from the premises."
+            given = ", ".join(F.show(p, self.notation) for p in premises) or "none"
+            full = (f"{prompt}\n\nPremises: {given}\nGoal: {F.show(goal, self.notation)}\n\n"
+                    f"Answer with a complete proof of {seq} in the proof format of the manual (premises "
+                    f"first, justified `{self.words['premise']}`; the goal as the last line, outside every "
+                    f"subproof). If the goal cannot be proved in this system, answer exactly "
+                    f"{self.decline} instead.")
+            bounds = self.bounds[unprovable] if unprovable else self.bounds.get("default", search.Bounds())
+            task = Task(t.id, labels["band"], full, "proof", tuple(sorted(labels.items())), solution, naive)
+            out[t.id] = ProofTask(task, tuple(premises), goal, bool(unprovable), bounds, unprovable or "")
+        partial = attrs.evolve(world, task_data=out)
+        for t in self.spec.tasks:
+            data = out[t.id]
+            if not data.unprovable:
+                self.check_task_proof(partial, t, data, "solution", t.field_span("solution"))
+            if data.task.naive and not partial.is_decline(data.task.naive):
+                self.check_task_proof(partial, t, data, "naive", t.field_span("naive"), base=True)
+        return out
+
+    def check_task_proof(self, world, t, data: ProofTask, field: str, span, base: bool = False) -> None:
+        text = getattr(data.task, field)
+        span = _string_span(t, field, span)
+        result = self.check_proof(world, text, span, f"task {t.id}'s {field}", base=base)
+        extra = [p for p in result.premises if p not in data.premises]
+        if extra:
+            raise SpecError(span, f"task {t.id}'s {field} uses the premise {F.show(extra[0], self.notation)}, "
+                            f"which the task does not give", "Premise lines must be among the task's premises.")
+        if result.conclusion != data.goal:
+            raise SpecError(span, f"task {t.id}'s {field} proves {F.show(result.conclusion, self.notation)}, "
+                            f"not the goal {F.show(data.goal, self.notation)}", "End the proof with the goal.")
+
+
+# ---------------------------------------------------------------- spans inside strings
+
+
+def _string_span(t: ast.TaskDecl, field: str, span: ast.Span) -> ast.Span:
+    """The span of a task field's string (the field keyword's span points at the keyword)."""
+    line = source_line(span.file, span.line)
+    if line:
+        at = line.find('"', max(span.col - 1, 0))
+        if at >= 0:
+            return ast.Span(span.file, span.line, at + 1)
+    return span
+
+
+def _inside(span: ast.Span, text: str, offset: int) -> ast.Span:
+    """A position inside a one-line string literal: its opening quote plus the offset."""
+    if "\n" in text[:offset]:
+        return span
+    line = source_line(span.file, span.line)
+    quote = 3 if line[span.col - 1:span.col + 2] == '"""' else 1
+    return ast.Span(span.file, span.line, span.col + quote + offset)
+
+
+def _proof_line_span(span: ast.Span, text: str, n: int, col: int) -> ast.Span:
+    """The source position of proof line n (1-based, blank lines skipped) inside a string literal."""
+    if not span.line:
+        return span
+    raws = proofs.clean(text)
+    if not 0 < n <= len(raws):
+        return span
+    target = raws[n - 1].strip()
+    for k in range(span.line, span.line + 400):
+        line = source_line(span.file, k)
+        if not line and k > span.line + len(text.splitlines()) + 2:
+            break
+        at = line.find(target)
+        if at >= 0:
+            inner = raws[n - 1]
+            lead = len(inner) - len(inner.lstrip())
+            return ast.Span(span.file, k, at + 1 + max(col - lead, 0))
+    return span
