@@ -719,7 +719,7 @@ GAMES = {"PD": PD, "RPS": RPS, "PENNIES": PENNIES}
 
 
 def gsi(difficulty, title, game, opponent, tests=(6, 10)):
-    body = f"{GAMES[game]}\nhorizon {max(tests)}\n{textwrap.dedent(opponent).strip()}\n" + \
+    body = f"{GAMES[game]}\n{textwrap.dedent(opponent).strip()}\n" + \
         "\n".join(f"test {t}" for t in tests)
     box("GSI", difficulty, title, GAME_SUMMARY[game], body)
 

@@ -360,7 +360,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> GameWorld:
         raise SpecError(spec.span, "this game has no opponent", 'Add: opponent NAME "title" { move ... }')
 
     hg, cg2 = one(items, "horizon", spec, required=False), one(items, "continue", spec, required=False)
-    if (hg is None) == (cg2 is None):
+    if hg is not None and cg2 is not None or (hg is None and cg2 is None and not items["test"]):
         raise SpecError(spec.span, "a game needs either a fixed horizon or a continuation probability",
                         "Add: horizon 10, or: continue 0.9 (with max_rounds).")
     horizon = int_item("horizon", 0)
@@ -427,6 +427,8 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> GameWorld:
         tests.append(TestGame(f"g{i}", h, opt, g.span.line))
 
     probe_rounds = int_item("probe_rounds", max([10] + [t.horizon for t in tests]))
+    if not horizon and not delta and tests:
+        horizon = max(t.horizon for t in tests)  # a box's games are its probes and its test games
     summary = interpolate(spec.summary, params)
     tasks = tuple(Task(t.id, family or "game",
                        f"Play a fresh {t.horizon}-round game against the same opponent, starting from its "
@@ -464,7 +466,11 @@ def render_game_manual(spec: ast.Spec, w: GameWorld, params: dict) -> str:
             "each sees the other's move after the round. Payoffs per round:", ""]
     out += payoff_lines(w)
     out.append("")
-    if w.horizon:
+    if w.tests:
+        lengths = sorted({t.horizon for t in w.tests})
+        out.append(f"Test games last {' or '.join(map(str, lengths))} rounds; a probe plays up to "
+                   f"{w.probe_rounds}.")
+    elif w.horizon:
         out.append(f"A game lasts {w.horizon} rounds.")
     else:
         out.append(f"After every round the game continues with probability {w.delta:g} (at most "

@@ -98,11 +98,24 @@ def system_prompt() -> str:
 
 
 def opening_prompt(world, turns: int, shots: int) -> str:
-    return (f"{world.manual.strip()}\n\n## This session\n"
-            f"You have {turns} exploration turns. In each turn, reply with exactly one input in a fenced code "
-            "block (only the last fenced block of a reply is read). An input the box rejects costs no turn. "
-            f"After the exploration you answer the test questions, with {shots} attempt(s) each.\n\n"
-            f"Turn 1 of {turns}: send your first input.")
+    """The box's manual, with its interaction section replaced by this session's turn@shot."""
+    manual = world.manual.strip().split("\n## Interaction")[0].rstrip()
+    if world.kind == "game":
+        what = (f"In each turn, reply with a sequence of up to {world.probe_rounds} of your moves, separated by "
+                "spaces: a fresh game is played with them against the opponent, from its initial state, and you "
+                "see its moves and your payoffs. After the exploration, for each test game you submit all your "
+                "moves at once; its accuracy is your total payoff divided by the best total possible against "
+                "this opponent.")
+    elif getattr(world, "has_goal", False):
+        what = (f"In each turn, reply with one input (a guess) and read the box's feedback. After the "
+                f"exploration you are asked for {world.goal_note}.")
+    else:
+        what = (f"In each turn, reply with one input and read the box's output. After the exploration you are "
+                f"asked for the box's output on {len(world.tasks)} unseen input(s).")
+    return (f"{manual}\n\n## This session\n\nYou have {turns} exploration turns. {what} Put each input in a "
+            "fenced code block (only the last fenced block of a reply is read); an input the box rejects is "
+            f"answered with the reason and costs no turn. Each test has {shots} attempt(s); after a wrong "
+            f"attempt you are told it is incorrect.\n\nTurn 1 of {turns}: send your first input.")
 
 
 def feedback_message(text: str, fb, turn: int, turns: int, used_turn: bool) -> str:
