@@ -132,3 +132,14 @@ def test_classic_optima():
     best = optimum(PD, tf2t, ROW, 6)
     assert best.plan == ("D", "C", "D", "C", "D", "D")  # never two defections in a row until the end
     assert best.value == 5 + 3 + 5 + 3 + 5 + 5 == brute_force(PD, tf2t, ROW, 6)
+
+
+def test_the_shipped_gsi_opponents_optimum_matches_brute_force():
+    from worldspec.compiler.suite import world_files
+    gsi = [load_world(p) for p in world_files(os.path.join(ROOT, "worlds", "oracle")) if "/gsi-" in p]
+    assert len(gsi) == 16
+    for w in gsi:
+        opp = w.opponents[0]
+        for h in range(1, 6):
+            best = optimum(w.game, opp, ROW, h)
+            assert best.deterministic and best.value == brute_force(w.game, opp, ROW, h), (w.name, h)
