@@ -1,6 +1,6 @@
 """How close does a run's wall time come to its critical path, and what does the runner cost per call?
 
-    python benchmarks/runner_overhead.py [--world demo] [--latency 0.05] [--trajectories 3]
+    python benchmarks/runner_overhead.py [--world demo] [--latency 0.2] [--trajectories 3]
                                          [--max-connections 64] [--answers N]
 
 Part 1: a fake model of fixed latency L that spends the whole exploration
@@ -128,7 +128,7 @@ def one_run(world, latency: float, args, conditions=("autonomous",)):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--world", default="demo")
-    ap.add_argument("--latency", type=float, default=0.05)
+    ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("--trajectories", type=int, default=3)
     ap.add_argument("--max-connections", type=int, default=64)
     ap.add_argument("--answers", type=int, default=None)
