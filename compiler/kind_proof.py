@@ -244,15 +244,30 @@ class ProofWorld:
             true = self.true_world()
             data = self.task_data[tid]
             needed = set()
+            # Every knockout's rules are among the true rules plus the base ones: when even
+            # that union cannot prove an unprovable goal, no knockout can.
+            hopeless = data.unprovable and self._union_search(tid).certified_unprovable
             for rid in sorted(self.patches):
                 knocked = true.knockout(rid)
                 if data.unprovable:
+                    if hopeless:
+                        continue
                     outcome = knocked.search(tid)
                     if outcome.found and knocked.verify(tid, outcome.proof).passed:
                         needed.add(rid)
                 elif not knocked.verify(tid, data.task.solution).passed:
                     needed.add(rid)
             self.cache[key] = frozenset(needed)
+        return self.cache[key]
+
+    def _union_search(self, tid: str) -> search.Outcome:
+        key = ("union", tid)
+        if key not in self.cache:
+            table = dict(self.true_world().schemas)
+            for rid in self.patches:
+                table[f"{rid}~base"] = self.infer[rid].schema
+            data = self.task_data[tid]
+            self.cache[key] = search.search(table, data.premises, data.goal, data.bounds, notation=self.notation)
         return self.cache[key]
 
     # ------------------------------------------------------------ rules and tools
@@ -655,11 +670,12 @@ class _Compiler:
             else:
                 if not solution:
                     raise SpecError(t.span, f"task {t.id} has no reference proof", 'Add solution """...""".')
-            prompt = self.text(t.prompt).strip() or "Prove the goal from the premises."
+            prompt = self.text(t.prompt).strip()
             given = ", ".join(F.show(p, self.notation) for p in premises) or "none"
-            full = (f"{prompt}\n\nPremises: {given}\nGoal: {F.show(goal, self.notation)}\n\n"
-                    f"Answer with a complete proof of {seq} in the proof format of the manual (premises "
-                    f"first, justified `{self.words['premise']}`; the goal as the last line, outside every "
+            full = (f"Prove {seq}\n\n" + (f"{prompt}\n\n" if prompt else "") +
+                    f"Premises: {given}\nGoal: {F.show(goal, self.notation)}\n\n"
+                    f"Answer with a complete proof in the proof format of the manual (premises first, "
+                    f"justified `{self.words['premise']}`; the goal as the last line, outside every "
                     f"subproof). If the goal cannot be proved in this system, answer exactly "
                     f"{self.decline} instead.")
             bounds = self.bounds[unprovable] if unprovable else self.bounds.get("default", search.Bounds())

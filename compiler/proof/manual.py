@@ -43,12 +43,7 @@ def render_manual(world, prose: str, infer_rules: list, budget) -> str:
         "justification at the end of the line.",
         "",
         "```",
-        f"1. P {w('imp')} Q        {world.premise_word}",
-        f"2. Q {w('imp')} R        {world.premise_word}",
-        f"3. | P             {world.assume_word}",
-        f"4. | Q             RULE 1, 3",
-        f"5. | R             RULE 2, 4",
-        f"6. P {w('imp')} R        RULE 3-5",
+        *_example(w, world.premise_word, world.assume_word),
         "```",
         "",
         f"- Premises come first, justified `{world.premise_word}`.",
@@ -94,6 +89,13 @@ def render_manual(world, prose: str, infer_rules: list, budget) -> str:
         "",
     ]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _example(w, premise: str, assume: str) -> list[str]:
+    rows = [(f"P {w('imp')} Q", premise), (f"Q {w('imp')} R", premise), ("| P", assume), ("| Q", "RULE 1, 3"),
+            ("| R", "RULE 2, 4"), (f"P {w('imp')} R", "RULE 3-5")]
+    width = max(len(f) for f, _ in rows) + 4
+    return [f"{n}. {f.ljust(width)}{j}" for n, (f, j) in enumerate(rows, start=1)]
 
 
 def sequent(premises, goal, notation: F.Notation) -> str:

@@ -226,6 +226,9 @@ def _indent_depth(indents: list, indent: int, is_assume: bool) -> int | None:
 
 def _justification(body: str, premise_words, assume_words):
     """(kind, rule, cites, formula text, error, error column) of a line's text after its bars."""
+    body = body.rstrip()
+    if body.endswith(":"):  # `worldspec play` opens a multi-line block with a trailing colon
+        body = body[:-1]
     m = _JUST.match(body)
     if not m or not m.group("formula").strip():
         if body.strip():

@@ -44,7 +44,7 @@ class Bounds:
     size: int = 6
     depth: int = 2
     lines: int = 24
-    nodes: int = 400_000
+    nodes: int = 2_000_000
     constants: int = 2
 
     def as_dict(self) -> dict:

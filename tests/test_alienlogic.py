@@ -1,0 +1,244 @@
+"""AlienLogic: the certified flagship proof world, its patched rules and its tasks.
+
+Differential tests in the spirit of byterun's assert_ok: the true rules and the
+manual's rules agree on every proof that cites no patched rule, and where they
+differ the difference is the cited patched rule's alone.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, strategies as st
+
+from worldspec.cli import main
+from worldspec.compiler import load_world
+from worldspec.compiler.proof import formula as F, generate
+from worldspec.compiler.proof.certify import find_witness
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PATH = os.path.join(ROOT, "worlds", "alienlogic.world")
+WORLD = load_world(PATH)
+TRUE, BASE = WORLD.true_world(), WORLD.base_world()
+PATCHED = sorted(WORLD.patches)
+UNPROVABLE = [t for t in WORLD.tasks if WORLD.task_data[t.id].unprovable]
+
+
+@pytest.fixture(scope="module")
+def report():
+    return WORLD.certify()
+
+
+def test_the_inventory():
+    assert (len(WORLD.rules), len(WORLD.herrings), len(WORLD.tasks), len(WORLD.examples)) == (24, 5, 70, 8)
+    assert len(UNPROVABLE) == 10
+    b = WORLD.budget
+    assert (b.rounds, b.calls_per_round, b.max_calls, b.units_per_call) == (4, 12, 48, 1)
+    assert (b.feedback_lines, b.feedback_chars, b.answers) == (15, 600, 3)
+    assert all(r.statement and r.equation for r in WORLD.rules)
+
+
+def test_rule_ids_are_opaque_and_non_contiguous():
+    ids = list(WORLD.infer)
+    assert all(re.fullmatch(r"r\d+", i) for i in ids)
+    numbers = sorted(int(i[1:]) for i in ids)
+    assert numbers != list(range(numbers[0], numbers[0] + len(numbers)))
+    assert not any(str(n) in r.title for r in WORLD.rules for n in range(1, 10))  # titles say what, not where
+
+
+def test_certified(report):
+    assert report["problems"] == []
+    assert (report["rules"], report["tasks"], report["examples"], report["herrings"]) == (24, 70, 8, 5)
+    assert all(r["observable"] and r["tasks"] for r in report["rule_table"])
+    assert all(h["unchanged"] for h in report["herring_table"])
+    assert len(report["unprovable"]) == 10
+    for u in report["unprovable"]:
+        assert u["complete"] and not u["found"]
+        assert set(u["bounds"]) >= {"size", "depth", "lines", "nodes"}
+        assert u["nodes"] <= u["bounds"]["nodes"]
+    assert report["recall_only"] == pytest.approx(32.9)
+    json.dumps(report)  # the CLI prints it as JSON
+
+
+def test_the_oracle_answers_score_100_percent():
+    assert all(TRUE.verify(t, t.solution).passed for t in WORLD.tasks)
+    assert all(t.solution == "UNPROVABLE" for t in UNPROVABLE)
+
+
+def test_the_manual_answers_score_the_recall_only_figure(report):
+    assert all(BASE.verify(t, t.naive).passed for t in WORLD.tasks if t.naive)
+    passed = sum(TRUE.verify(t, t.naive).passed for t in WORLD.tasks if t.naive)
+    assert round(100 * passed / len(WORLD.tasks), 1) == report["recall_only"]
+
+
+def test_a_proof_of_an_unprovable_goal_earns_nothing():
+    t = UNPROVABLE[0]
+    assert TRUE.verify(t, "UNPROVABLE").passed
+    assert TRUE.verify(t, "unprovable.").passed
+    assert not TRUE.verify(t, "1. P premise").passed
+    provable = next(t for t in WORLD.tasks if t not in UNPROVABLE)
+    assert not TRUE.verify(provable, "UNPROVABLE").passed
+
+
+# ---------------------------------------------------------------- the true system is sound
+
+
+def _truth(f, env):
+    tag = f[0]
+    if tag == "bot":
+        return False
+    if tag == "meta":
+        return env[f[1]]
+    if tag == "not":
+        return not _truth(f[1], env)
+    a, b = _truth(f[1], env), _truth(f[2], env)
+    return {"and": a and b, "or": a or b, "imp": (not a) or b, "iff": a == b}[tag]
+
+
+def _propositional(p) -> bool:
+    if p[0] == "meta":
+        return p[2] is None
+    if p[0] in ("bot",):
+        return True
+    if p[0] == "not":
+        return _propositional(p[1])
+    return p[0] in F.BINARY and _propositional(p[1]) and _propositional(p[2])
+
+
+@pytest.mark.parametrize("rid", PATCHED)
+def test_every_propositional_patch_is_classically_valid(rid):
+    s = WORLD.patches[rid]
+    pats = list(s.lines) + [q for ac in s.subs for q in ac] + [s.conclusion]
+    if not all(_propositional(p) for p in pats):
+        pytest.skip("a first-order schema")
+    names = sorted({m for m, _ in s.metas})
+    for bits in itertools.product((False, True), repeat=len(names)):
+        env = dict(zip(names, bits))
+        premises = [_truth(p, env) for p in s.lines] + [(not _truth(a, env)) or _truth(c, env) for a, c in s.subs]
+        assert not all(premises) or _truth(s.conclusion, env), (rid, env)
+
+
+def _holds(f, domain, interp, env=()):
+    tag = f[0]
+    if tag == "bot":
+        return False
+    if tag == "atom":
+        args = tuple(env[-1 - t[1]] if t[0] == "bv" else interp[t[1]] for t in f[2])
+        if f[1] == "=":
+            return args[0] == args[1]
+        return args in interp[f[1]]
+    if tag == "not":
+        return not _holds(f[1], domain, interp, env)
+    if tag in F.QUANT:
+        results = (_holds(f[1], domain, interp, env + (d,)) for d in domain)
+        return all(results) if tag == "all" else any(results)
+    a, b = _holds(f[1], domain, interp, env), _holds(f[2], domain, interp, env)
+    return {"and": a and b, "or": a or b, "imp": (not a) or b, "iff": a == b}[tag]
+
+
+@pytest.mark.parametrize("task", UNPROVABLE, ids=[t.id for t in UNPROVABLE])
+def test_every_unprovable_goal_has_a_countermodel(task):
+    data = WORLD.task_data[task.id]
+    forms = list(data.premises) + [data.goal]
+    preds = sorted(set().union(*[F.predicates(f) for f in forms]))
+    consts = sorted(set().union(*[F.constants(f) for f in forms]))
+    domain = (0, 1)
+    tuples = {n: list(itertools.product(domain, repeat=n)) for _, n in preds}
+    spaces = [list(itertools.chain.from_iterable(itertools.combinations(tuples[n], k)
+                                                 for k in range(len(tuples[n]) + 1))) for _, n in preds]
+    for ext in itertools.product(*spaces):
+        for vals in itertools.product(domain, repeat=len(consts)):
+            interp = {p: set(e) for (p, _), e in zip(preds, ext)} | dict(zip(consts, vals))
+            if all(_holds(p, domain, interp) for p in data.premises) and not _holds(data.goal, domain, interp):
+                return
+    pytest.fail(f"{task.id} has no countermodel on two elements")
+
+
+# ---------------------------------------------------------------- differential tests
+
+
+def _one_rule_proof(rid, use_true, sigma_index, variant):
+    schema = (TRUE if use_true else BASE).schemas[rid]
+    sigmas = list(itertools.islice(generate.assignments(schema, 400), 400))
+    return generate.rule_proof(rid, schema, sigmas[sigma_index % len(sigmas)], variant, WORLD.reit_rule,
+                               WORLD.notation, inst=WORLD.inst_rule)
+
+
+@pytest.mark.parametrize("rid", PATCHED)
+@given(use_true=st.booleans(), k=st.integers(0, 399), variant=st.sampled_from(generate.VARIANTS))
+def test_a_difference_on_a_proof_using_a_patched_rule_is_that_rule_alone(rid, use_true, k, variant):
+    proof = _one_rule_proof(rid, use_true, k, variant)
+    if proof is None:
+        return
+    only = WORLD.variant([rid])  # the manual's rules with this one patch
+    assert TRUE.check(proof).accepted == only.check(proof).accepted
+    assert BASE.check(proof).accepted == WORLD.knockout(rid).check(proof).accepted
+    if TRUE.check(proof).accepted != BASE.check(proof).accepted:
+        assert rid in TRUE.check(proof).used | BASE.check(proof).used
+
+
+@pytest.mark.parametrize("rid", PATCHED)
+def test_every_patched_rule_is_exercised_by_a_generated_proof(rid):
+    proof = find_witness(WORLD, rid)
+    assert proof is not None
+    assert TRUE.check(proof).accepted != BASE.check(proof).accepted
+    assert rid in {ln.split()[-1] for ln in proof.splitlines()} | set(re.findall(r"\b(r\d+)\b", proof))
+
+
+@given(st.integers(0, 10_000), st.integers(0, 40))
+def test_proofs_citing_no_patched_rule_get_the_same_verdict(seed, skip):
+    proof = next(itertools.islice(WORLD.probe_generator(seed), skip, None))
+    true, base = TRUE.check(proof), BASE.check(proof)
+    cited = set(re.findall(r"\b(r\d+)\b", proof))
+    if not cited & set(PATCHED):
+        assert TRUE.verdict_text(true) == BASE.verdict_text(base)
+    elif true.accepted != base.accepted:
+        failing = true if not true.accepted else base
+        assert failing.rule in PATCHED  # the first line that differs cites a patched rule
+
+
+@pytest.mark.parametrize("task", [t for t in WORLD.tasks if t.naive and t not in UNPROVABLE],
+                         ids=lambda t: t.id)
+def test_reference_and_naive_proofs_fail_only_at_patched_rules(task):
+    for world, proof in ((BASE, task.solution), (TRUE, task.naive)):
+        r = world.check(proof)
+        assert r.accepted or r.rule in PATCHED, (task.id, r.message)
+
+
+# ---------------------------------------------------------------- the command line and the runner
+
+
+def test_probe_from_standard_input():
+    r = CliRunner().invoke(main, ["probe", PATH, "-"], input="1. P & Q    premise\n2. P        r17 1\n")
+    assert r.exit_code == 0
+    assert r.stdout.strip() == "rejected at line 2 (r17): r17 does not give P from line 1. Line 1 checks."
+    r = CliRunner().invoke(main, ["probe", "alienlogic", "1. P & Q premise\n2. Q r17 1"])
+    assert r.stdout.strip() == "accepted: P & Q |- Q (2 lines)"
+
+
+def test_the_manual_documents_the_base_rules_only():
+    assert "`r17` conjunction elimination (left): `A & B |- A`" in WORLD.manual
+    assert "A & B |- B`" not in WORLD.manual.split("`r17`")[1].split("\n")[0]
+    assert "UNPROVABLE" in WORLD.manual
+
+
+def test_the_runner_scores_the_oracle_at_100_and_the_manual_at_recall_only(tmp_path, report):
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["run", PATH, "-n", "1", "--answers", "1", "--out", str(out), "--no-cache"])
+    assert r.exit_code == 0, r.output
+    summary = json.loads((out / "summary.json").read_text())
+    best = {row["system"]: row["best"] for row in summary["results"]}
+    assert best["oracle"] == pytest.approx(100.0)
+    assert best["manual"] == pytest.approx(report["recall_only"], abs=0.05)
+
+
+@pytest.mark.slow
+def test_check_json_from_the_command_line():
+    r = CliRunner().invoke(main, ["check", PATH, "--json"])
+    assert r.exit_code == 0
+    report = json.loads(r.stdout)
+    assert (report["rules"], report["tasks"], report["examples"], report["problems"]) == (24, 70, 8, [])

@@ -1,0 +1,246 @@
+"""The proof kind: compiling a spec, its diagnostics, and the World surface the runner uses."""
+from __future__ import annotations
+
+import itertools
+import textwrap
+
+import pytest
+
+from worldspec.compiler import compile_spec
+from worldspec.diagnostics import SpecError
+from worldspec.parser import parse_spec
+
+MINI = '''\
+world "MiniLogic" version 1
+kind proof
+seed 7
+summary "A tiny proof world."
+decline "NO PROOF"
+
+infer r3 "reiteration" { schema "A |- A"  doc "Restate an available line." }
+infer r5 "and introduction" { schema "A, B |- A & B ; distinct"  doc "From A and B infer A & B." }
+infer r8 "and elimination" { schema "A & B |- A"  doc "From A & B infer A." }
+infer r9 "conditional elimination" { schema "A -> B, A |- B"  doc "Modus ponens." }
+infer r12 "conditional introduction" { schema "[A ... B] |- A -> B ; once"  doc "Conditional proof." }
+infer r20 "universal elimination" { schema "forall x A |- A[t/x]"  doc "Instantiate." }
+infer r21 "falsum elimination" { schema "_|_ |- A"  doc "Explosion." }
+
+rule r8 "and elimination gives the right conjunct" {
+  schema "A & B |- B"
+  statement "r8 infers B from A & B."
+}
+rule r12 "conditional introduction may reuse a subproof" {
+  schema "[A ... B] |- A -> B"
+  statement "r12 has no use-once guard."
+}
+herring h1 r21 "The rule name looks odd."
+bounds small { size 5 depth 2 lines 12 nodes 50000 }
+bounds default { size 5 depth 2 lines 12 nodes 50000 }
+
+example E1 band intro "Conditional proof." {
+  proof """
+    1. P        premise
+    2. | Q      assume
+    3. | P      r3 1
+    4. Q -> P   r12 2-3
+  """
+}
+
+task t1 band intro {
+  premises "P & Q"
+  goal "Q"
+  solution "1. P & Q    premise\\n2. Q    r8 1"
+}
+task t2 band intro {
+  premise "P -> Q"
+  premise "P"
+  goal "Q"
+  solution """
+    1. P -> Q   premise
+    2. P        premise
+    3. Q        r9 1, 2
+  """
+  naive """
+    1. P -> Q   premise
+    2. P        premise
+    3. Q        r9 1, 2
+  """
+}
+task t3 band decline {
+  premises "P -> Q"
+  goal "Q -> P"
+  unprovable small
+}
+task t4 band intro {
+  prompt "Twice."
+  premises "P"
+  goal "(Q -> P) & (Q -> P)"
+  solution """
+    1. P                     premise
+    2. | Q                   assume
+    3. | P                   r3 1
+    4. Q -> P                r12 2-3
+    5. Q -> P                r12 2-3
+    6. (Q -> P) & (Q -> P)   r5 4, 5
+  """
+}
+'''
+
+
+def compile_text(text: str, file: str = "mini.world"):
+    return compile_spec(parse_spec(text, file))
+
+
+@pytest.fixture(scope="module")
+def mini():
+    return compile_text(MINI)
+
+
+def test_the_world_surface(mini):
+    assert (mini.kind, mini.name, len(mini.rules), len(mini.herrings), len(mini.tasks)) == ("proof", "MiniLogic", 2, 1, 4)
+    assert mini.budget.units_per_call == 1 and mini.budget.max_calls == 48
+    assert mini.tool.name == "check_proof" and mini.tool.parameter == "proof"
+    assert mini.tool.schema()["function"]["parameters"]["required"] == ["proof"]
+    assert [r.target for r in mini.rules] == ["rule r8", "rule r12"]
+    assert mini.rules[0].equation == "A & B |- B"
+    assert "r8 (and elimination gives the right conjunct)" in mini.open_book
+    assert mini.examples[0].output == "accepted: P |- Q -> P (4 lines)"
+    assert "`r8` and elimination: `A & B |- A`" in mini.manual  # the manual shows the base rule
+    assert "NO PROOF" in mini.tasks[0].prompt and "P & Q |- Q" in mini.tasks[0].prompt
+    assert mini.rule("h1").herring
+
+
+def test_probe_charges_one_unit_and_never_raises(mini):
+    fb = mini.probe("1. P & Q premise\n2. P r8 1")
+    assert (fb.units, fb.status) == (1, "error")
+    assert fb.text == "rejected at line 2 (r8): r8 does not give P from line 1. Line 1 checks."
+    assert mini.base_world().probe("1. P & Q premise\n2. P r8 1").text == "accepted: P & Q |- P (2 lines)"
+    assert mini.probe("no proof here").units == 0
+    assert mini.probe(None).status == "parse_error"  # type: ignore[arg-type]
+    assert mini.charge("1. P premise") == 1 and mini.charge("") == 0
+    long = "\n".join(f"{i}. P premise" for i in range(1, 200)) + "\n200. Q r99 1"
+    assert len(mini.probe(long).text) <= mini.budget.feedback_chars
+
+
+def test_verify(mini):
+    assert mini.verify("t1", "1. P & Q premise\n2. Q r8 1").passed
+    v = mini.verify("t1", "1. P & Q premise\n2. P r8 1")
+    assert not v.passed and "rejected at line 2" in v.detail
+    assert not mini.verify("t1", "1. P & Q premise\n2. R premise\n3. Q r8 1").passed  # extra premise
+    assert not mini.verify("t1", "1. P & Q premise").passed  # wrong conclusion
+    assert mini.verify("t3", "NO PROOF").passed and mini.verify("t3", "  `no proof.` ").passed
+    assert not mini.verify("t1", "NO PROOF").passed
+    assert not mini.verify("t3", "1. P -> Q premise").passed
+    assert not mini.verify("t1", "").passed and not mini.verify("t1", None).passed  # type: ignore[arg-type]
+    # the manual's world: declining is right exactly when its own search finds no proof
+    assert mini.base_world().verify("t3", "NO PROOF").passed
+
+
+def test_variants_and_requires(mini):
+    assert mini.is_true and not mini.base_world().is_true
+    assert mini.knockout("r8").applied == frozenset({"r12"})
+    assert mini.requires("t1") == {"r8"}
+    assert mini.requires("t4") == {"r12"}
+    assert mini.requires("t2") == set() and mini.requires("t3") == set()
+
+
+@pytest.mark.parametrize("stated, ok", [
+    ("A & B |- B", True), ("C & D ⊢ D", True), ("r8: A & B |- B", True), ("`A & B |- B`", True),
+    ("A & B |- A", False), ("A & B |- B ; distinct", False), ("nonsense", False), ("", False),
+])
+def test_grade_equation(mini, stated, ok):
+    assert mini.grade_equation("r8", stated) is ok
+
+
+def test_probe_generator_yields_checkable_proofs(mini):
+    proofs = list(itertools.islice(mini.probe_generator(1), 30))
+    assert proofs == list(itertools.islice(mini.probe_generator(1), 30))  # seeded
+    assert proofs != list(itertools.islice(mini.probe_generator(2), 30))
+    assert all(mini.charge(p) == 1 for p in proofs)
+    base = mini.base_world()
+    assert sum(base.check(p).accepted for p in proofs) >= 20
+
+
+def test_certify(mini):
+    report = mini.certify()
+    assert report["problems"] == []
+    assert (report["rules"], report["herrings"], report["tasks"], report["examples"]) == (2, 1, 4, 1)
+    assert report["recall_only"] == 50.0  # t2 (naive proof) and t3 (decline) of four
+    assert [r["tasks"] for r in report["rule_table"]] == [["t1"], ["t4"]]
+    assert all(r["observable"] and r["witness"] for r in report["rule_table"])
+    (u,) = report["unprovable"]
+    assert u["task"] == "t3" and u["complete"] and not u["found"] and u["bounds"]["name"] == "small"
+
+
+# ---------------------------------------------------------------- diagnostics
+
+
+def error_of(text: str) -> SpecError:
+    with pytest.raises(SpecError) as e:
+        compile_text(text)
+    return e.value
+
+
+def replace(old: str, new: str) -> str:
+    assert old in MINI
+    return MINI.replace(old, new, 1)
+
+
+def where(text: str, needle: str, offset: int = 0) -> tuple[int, int]:
+    for n, line in enumerate(text.splitlines(), start=1):
+        if needle in line:
+            return n, line.index(needle) + 1 + offset
+    raise AssertionError(needle)
+
+
+@pytest.mark.parametrize("old, new, message, at", [
+    ('decline "NO PROOF"', 'declne "NO PROOF"', "unknown section 'declne'", ("declne", 0)),
+    ('schema "A & B |- B"', 'schema "A & B |- B ; frosh c"', "unknown side condition", ("frosh", 0)),
+    ('schema "A & B |- B"', 'schema "A & & B |- B"', "expected a formula", ("& B |- B", 0)),
+    ('rule r8 "and', 'rule r88 "and', "no infer r88", ("rule r88", 5)),
+    ('schema "A & B |- B"', 'schema "A & B |- A"', "does not change infer r8", ("rule r8", 5)),
+    ('herring h1 r21', 'herring h1 r8', "rule r8 patches it", ("herring h1", 8)),
+    ('goal "Q"\n', 'goal "Q ->"\n', "expected a formula", ('"Q ->"', 5)),
+    ('unprovable small', 'unprovable tiny', "no bounds block 'tiny'", ("unprovable tiny", 0)),
+    ('    4. Q -> P   r12 2-3\n  """\n}', '    4. Q -> P   r12 2-2\n  """\n}', "example E1's proof is not accepted",
+     ("4. Q -> P   r12 2-2", 0)),
+    ('    3. Q        r9 1, 2\n  """\n  naive', '    3. Q        r8 1, 2\n  """\n  naive',
+     "task t2's solution is not accepted", ("3. Q        r8 1, 2", 0)),
+    ('bounds small { size 5', 'bounds small { sise 5', "unknown bound 'sise'", ("sise", 0)),
+    ('  statement "r8 infers B from A & B."\n', '', "rule r8 has no statement", ("rule r8", 5)),
+])
+def test_mistakes_are_located(old, new, message, at):
+    text = replace(old, new)
+    err = error_of(text)
+    assert message in err.message
+    line, col = where(text, at[0], at[1])
+    assert (err.span.line, err.span.col) == (line, col), err.render()
+    rendered = err.render()
+    assert rendered.startswith(f"mini.world:{line}:{col}: error:") and "^" in rendered
+
+
+def test_program_sections_are_refused():
+    err = error_of(MINI + '\nbase {\n  op ADD(a: int, b: int) -> int = a + b "adds"\n}\n')
+    assert "no base block" in err.message
+    err = error_of(MINI.replace('  goal "Q"\n  solution "1.', '  goal "Q"\n  expect 1\n  solution "1.'))
+    assert "belongs to program worlds" in err.message
+
+
+def test_a_naive_proof_must_check_under_the_manual(mini):
+    text = MINI.replace('    3. Q        r9 1, 2\n  """\n}', '    3. Q        r8 1\n  """\n}')
+    err = error_of(text)
+    assert "naive is not accepted under the manual's rules" in err.message
+
+
+def test_a_respelled_world():
+    text = textwrap.dedent('''\
+        world "Spelled" version 1
+        kind proof
+        syntax { and "AND"  implies "=>"  premise "given" }
+        infer r1 "and elimination" { schema "A AND B |- A"  doc "Left conjunct." }
+        task t1 band b { premises "P AND Q"  goal "P"  solution "1. P AND Q given\\n2. P r1 1" }
+    ''')
+    w = compile_text(text)
+    assert w.verify("t1", "1. P & Q premise\n2. P r1 1").passed
+    assert "`r1` and elimination: `A AND B |- A`" in w.manual
+    assert w.probe("1. P AND Q given\n2. P r1 1").text == "accepted: P AND Q |- P (2 lines)"
