@@ -169,41 +169,20 @@ def check(world, seed, as_json):
 
 
 def _check_folder(folder: str, seed, as_json: bool) -> None:
-    """Certify every world under a folder; counts by kind and by each world's labels."""
-    from worldspec.compiler import load_world
-    from worldspec.compiler.certify import certify
-    paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs if f.endswith(".world"))
-    worlds, problems, counts = [], [], {}
-    for p in paths:
-        try:
-            report = certify(load_world(p, seed))
-        except (SpecError, SpecErrors) as e:
-            problems.append(f"{p}: does not compile: {e.render().splitlines()[0]}")
-            continue
-        problems += [f"{p}: {x}" for x in report["problems"]]
-        entry = {"file": p, "world": report["world"], "kind": report["kind"],
-                 "certified": not report["problems"]}
-        for key in ("family", "difficulty"):
-            if key in report:
-                entry[key] = report[key]
-                counts.setdefault(key, {}).setdefault(report[key], 0)
-                counts[key][report[key]] += 1
-        if "family" in entry and "difficulty" in entry:
-            pair = f"{entry['family']}/{entry['difficulty']}"
-            counts.setdefault("family_difficulty", {}).setdefault(pair, 0)
-            counts["family_difficulty"][pair] += 1
-        worlds.append(entry)
-    summary = {"folder": folder, "worlds": len(paths), "certified": sum(w["certified"] for w in worlds),
-               "counts": counts, "entries": worlds, "problems": problems}
+    """Certify every world under a folder as one benchmark (counts, cross-box checks)."""
+    from worldspec.compiler.suite import certify_folder
+    say = (lambda m: None) if as_json or not sys.stderr.isatty() else (lambda m: click.echo(f"  ... {m}", err=True))
+    summary = certify_folder(folder, seed, progress=say)
     if as_json:
         click.echo(json.dumps(summary, indent=2))
     else:
-        click.echo(f"{folder}: {summary['certified']} of {len(paths)} worlds certified")
-        for key, table in counts.items():
-            click.echo(f"  {key}: " + ", ".join(f"{k} {v}" for k, v in sorted(table.items())))
-        for p in problems:
+        click.echo(f"{folder}: {summary['certified']} of {summary['worlds']} worlds certified")
+        for key, table in summary["counts"].items():
+            if table:
+                click.echo(f"  {key}: " + ", ".join(f"{k} {v}" for k, v in sorted(table.items())))
+        for p in summary["problems"]:
             click.echo(f"  - {p}")
-    sys.exit(EXIT_PROBLEMS if problems or not paths else 0)
+    sys.exit(EXIT_PROBLEMS if summary["problems"] or not summary["worlds"] else 0)
 
 
 @main.command()
