@@ -309,6 +309,23 @@ class World:
         return "\n".join(lines)
 
     @property
+    def report_instructions(self) -> str:
+        """How a rule report is written for this world (the runner asks for it at every milestone)."""
+        base = self.builder.base.values()
+        sig = lambda d: f"{d.kind} {d.name}({', '.join(('*' if p.variadic else '') + p.name for p in d.params)})"  # noqa: E731
+        hooks = ", ".join(sig(d) for d in base if d.kind == "hook")
+        return (
+            "Write one line per rule you believe differs from the manual: `op NAME(params) = EQUATION` for "
+            "an operator, or `hook NAME(params) = EQUATION` for a kernel behaviour, where EQUATION states "
+            "the true behaviour in the equation notation: a prefix s-expression over the parameter names, "
+            "for example `(get xs (- i 1))`, `(^ n 27)`, `(if in_function (* 2 (len xs)) (len xs))`. Heads "
+            "are the operators `+ - * / // % ** ^ & | << >> == != < <= > >= and or not`, `if`, `list` and "
+            "builtin names (len, get, slice, reverse, sort, range, map, filter, fold, upper, lower, join, "
+            "split, ...); the context variables in_function, in_loop, loop_depth and call_depth may be "
+            "used. " + (f"Kernel behaviours you may report: {hooks}. " if hooks else "")
+            + "Write UNKNOWN if you cannot tell any rule.")
+
+    @property
     def tool(self) -> ToolSpec:
         return ToolSpec(
             "run_program",

@@ -36,9 +36,6 @@ from .models import FatalError, LostError, Model, Reply, Request, ToolCall
 CONDITIONS = ("autonomous", "hindsight", "fixed", "without-tool", "direct",
               "open-book-m0", "a4-open-book")
 
-KERNEL_HOOKS = ("int_literal(n)", "str_literal(s)", "truthy(v)", "iterate(xs)", "show(v)",
-                "output(parts)", "assign(name, v)", "lookup(name, v)", "index(xs, i)",
-                "slice(xs, lo, hi)")
 
 
 # ----------------------------------------------------------------------------
@@ -111,20 +108,10 @@ def round_prompt(world, t: int, *, slots: int, left: int, mode: str, turns: int 
 
 
 def rules_prompt(world, t: int) -> str:
-    custom = getattr(world, "report_instructions", None)
-    if custom:
-        body = custom
-    else:
-        body = (
-            "Write one line per rule you believe differs from the manual: `op NAME(params) = "
-            "EQUATION` for an operator, or `hook NAME(params) = EQUATION` for a kernel hook, where "
-            "EQUATION states the true behaviour in the equation notation: a prefix s-expression "
-            "over the parameter names, for example `(get xs (- i 1))`, `(^ n 27)`, "
-            "`(if in_function (* 2 (len xs)) (len xs))`. Heads are the operators "
-            "`+ - * / // % ** ^ & | << >> == != < <= > >= and or not`, `if`, `list` and builtin "
-            "names (len, get, slice, ...); the context variables in_function, in_loop, loop_depth "
-            "and call_depth may be used. Kernel hooks: " + ", ".join(KERNEL_HOOKS) + ". "
-            "If you cannot tell any rule, write UNKNOWN.")
+    # The world owns how its rules are stated (equation notation, schema ids, ...).
+    body = getattr(world, "report_instructions", None) or (
+        "Write one line per rule you believe differs from the manual, as `NAME: what it does`, "
+        "or UNKNOWN if you cannot tell any rule.")
     return (f"Milestone M{t}. Tools are disabled. Report the rules of this world that you believe "
             f"differ from the manual.\n\n{body}\n\nPut the whole report in one fenced code block.")
 
