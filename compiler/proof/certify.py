@@ -112,8 +112,20 @@ def certify(world, progress=None) -> dict:
         "params": {k: v for k, v in world.params}, "rules": len(true.rules), "herrings": len(true.herrings),
         "tasks": len(true.tasks), "examples": len(true.examples), "recall_only": recall_only,
         "rule_table": rules, "herring_table": herrings, "requires": requires, "labels": labels,
-        "unprovable": unprovable, "problems": problems,
+        "unprovable": unprovable, "notes": _notes(unprovable), "problems": problems,
     }
+
+
+def _notes(unprovable: list) -> list[str]:
+    out = []
+    for u in unprovable:
+        b = u["bounds"]
+        state = ("certified unprovable" if u["complete"] and not u["found"] else
+                 "PROVABLE" if u["found"] else "NOT certified (node bound hit)")
+        out.append(f"{'ok ' if state.startswith('certified') else 'BAD'} {u['task']:<6} {state} within "
+                   f"size {b['size']}, depth {b['depth']}, lines {b['lines']} ({u['nodes']} of {b['nodes']} nodes, "
+                   f"{u['universe']} formulas)")
+    return out
 
 
 def _id_key(rid: str):

@@ -55,8 +55,8 @@ def check(proof: Proof, rules: dict[str, Schema], notation: F.Notation = F.DEFAU
     for ln in lines:
         fail = lambda msg, col=0: Result(False, False, premises, None, ln.n, ln.rule, msg, col,  # noqa: E731
                                          frozenset(used), len(lines))
-        if ln.error:
-            return fail(ln.error, ln.col)
+        if ln.error:  # the line could not be read: no rule is to blame
+            return Result(False, False, premises, None, ln.n, "", ln.error, ln.col, frozenset(used), len(lines))
         if ln.kind in ("premise", "assume"):
             continue
         schema = rules.get(ln.rule)

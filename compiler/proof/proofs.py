@@ -21,6 +21,7 @@ import attrs
 from worldspec.compiler.proof import formula as F
 
 MAX_LINES = 300
+MAX_LINE_CHARS = 2400
 
 _NUMBER = re.compile(r"\s*(\d{1,6})\s*[.):]?")
 _JUST = re.compile(r"^(?P<formula>.*?)\s+(?P<rule>[A-Za-z_][A-Za-z0-9_]*)"
@@ -138,6 +139,11 @@ def read(text: str, notation: F.Notation = F.DEFAULT, premise_words=PREMISE_WORD
             lines.append(Line(k, 0, None, "rule", error="every line starts with its number (1, 2, 3, ...)",
                               raw=raw))
             broken = "the proof could not be read past an unnumbered line"
+            continue
+        if len(raw) > MAX_LINE_CHARS:
+            lines.append(Line(k, 0, None, "rule", error=f"the line is too long ({len(raw)} characters; the "
+                              f"limit is {MAX_LINE_CHARS})", raw=raw[:200]))
+            broken = "the proof could not be read past an overlong line"
             continue
         if num != k:
             lines.append(Line(k, 0, None, "rule", error=f"line numbers must count 1, 2, 3, ...: expected "

@@ -222,7 +222,7 @@ def _ready(p, sigma) -> bool:
 
 class _Ctx:
     __slots__ = ("id", "parent", "assume", "depth", "mask", "rmask", "occupied", "reason", "rreason",
-                 "stamp", "children", "alias")
+                 "stamp", "children", "alias", "seen", "rseen", "fresh", "pending", "listeners")
 
     def __init__(self, cid, parent, assume, depth, occupied):
         self.id = cid
@@ -237,6 +237,11 @@ class _Ctx:
         self.stamp: dict = {}
         self.children: dict = {}
         self.alias = None  # the context this one equals (its assumption was already derivable)
+        self.seen = 0  # mask and rmask when this context was last examined (semi-naive passes)
+        self.rseen = 0
+        self.fresh = True  # not examined yet: every instance is a candidate
+        self.pending: set = set()  # instances to test again here (a subproof they wait on grew)
+        self.listeners: list = []  # (context, instance) waiting for this context to grow
 
 
 class Search:
@@ -254,6 +259,16 @@ class Search:
         self.instances = instances(rules, self.formulas, INSTANCE_LIMIT)
         self.truncated = len(self.instances) > INSTANCE_LIMIT  # too many to search exhaustively
         self.reit = next((rid for rid, s in rules.items() if s.canonical() == "A |- A"), None)
+        # semi-naive evaluation: an instance is tested again in a context only when one of its
+        # line premises (or its duplicated premise's second line) has appeared there since the
+        # last pass, or when a subproof context it waits on has grown.
+        self.watch: dict[int, list] = {}
+        self.rwatch: dict[int, list] = {}
+        for n, inst in enumerate(self.instances):
+            for i in set(inst.lines):
+                self.watch.setdefault(i, []).append(n)
+            if inst.dup >= 0:
+                self.rwatch.setdefault(inst.dup, []).append(n)
         self.nodes = 0
         self.contexts: list[_Ctx] = []
         self.clock = 0
@@ -277,21 +292,23 @@ class Search:
                 k += 1
                 if ctx.alias is not None:
                     continue
-                if ctx.parent is not None:
-                    new = ctx.parent.mask & ~ctx.mask
-                    while new:
-                        low = new & -new
-                        self._set(ctx, low.bit_length() - 1, ("inherit",), rederivable=False)
-                        new ^= low
-                    newr = ctx.parent.rmask & ~ctx.rmask
-                    if newr:
-                        ctx.rmask |= newr
-                        m = newr
-                        while m:
-                            low = m & -m
-                            ctx.rreason.setdefault(low.bit_length() - 1, ("inherit",))
-                            m ^= low
-                for n, inst in enumerate(insts):
+                if ctx.parent is not None:  # lines of the enclosing proof stay available (no reason
+                    ctx.mask |= ctx.parent.mask  # recorded: a missing reason means "inherited")
+                    ctx.rmask |= ctx.parent.rmask
+                if ctx.fresh:
+                    ctx.fresh = False
+                    candidates = range(len(insts))
+                else:
+                    pick = ctx.pending
+                    ctx.pending = set()
+                    for i in _bits(ctx.mask & ~ctx.seen):
+                        pick.update(self.watch.get(i, ()))
+                    for i in _bits(ctx.rmask & ~ctx.rseen):
+                        pick.update(self.rwatch.get(i, ()))
+                    candidates = sorted(pick)
+                start_mask, start_rmask = ctx.seen, ctx.rseen = ctx.mask, ctx.rmask
+                for n in candidates:
+                    inst = insts[n]
                     if self.nodes >= b.nodes:
                         complete = False
                         changed = False
@@ -317,6 +334,7 @@ class Search:
                         eff = child.alias or child
                         need = eff.rmask if (inst.nontrivial and c == a) else eff.mask
                         if not need >> c & 1:
+                            eff.listeners.append((ctx, n))
                             ok = False
                             break
                         children.append((child, c))
@@ -328,6 +346,11 @@ class Search:
                     else:
                         ctx.rmask |= bit
                         ctx.rreason[inst.conc] = reason
+                    changed = True
+                if (ctx.mask != start_mask or ctx.rmask != start_rmask) and ctx.listeners:
+                    for owner, n in ctx.listeners:
+                        owner.pending.add(n)
+                    ctx.listeners = []
                     changed = True
                 if not complete:
                     break
@@ -359,12 +382,10 @@ class Search:
             return child
         child.mask = ctx.mask
         child.rmask = ctx.rmask
-        for i in _bits(ctx.mask):
-            child.reason[i] = ("inherit",)
-            child.stamp[i] = ctx.stamp.get(i, 0)
-        for i in _bits(ctx.rmask):
-            child.rreason[i] = ("inherit",)
-        self._set(child, a, ("assume",), rederivable=False)
+        if ctx.mask >> a & 1:  # assumed again: this line is the assumption, the other inherited
+            child.reason[a] = ("assume",)
+        else:
+            self._set(child, a, ("assume",), rederivable=False)
         return child
 
     # ------------------------------------------------------------ extraction
@@ -408,7 +429,7 @@ class Search:
         acc = needed.setdefault(ctx.id, set())
         if i in acc:
             return
-        reason = ctx.reason[i]
+        reason = ctx.reason.get(i, ("inherit",))
         if reason[0] == "inherit":
             self._mark(ctx.parent, i, needed)
             return
@@ -421,13 +442,7 @@ class Search:
         for p in inst.lines:
             self._mark(ctx, p, needed)
         if inst.dup >= 0:
-            rr = ctx.rreason.get(inst.dup)
-            if rr is None:
-                raise _NoProof()
-            if rr[0] == "inherit":
-                self._mark_second(ctx.parent, inst.dup, needed)
-            else:
-                self._mark_rule(ctx, rr, needed)
+            self._mark_second(ctx, inst.dup, needed)
         for child, c in reason[2]:
             if child.alias is not None:
                 self._mark(child.alias, c, needed)
@@ -441,18 +456,24 @@ class Search:
             self._mark(child, c, needed)
 
     def _mark_second(self, ctx: _Ctx, i: int, needed: dict) -> None:
-        rr = ctx.rreason.get(i)
-        if rr is None:
-            raise _NoProof()
-        if rr[0] == "inherit":
-            self._mark_second(ctx.parent, i, needed)
-        else:
-            self._mark(ctx, i, needed)
-            self._mark_rule(ctx, rr, needed)
+        """Mark what a second line holding formula i needs (the rule that can rederive it)."""
+        c, rr = self._rreason(ctx, i)
+        self._mark(c, i, needed)
+        self._mark_rule(c, rr, needed)
+
+    @staticmethod
+    def _rreason(ctx: _Ctx, i: int):
+        c = ctx
+        while c is not None:
+            rr = c.rreason.get(i)
+            if rr is not None and rr[0] != "inherit":
+                return c, rr
+            c = c.parent
+        raise _NoProof()
 
     def _emit(self, ctx: _Ctx, depth: int, env: dict, needed: dict, out: list) -> None:
         for i in sorted(needed.get(ctx.id, ()), key=lambda j: ctx.stamp.get(j, 0)):
-            reason = ctx.reason[i]
+            reason = ctx.reason.get(i, ("inherit",))
             if reason[0] != "rule":
                 continue
             env[i] = self._emit_rule(ctx, reason, i, depth, env, needed, out)
@@ -477,13 +498,7 @@ class Search:
 
     def _second(self, ctx: _Ctx, i: int, depth: int, env: dict, needed: dict, out: list) -> int:
         """A second line holding formula i (by the rule that can rederive it)."""
-        c = ctx
-        rr = c.rreason.get(i)
-        while rr is not None and rr[0] == "inherit":
-            c = c.parent
-            rr = c.rreason.get(i)
-        if rr is None:
-            raise _NoProof()
+        c, rr = self._rreason(ctx, i)
         saved = env.get(i)
         line = self._emit_rule(c, rr, i, depth, env, needed, out)
         if saved is not None:
