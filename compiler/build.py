@@ -96,7 +96,8 @@ def _check_type(t: ast.Type, span: ast.Span) -> None:
         _check_type(t.arg, span)
 
 
-def _check_definitions(spec: ast.Spec) -> None:
+def check_definitions(spec: ast.Spec, require_equation: bool = True) -> None:
+    """Base lines, rule overrides and herrings are consistent (any kind that uses them)."""
     seen: dict[str, ast.Definition] = {}
     for d in spec.base:
         if d.target in seen:
@@ -139,7 +140,7 @@ def _check_definitions(spec: ast.Spec) -> None:
         overridden[o.target] = r.id
         if not r.statement:
             raise SpecError(r.span, f"rule {r.id} has no statement", 'Add statement "..." (the open-book text).')
-        if not r.equation:
+        if require_equation and not r.equation:
             raise SpecError(r.span, f"rule {r.id} has no equation",
                             'Add equation "(...)" in the equation notation (docs/language.md).')
     for h in spec.herrings:
@@ -195,7 +196,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> World:
             raise SpecError(d.span, f"{d.name} is defined twice", "Give each def a unique name.")
         mc.add_def(d)
     surface = build_surface(spec.syntax, spec.syntax[0].span if spec.syntax else spec.span)
-    _check_definitions(spec)
+    check_definitions(spec)
     for d in spec.base:
         if d.kind == "op" and d.name in surface.keywords:
             raise SpecError(d.span, f"operator {d.name} is also a keyword of the syntax block",

@@ -29,7 +29,7 @@ from worldspec import ast
 from worldspec.compiler.boxes import (BOX_BUDGET_KEYS, BoxBudget, Domain, InputError, ScoredVerdict,
                                       capped, domain_of, format_input, matches, parse_input, render,
                                       stock_hypotheses)
-from worldspec.compiler.build import draw_params, interpolate
+from worldspec.compiler.build import check_definitions, draw_params, interpolate
 from worldspec.compiler.model import CaseResult, Feedback, Rule, Task
 from worldspec.compiler.world import ToolSpec
 from worldspec.diagnostics import SpecError, did_you_mean
@@ -343,39 +343,13 @@ def _check_base(spec: ast.Spec, reserved: set) -> None:
         if not d.doc.strip():
             raise SpecError(d.span, f"op {d.name} has no description", 'End the line with its doc, "..."')
         seen[d.name] = d
-    ids, overridden = set(), {}
     for r in spec.rules:
-        if r.id in ids:
-            raise SpecError(r.span, f"rule id {r.id} is used twice", "Rule ids must be unique.")
-        ids.add(r.id)
         for f in r.fields:
             raise SpecError(f.span, f"unknown rule field {f.key!r}", "Rule fields: statement, equation.")
-        o = r.override
-        if o is None:
+        if r.override is None:
             raise SpecError(r.span, f"rule {r.id} overrides nothing",
                             "Start the rule with the base line it replaces: op NAME(...) = ...")
-        if o.kind != "op" or o.name not in seen:
-            raise SpecError(o.span, f"rule {r.id} overrides {o.kind} {o.name}, which base does not define",
-                            did_you_mean(o.name, seen).strip() or "A rule overrides one base op.")
-        if len(o.params) != len(seen[o.name].params):
-            raise SpecError(o.span, f"rule {r.id} gives {o.name} {len(o.params)} parameter(s); base has "
-                            f"{len(seen[o.name].params)}", "An override keeps the base line's parameters.")
-        if o.name in overridden:
-            raise SpecError(o.span, f"op {o.name} is overridden by both {overridden[o.name]} and {r.id}",
-                            "Each base op may be perturbed by one rule.")
-        overridden[o.name] = r.id
-        if not r.statement:
-            raise SpecError(r.span, f"rule {r.id} has no statement", 'Add statement "..." (the open-book text).')
-    for h in spec.herrings:
-        if h.id in ids:
-            raise SpecError(h.span, f"id {h.id} is used twice", "Rule and herring ids must be unique.")
-        ids.add(h.id)
-        if h.target not in seen:
-            raise SpecError(h.span, f"herring {h.id} names {h.target}, which base does not define",
-                            did_you_mean(h.target, seen).strip() or "A herring names a base op.")
-        if h.target in overridden:
-            raise SpecError(h.span, f"herring {h.id} names {h.target}, but rule {overridden[h.target]} "
-                            "changes it", "A herring must behave exactly as documented.")
+    check_definitions(spec, require_equation=False)
 
 
 def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
