@@ -43,7 +43,7 @@ from .cache import ResponseCache
 from .log import RunLog, read_events
 from .models import FatalError, LostError, Model, Reply, Request, RetryPolicy
 from .protocol import extract_answer
-from .runtime import Runtime
+from .runtime import Runtime, session_outcome
 
 PRESETS = {"10@1": (10, 1), "20@2": (20, 2)}
 FAMILY_ORDER = ("CII", "CRI", "PSI", "ERI", "IPI", "GSI")
@@ -408,22 +408,9 @@ async def run_boxes(boxes: Sequence, system_specs: Sequence[tuple[str, object]],
     cache = ResponseCache(cache_dir) if cache_dir else None
     rt = Runtime(log, cache=cache, max_connections=config.max_connections, retry=config.retry,
                  progress=progress)
-    status, error = "error", None
-    try:
+    with session_outcome(log, cache):
         jobs = [BoxSession(rt, w, m, config).run() for w, row in zip(boxes, systems_per_box) for m in row]
         records = await asyncio.gather(*jobs)
-        status = "success"
-    except FatalError as e:
-        error = str(e)
-        raise
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        status = "interrupted"
-        raise
-    finally:
-        if status != "success":
-            log.close(status, error)
-            if cache is not None:
-                cache.close()
     log.emit({"type": "stats", "session": log.session, "calls_live": rt.stats.live,
               "calls_from_log": rt.stats.from_log, "calls_from_cache": rt.stats.from_cache,
               "retries": rt.stats.retries, "lost": rt.stats.lost})

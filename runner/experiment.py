@@ -23,7 +23,7 @@ from .cache import ResponseCache
 from .log import RunLog, read_events
 from .models import FatalError, Model, RetryPolicy
 from .protocol import (CONDITIONS, ProbeScript, Trajectory, Volume, default_volume, fixed_script)
-from .runtime import Runtime
+from .runtime import Runtime, session_outcome
 
 CONTROL_CONDITIONS = tuple(c for c in CONDITIONS if c != "autonomous")
 
@@ -199,24 +199,8 @@ async def run_experiment(world, models: Sequence[Model], config: RunConfig, out:
     rt = Runtime(log, cache=cache, max_connections=config.max_connections, retry=config.retry,
                  progress=progress)
     answers = config.answers or world.budget.answers
-    status, error = "error", None
-    try:
+    with session_outcome(log, cache):
         records = await _run_all(world, models, config, rt, answers, out)
-        status = "success"
-    except FatalError as e:
-        error = str(e)
-        raise
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        status = "interrupted"
-        raise
-    except BaseException as e:
-        error = f"{type(e).__name__}: {e}"
-        raise
-    finally:
-        if status != "success":
-            log.close(status, error)
-            if cache is not None:
-                cache.close()
     stats = {"calls_live": rt.stats.live, "calls_from_log": rt.stats.from_log,
              "calls_from_cache": rt.stats.from_cache, "retries": rt.stats.retries,
              "lost": rt.stats.lost}

@@ -33,7 +33,7 @@ from .cache import ResponseCache
 from .log import RunLog, read_events
 from .models import FatalError, LostError, Model, Request, RetryPolicy
 from .protocol import extract_answer
-from .runtime import Runtime
+from .runtime import Runtime, session_outcome
 
 BOOTSTRAP = 2000
 
@@ -195,8 +195,7 @@ async def run_pool(world, models: Sequence[Model], agents: Sequence[str], config
                  world=world_identity(world), resume=resume)
     cache = ResponseCache(cache_dir) if cache_dir else None
     rt = Runtime(log, cache=cache, max_connections=config.max_connections, retry=config.retry, progress=progress)
-    status, error = "error", None
-    try:
+    with session_outcome(log, cache):
         jobs = [model_match(rt, world, m, o, s, k, config.settings) for m in models for o, s, k in world.schedule()]
         records = list(await asyncio.gather(*jobs))
         for name, strat in strategies.items():
@@ -205,18 +204,6 @@ async def run_pool(world, models: Sequence[Model], agents: Sequence[str], config
             digest = hashlib.sha256(json.dumps(r, sort_keys=True, default=str).encode()).hexdigest()[:16]
             conv = f"{r['system']}|pool|{r['opponent']}|{r['seat']}|{r['match']}"
             rt.emit({"type": "trajectory", "id": f"trajectory:{conv}:{digest}", "conv": conv, "record": r})
-        status = "success"
-    except FatalError as e:
-        error = str(e)
-        raise
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        status = "interrupted"
-        raise
-    finally:
-        if status != "success":
-            log.close(status, error)
-            if cache is not None:
-                cache.close()
     log.close("success")
     if cache is not None:
         cache.close()

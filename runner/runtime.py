@@ -10,6 +10,7 @@ and loss is written to the log.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
 import time
@@ -247,3 +248,29 @@ class Runtime:
         if self.cache is not None and model.cacheable:
             self.cache.put(key, model.model_id, reply)
         return reply
+
+
+@contextlib.contextmanager
+def session_outcome(log: RunLog, cache: ResponseCache | None = None):
+    """Close the run log with how a session ended when it did not succeed.
+
+    On success the caller writes its closing events, then closes the log itself."""
+    status, error = "error", None
+    try:
+        yield
+        status = "success"
+    except FatalError as e:
+        error = str(e)
+        raise
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        status = "interrupted"
+        raise
+    except BaseException as e:
+        error = f"{type(e).__name__}: {e}"
+        raise
+    finally:
+        if status != "success":
+            log.close(status, error)
+            if cache is not None:
+                cache.close()
+
