@@ -30,7 +30,7 @@ from worldspec.compiler.boxes import (BOX_BUDGET_KEYS, BoxBudget, Domain, InputE
                                       capped, domain_of, format_input, matches, parse_input, render,
                                       stock_hypotheses)
 from worldspec.compiler.build import check_definitions, draw_params, interpolate
-from worldspec.compiler.model import CaseResult, Feedback, Rule, Task
+from worldspec.compiler.model import CaseResult, Feedback, Rule, Task, by_id
 from worldspec.compiler.world import ToolSpec
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler, Unit
@@ -259,18 +259,10 @@ class BlackBoxWorld:
     # ------------------------------------------------------------ grading
 
     def task(self, task) -> Task:
-        tid = task if isinstance(task, str) else task.id
-        for t in self.tasks:
-            if t.id == tid:
-                return t
-        raise KeyError(f"no test {tid!r} in {self.name}")
+        return by_id(self.tasks, task, self.name)
 
     def test_case(self, task) -> TestCase:
-        tid = task if isinstance(task, str) else task.id
-        for c in self.tests:
-            if c.id == tid:
-                return c
-        raise KeyError(f"no test {tid!r} in {self.name}")
+        return by_id(self.tests, task, self.name)
 
     def verify(self, task, answer) -> ScoredVerdict:
         case = self.test_case(task)

@@ -40,7 +40,7 @@ from worldspec.compiler.games import (COLUMN, ROW, SEATS, Game, GameError, Optim
                                       play_strategies, reachable_states)
 from worldspec.compiler.kind_blackbox import (DIFFICULTIES, box_budget, group_items, note, one,
                                               reject_program_sections, word)
-from worldspec.compiler.model import CaseResult, Feedback, Task
+from worldspec.compiler.model import CaseResult, Feedback, Task, by_id
 from worldspec.compiler.world import ToolSpec
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler
@@ -191,18 +191,10 @@ class GameWorld:
     # ------------------------------------------------------------ grading
 
     def task(self, task) -> Task:
-        tid = task if isinstance(task, str) else task.id
-        for t in self.tasks:
-            if t.id == tid:
-                return t
-        raise KeyError(f"no test {tid!r} in {self.name}")
+        return by_id(self.tasks, task, self.name)
 
     def test_game(self, task) -> TestGame:
-        tid = task if isinstance(task, str) else task.id
-        for g in self.tests:
-            if g.id == tid:
-                return g
-        raise KeyError(f"no test {tid!r} in {self.name}")
+        return by_id(self.tests, task, self.name)
 
     def verify(self, task, answer) -> ScoredVerdict:
         """Score a move sequence for a test game: accuracy = score / exact optimum (in [0, 1])."""

@@ -93,3 +93,13 @@ class Task:
 
     def label(self, key: str, default: str = "") -> str:
         return dict(self.labels).get(key, default)
+
+
+def by_id(items, key, where: str):
+    """The item whose id is `key` (a str, or anything with an id)."""
+    wanted = key if isinstance(key, str) else key.id
+    for item in items:
+        if item.id == wanted:
+            return item
+    raise KeyError(f"no test {wanted!r} in {where}")
+
