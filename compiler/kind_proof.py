@@ -253,8 +253,9 @@ class ProofWorld:
                     if hopeless:
                         continue
                     outcome = knocked.search(tid)
-                    if outcome.found and knocked.verify(tid, outcome.proof).passed:
-                        needed.add(rid)
+                    if (outcome.found and len(proofs.clean(outcome.proof)) <= data.bounds.lines
+                            and knocked.verify(tid, outcome.proof).passed):
+                        needed.add(rid)  # provable within the bounds once the rule is reverted
                 elif not knocked.verify(tid, data.task.solution).passed:
                     needed.add(rid)
             self.cache[key] = frozenset(needed)
@@ -298,7 +299,7 @@ class ProofWorld:
             "proof",
             f"The complete proof, one numbered line per step: `N. FORMULA JUSTIFICATION`, where the "
             f"justification is `{self.premise_word}`, `{self.assume_word}`, or a rule id followed by the "
-            f"cited lines and subproof ranges (`r7 1, 3-5`); subproof lines start with bars `|`.")
+            f"cited lines and subproof ranges (`ID 1, 3-5`); subproof lines start with bars `|`.")
 
     def grade_equation(self, rule_id: str, text: str) -> bool:
         """Whether a stated schema is exactly the rule's true schema (up to renaming of

@@ -244,3 +244,41 @@ def test_a_respelled_world():
     assert w.verify("t1", "1. P & Q premise\n2. P r1 1").passed
     assert "`r1` and elimination: `A AND B |- A`" in w.manual
     assert w.probe("1. P AND Q given\n2. P r1 1").text == "accepted: P AND Q |- P (2 lines)"
+
+
+def test_a_node_bound_that_is_hit_is_reported_not_certified():
+    w = compile_text(MINI.replace("bounds small { size 5 depth 2 lines 12 nodes 50000 }",
+                                  "bounds small { size 5 depth 2 lines 12 nodes 10 }"))
+    out = w.search("t3")
+    assert not out.complete and out.nodes == 10
+    report = w.certify()
+    (u,) = report["unprovable"]
+    assert not u["complete"] and u["nodes"] == 10
+    assert any("hit its node bound" in p for p in report["problems"])
+    assert any("NOT certified" in n for n in report["notes"])
+    assert w.verify("t3", "NO PROOF").passed  # the designation still grades; certification flags it
+
+
+def test_an_unprovable_goal_requires_the_rule_whose_knockout_proves_it():
+    w = compile_text(textwrap.dedent('''\
+        world "Backwards" version 1
+        kind proof
+        infer r3 "reiteration" { schema "A |- A"  doc "Restate." }
+        infer r9 "modus ponens" { schema "A -> B, A |- B"  doc "From A -> B and A infer B." }
+        rule r9 "modus ponens runs backwards" {
+          schema "A -> B, B |- A"
+          statement "r9 infers A from A -> B and B."
+        }
+        bounds small { size 4 depth 1 lines 6 nodes 10000 }
+        task t1 band b { premises "P -> Q", "Q"  goal "P"  solution "1. P -> Q premise\\n2. Q premise\\n3. P r9 1, 2" }
+        task t2 band b {
+          premises "P -> Q", "P"
+          goal "Q"
+          unprovable small
+          naive "1. P -> Q premise\\n2. P premise\\n3. Q r9 1, 2"
+        }
+    '''))
+    assert w.requires("t1") == {"r9"} and w.requires("t2") == {"r9"}
+    report = w.certify()
+    assert report["problems"] == [] and report["recall_only"] == 0.0
+    assert not w.verify("t2", w.task("t2").naive).passed and w.base_world().verify("t2", w.task("t2").naive).passed
