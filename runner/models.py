@@ -394,7 +394,7 @@ class _BuiltinAgent(Model):
             n = len(request.messages)
             return Reply(content=None, tool_calls=(ToolCall(
                 id=f"{self.name}_{n}", name=tool,
-                arguments=json.dumps({"program": self._probe(n)})),))
+                arguments=json.dumps({getattr(self.world.tool, "parameter", "program"): self._probe(n)})),))
         return Reply(content="Nothing more to probe this round.")
 
     async def complete(self, request: Request) -> Reply:
