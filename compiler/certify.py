@@ -86,6 +86,48 @@ def _run(op, args, in_function, in_loop):
         return ("error", None)
 
 
+def recall_only_score(true) -> float:
+    """Percent of tasks whose naive (manual-trusting) answer passes in the true world."""
+    recall = [t for t in true.tasks if t.naive and true.verify(t, t.naive).passed]
+    return round(100.0 * len(recall) / len(true.tasks), 1) if true.tasks else 0.0
+
+
+def rule_tables(world, requires: dict, find_witness, herring_unchanged, problems: list, say, *,
+                unobservable: str, answers: str) -> tuple[list, list]:
+    """Observability, coverage and equation of every rule; herrings unchanged (any kind)."""
+    true = world.true_world()
+    rules = []
+    for r in true.rules:
+        say(f"searching a witness for {r.id}")
+        witness = find_witness(world, r.id)
+        used_by = [tid for tid, req in requires.items() if r.id in req]
+        if witness is None:
+            problems.append(f"rule {r.id} ({r.title}) is not observable: {unobservable}")
+        if not used_by:
+            problems.append(f"rule {r.id} ({r.title}) is required by no task: every {answers} still "
+                            f"passes with it reverted")
+        if not true.grade_equation(r.id, r.equation):
+            problems.append(f"rule {r.id}: its equation {r.equation!r} does not match the rule")
+        rules.append({"id": r.id, "title": r.title, "target": r.target, "observable": witness is not None,
+                      "witness": witness, "tasks": used_by})
+    herrings = []
+    for h in true.herrings:
+        ok = herring_unchanged(world, h)
+        if not ok:
+            problems.append(f"herring {h.id} ({h.target}) behaves differently from its manual entry")
+        herrings.append({"id": h.id, "target": h.target, "unchanged": ok})
+    return rules, herrings
+
+
+def label_counts(tasks) -> dict[str, dict[str, int]]:
+    labels: dict[str, dict[str, int]] = {}
+    for t in tasks:
+        for key, value in t.labels:
+            labels.setdefault(key, {}).setdefault(value, 0)
+            labels[key][value] += 1
+    return labels
+
+
 def certify(world, progress=None) -> dict:
     """Run every check; `problems` is empty exactly when the world is certified."""
     if world.kind != "program":  # other kinds certify themselves (same report keys)
@@ -93,7 +135,6 @@ def certify(world, progress=None) -> dict:
     say = progress or (lambda msg: None)
     true, base = world.true_world(), world.base_world()
     problems: list[str] = []
-    rules = []
     requires = {}
     say("checking tasks")
     for t in true.tasks:
@@ -112,36 +153,15 @@ def certify(world, progress=None) -> dict:
                 why = f" (case {bad.inputs!r}: expected {bad.expected!r}, got {bad.got!r})" if bad else ""
                 problems.append(f"task {t.id}: the naive solution fails in the manual's world: {v.detail}{why}")
         requires[t.id] = sorted(true.requires(t))
-    recall = [t for t in true.tasks if t.naive and true.verify(t, t.naive).passed]
-    recall_only = round(100.0 * len(recall) / len(true.tasks), 1) if true.tasks else 0.0
-    for r in true.rules:
-        say(f"searching a witness for {r.id}")
-        witness = find_witness(world, r.id)
-        used_by = [tid for tid, req in requires.items() if r.id in req]
-        if witness is None:
-            problems.append(f"rule {r.id} ({r.title}) is not observable: no probe within "
-                            f"{world.budget.units_per_call} units tells it apart from its base")
-        if not used_by:
-            problems.append(f"rule {r.id} ({r.title}) is required by no task: every reference solution "
-                            f"still passes with it reverted")
-        if not true.grade_equation(r.id, r.equation):
-            problems.append(f"rule {r.id}: its equation {r.equation!r} does not match its body")
-        rules.append({"id": r.id, "title": r.title, "target": r.target, "observable": witness is not None,
-                      "witness": witness, "tasks": used_by})
-    herrings = []
-    for h in true.herrings:
-        ok = herring_unchanged(world, h)
-        if not ok:
-            problems.append(f"herring {h.id} ({h.target}) behaves differently from its manual entry")
-        herrings.append({"id": h.id, "target": h.target, "unchanged": ok})
+    recall_only = recall_only_score(true)
+    rules, herrings = rule_tables(
+        world, requires, find_witness, herring_unchanged, problems, say,
+        unobservable=f"no probe within {world.budget.units_per_call} units tells it apart from its base",
+        answers="reference solution")
     for e in true.examples:
         if e.output.startswith(("error:", "limit:", "syntax error:")):
             problems.append(f"example {e.id} fails in the true world: {e.output.splitlines()[-1]}")
-    labels: dict[str, dict[str, int]] = {}
-    for t in true.tasks:
-        for key, value in t.labels:
-            labels.setdefault(key, {}).setdefault(value, 0)
-            labels[key][value] += 1
+    labels = label_counts(true.tasks)
     return {
         "world": world.name, "kind": world.kind, "seed": world.seed, "default_seed": world.default_seed,
         "params": {k: v for k, v in world.params}, "rules": len(true.rules), "herrings": len(true.herrings),

@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+from worldspec.compiler.certify import label_counts, recall_only_score, rule_tables
 from worldspec.compiler.proof import generate
 
 
@@ -78,35 +79,11 @@ def certify(world, progress=None) -> dict:
                                 f"({data.bounds.nodes} nodes) before finishing")
         say(f"knockouts for {t.id}")
         requires[t.id] = sorted(world.requires(t), key=_id_key)
-    graded = [t for t in true.tasks if t.naive]
-    recall = [t for t in graded if true.verify(t, t.naive).passed]
-    recall_only = round(100.0 * len(recall) / len(true.tasks), 1) if true.tasks else 0.0
-    rules = []
-    for r in true.rules:
-        say(f"searching a witness for {r.id}")
-        witness = find_witness(world, r.id)
-        used_by = [tid for tid, req in requires.items() if r.id in req]
-        if witness is None:
-            problems.append(f"rule {r.id} ({r.title}) is not observable: no one-rule proof tells it apart "
-                            f"from its base")
-        if not used_by:
-            problems.append(f"rule {r.id} ({r.title}) is required by no task: every reference proof still "
-                            f"checks with it reverted")
-        if not true.grade_equation(r.id, r.equation):
-            problems.append(f"rule {r.id}: its equation {r.equation!r} is not its schema")
-        rules.append({"id": r.id, "title": r.title, "target": r.target, "observable": witness is not None,
-                      "witness": witness, "tasks": used_by})
-    herrings = []
-    for h in true.herrings:
-        ok = herring_unchanged(world, h)
-        if not ok:
-            problems.append(f"herring {h.id} ({h.target}) behaves differently from its manual entry")
-        herrings.append({"id": h.id, "target": h.target, "unchanged": ok})
-    labels: dict[str, dict[str, int]] = {}
-    for t in true.tasks:
-        for key, value in t.labels:
-            labels.setdefault(key, {}).setdefault(value, 0)
-            labels[key][value] += 1
+    recall_only = recall_only_score(true)
+    rules, herrings = rule_tables(world, requires, find_witness, herring_unchanged, problems, say,
+                                  unobservable="no one-rule proof tells it apart from its base",
+                                  answers="reference proof")
+    labels = label_counts(true.tasks)
     return {
         "world": world.name, "kind": world.kind, "seed": world.seed, "default_seed": world.default_seed,
         "params": {k: v for k, v in world.params}, "rules": len(true.rules), "herrings": len(true.herrings),
