@@ -243,6 +243,10 @@ def classify_provider_error(exc: BaseException) -> ModelError:
             retry_after = float(ra) if ra is not None else None
         except (TypeError, ValueError, AttributeError):
             retry_after = None
+    if "missing credentials" in text.lower() or "api_key client option must be set" in text.lower():
+        # litellm reports a missing key as an HTTP 500: no retry will ever fix it
+        return FatalError("no API key for this provider: set its key in the environment (e.g. "
+                          f"OPENAI_API_KEY for openai/ models): {message}")
     if status is not None:
         if status in (408, 409, 429) or status >= 500:
             return TransientError(message, retry_after)
@@ -287,6 +291,10 @@ class LitellmModel(Model):
                 kwargs["tool_choice"] = request.tool_choice
         if self.api_base:
             kwargs["api_base"] = self.api_base
+            if self.model_id.startswith("openai/") and "api_key" not in kwargs \
+                    and not os.environ.get("OPENAI_API_KEY"):
+                # a local OpenAI-compatible server usually wants no key, but the SDK insists on one
+                kwargs["api_key"] = "no-key"
         try:
             resp = await litellm.acompletion(
                 model=self.model_id, messages=list(request.messages),

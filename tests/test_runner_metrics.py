@@ -103,3 +103,16 @@ def test_best_is_max_and_lowest_index(ends):
     b = metrics.best_of(trajs)
     assert b["best_trajectory"] == ends.index(max(ends)) + 1
     assert b["worst"] <= b["mean"] <= b["best"]
+
+
+def test_a_missing_api_key_fails_fast_instead_of_being_retried():
+    # litellm reports a missing key as an HTTP 500; retrying can never fix it
+    from worldspec.runner.models import FatalError, TransientError, classify_provider_error
+
+    class InternalServerError(Exception):
+        status_code = 500
+
+    missing = InternalServerError("OpenAIException - Missing credentials. Please pass an `api_key`")
+    err = classify_provider_error(missing)
+    assert isinstance(err, FatalError) and "OPENAI_API_KEY" in str(err)
+    assert isinstance(classify_provider_error(InternalServerError("upstream crashed")), TransientError)
