@@ -12,6 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from worldspec.cli import main
+
+WORLDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worlds")
 from worldspec.compiler import load_world
 from worldspec.play import Session
 
@@ -292,3 +294,15 @@ def test_play_session_is_not_fooled_by_blank_lines_and_eof():
     Session(load_world(DEMO), reader=read, writer=out.append).loop()
     # the unfinished block runs when the input ends
     assert "4" in out
+
+
+@pytest.mark.parametrize("world,probe", [
+    ("alienlogic", "1. P & Q    premise:\n2. P        r17 1\n"),
+    (os.path.join(WORLDS, "oracle", "cii-e01-running-maximum.world"), "[1, 2]"),
+    (os.path.join(WORLDS, "interactive", "trust.world"), "C C D"),
+])
+def test_play_serves_every_world_kind(world, probe):
+    session = f":tasks\n{probe}\n:budget\n:quit\n"
+    res = CliRunner().invoke(main, ["play", world], input=session)
+    assert res.exit_code == 0, res.output
+    assert "internal error" not in res.output and "1 of" in res.output

@@ -22,15 +22,18 @@ class Session:
         self.write = writer or click.echo
         self.calls = 0
         self.units = 0
+        # program and proof worlds count calls; black boxes and games count turns
+        budget = world.budget
+        self.max_calls = getattr(budget, "max_calls", None) or getattr(budget, "turns", 0)
 
     def loop(self) -> None:
         w = self.world
         self.write(f"{w.name}: {w.summary}")
-        self.write(f"Budget: {w.budget.max_calls} calls, {w.budget.units_per_call} probe units per call. "
+        self.write(f"Budget: {self.max_calls} calls, {w.budget.units_per_call} probe units per call. "
                    f"Type :help for commands.")
         while True:
             try:
-                line = self.read(f"[{self.calls}/{w.budget.max_calls}]> ")
+                line = self.read(f"[{self.calls}/{self.max_calls}]> ")
             except (EOFError, KeyboardInterrupt):
                 self.write("")
                 return
@@ -84,11 +87,11 @@ class Session:
             v = w.verify(tid, answer)
             self.write(f"{'PASS' if v.passed else 'FAIL'}: {v.detail}")
         elif cmd == ":budget":
-            self.write(f"{self.calls} of {w.budget.max_calls} calls, {self.units} probe units used")
+            self.write(f"{self.calls} of {self.max_calls} calls, {self.units} probe units used")
         elif cmd.startswith(":"):
             self.write(f"unknown command {cmd.split()[0]}; type :help")
         else:
-            if self.calls >= w.budget.max_calls:
+            if self.calls >= self.max_calls:
                 self.write("the exploration budget is spent; you can still :answer tasks")
                 return True
             program = self._block(line) if line.rstrip().endswith(":") else line
@@ -97,5 +100,5 @@ class Session:
                 self.calls += 1
                 self.units += fb.units
             self.write(fb.text)
-            self.write(f"[{fb.units} units; {self.calls}/{w.budget.max_calls} calls used]")
+            self.write(f"[{fb.units} units; {self.calls}/{self.max_calls} calls used]")
         return True
