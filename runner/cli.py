@@ -102,6 +102,15 @@ def run(world_path, models, agents, api_base, conditions, trajectories, control_
     summary.json, report.md and PNG curves. A folder of black boxes, a box or a
     game world runs its own protocol instead (turn@shot, pool play; see
     docs/oracle-worlds.md).
+
+    \b
+    Examples:
+      worldspec run aliencode --out runs/builtin
+      worldspec run aliencode --model openai/gpt-4o-mini -n 3 --out runs/gpt
+      worldspec run demo --model openai/my-model --api-base http://127.0.0.1:8000/v1
+      worldspec run aliencode --model M --condition hindsight --hindsight-from runs/gpt
+      worldspec run aliencode --model M --dry-run
+      worldspec run aliencode --model openai/gpt-4o-mini -n 3 --out runs/gpt --resume   (after a crash)
     """
     from .blackbox import run_command  # noqa: PLC0415 - black boxes and games have their own protocols
 
@@ -195,7 +204,12 @@ def _echo_summary(summary: dict, out) -> None:
                    "(default: the run directory when one is given; otherwise print Markdown).")
 @click.option("--no-plots", is_flag=True, help="Skip the PNG curves.")
 def report(dirs, out, no_plots):
-    """Merge run directories into the paper-style table."""
+    """Merge run directories into the paper-style table.
+
+    \b
+    Example:
+      worldspec report runs/gpt runs/claude --out runs/table
+    """
     from . import report as rep  # noqa: PLC0415
 
     if out is None and len(dirs) == 1:
