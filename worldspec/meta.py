@@ -225,11 +225,20 @@ class MetaCompiler:
 
         # Two ints take Python's own operator inline; anything else (and any
         # result out of range) goes through the checked builtin.
+        lo, hi, is_int = -_BIG, _BIG, int
+        if e.op in ("<", "<=", ">", ">=", "==", "!="):
+            def compare(f):
+                x, y = a(f), b(f)
+                if type(x) is is_int and type(y) is is_int:
+                    return fast(x, y)
+                return op(f[1], x, y)
+            return compare
+
         def binop(f):
             x, y = a(f), b(f)
-            if type(x) is int and type(y) is int:
+            if type(x) is is_int and type(y) is is_int:
                 r = fast(x, y)
-                if type(r) is bool or -_BIG < r < _BIG:
+                if lo < r < hi:
                     return r
             return op(f[1], x, y)
         return binop
