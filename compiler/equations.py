@@ -13,7 +13,7 @@ import re
 from worldspec import ast
 from worldspec.compiler.values_gen import values_for
 from worldspec.diagnostics import SpecError
-from worldspec.meta import CTX_VARS, MetaCompiler
+from worldspec.meta import MetaCompiler
 from worldspec.values import Ctx, EvalError, same
 
 _TOKEN = re.compile(r'\s*(?:(\()|(\))|("(?:[^"\\]|\\.)*")|([^\s()]+))')

@@ -27,10 +27,9 @@ import attrs
 
 from worldspec import ast
 from worldspec.compiler.boxes import (BOX_BUDGET_KEYS, BoxBudget, Domain, InputError, ScoredVerdict,
-                                      capped, domain_of, format_input, matches, parse_input, render,
-                                      stock_hypotheses)
+                                      capped, domain_of, format_input, matches, parse_input, render)
 from worldspec.compiler.build import check_definitions, draw_params, interpolate
-from worldspec.compiler.model import CaseResult, Feedback, Rule, Task, by_id
+from worldspec.compiler.model import CaseResult, Feedback, Rule, Task, WorldHeader, by_id
 from worldspec.compiler.world import ToolSpec
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler, Unit
@@ -143,20 +142,7 @@ def call_unit(unit: Unit, args: list, max_steps: int = 200_000):
 
 
 @attrs.frozen(eq=False)
-class BlackBoxWorld:
-    name: str
-    version: int
-    kind: str
-    seed: int
-    default_seed: int
-    summary: str
-    params: tuple
-    manual: str
-    examples: tuple
-    tasks: tuple[Task, ...]
-    rules: tuple[Rule, ...]
-    herrings: tuple[Rule, ...]
-    budget: BoxBudget
+class BlackBoxWorld(WorldHeader):
     family: str
     difficulty: str
     inputs: tuple[tuple[str, Domain], ...]

@@ -33,14 +33,14 @@ from typing import Iterator
 import attrs
 
 from worldspec import ast
-from worldspec.compiler.boxes import BoxBudget, InputError, ScoredVerdict, capped
+from worldspec.compiler.boxes import InputError, ScoredVerdict, capped
 from worldspec.compiler.build import draw_params, interpolate
 from worldspec.compiler.games import (COLUMN, ROW, SEATS, Game, GameError, Optimum, Strategy,
                                       expected_score, horizon_draw, optimum, play_sequence,
                                       play_strategies, reachable_states)
-from worldspec.compiler.kind_blackbox import (DIFFICULTIES, box_budget, group_items, note, one,
+from worldspec.compiler.kind_blackbox import (DIFFICULTIES, box_budget, group_items, one,
                                               reject_program_sections, word)
-from worldspec.compiler.model import CaseResult, Feedback, Task, by_id
+from worldspec.compiler.model import CaseResult, Feedback, Task, WorldHeader, by_id
 from worldspec.compiler.world import ToolSpec
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler
@@ -71,20 +71,7 @@ class PoolMatch:
 
 
 @attrs.frozen(eq=False)
-class GameWorld:
-    name: str
-    version: int
-    kind: str
-    seed: int
-    default_seed: int
-    summary: str
-    params: tuple
-    manual: str
-    examples: tuple
-    tasks: tuple[Task, ...]
-    rules: tuple
-    herrings: tuple
-    budget: BoxBudget
+class GameWorld(WorldHeader):
     family: str  # "" for a world that is not an Oracle box
     difficulty: str
     game: Game

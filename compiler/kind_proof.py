@@ -21,7 +21,7 @@ import attrs
 
 from worldspec import ast
 from worldspec.compiler.build import BUDGET_KEYS, draw_params, interpolate
-from worldspec.compiler.model import Budget, CaseResult, Example, Feedback, Rule, Task, Verdict
+from worldspec.compiler.model import Budget, CaseResult, Example, Feedback, Rule, Task, Verdict, WorldHeader
 from worldspec.compiler.proof import checker, formula as F, generate, proofs, search
 from worldspec.compiler.proof.formula import FormulaError
 from worldspec.compiler.proof.manual import render_manual, sequent
@@ -59,20 +59,7 @@ class ProofTask:
 
 
 @attrs.frozen(eq=False)
-class ProofWorld:
-    name: str
-    version: int
-    kind: str
-    seed: int
-    default_seed: int
-    summary: str
-    params: tuple
-    manual: str
-    examples: tuple[Example, ...]
-    tasks: tuple[Task, ...]
-    rules: tuple[Rule, ...]
-    herrings: tuple[Rule, ...]
-    budget: Budget
+class ProofWorld(WorldHeader):
     notation: F.Notation = attrs.field(repr=False)
     infer: dict = attrs.field(repr=False)  # id -> InferRule (base)
     patches: dict = attrs.field(repr=False)  # id -> Schema (true)

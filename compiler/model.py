@@ -57,6 +57,25 @@ class Budget:
         return dict(self.unit_costs).get(kind, 1)
 
 
+@attrs.frozen(eq=False)
+class WorldHeader:
+    """What every compiled world has, whatever its kind (each kind adds its own fields)."""
+
+    name: str
+    version: int
+    kind: str
+    seed: int
+    default_seed: int
+    summary: str
+    params: tuple  # ((name, value), ...) drawn from the seed
+    manual: str
+    examples: tuple
+    tasks: tuple
+    rules: tuple  # perturbed rules (discovery targets)
+    herrings: tuple
+    budget: object  # Budget, or a kind's own budget record
+
+
 @attrs.frozen
 class Rule:
     """A perturbed rule (discovery target) or a red herring."""

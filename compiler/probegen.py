@@ -8,7 +8,6 @@ draws from `random.Random` or from Hypothesis' `data.draw`.
 from __future__ import annotations
 
 import random
-import string
 from typing import Iterator
 
 from worldspec import ast
@@ -148,7 +147,7 @@ class ProbeGenerator:
                 lines += [INDENT + s.render("return", expr=inner), f"{self.out}(g0())"]
             else:
                 lines = [s.render("function", name="g0", params="")] + [INDENT + b for b in body]
-                lines += [f"g0()"]
+                lines += ["g0()"]
         else:
             lines = body
         return "\n".join(prelude + lines)

@@ -6,15 +6,14 @@ variant shares the compiled definitions, the parser and the tasks.
 """
 from __future__ import annotations
 
-import functools
 from typing import Iterator
 
 import attrs
 
 from worldspec.compiler import kernel
-from worldspec.compiler.model import Budget, CaseResult, Example, Feedback, Rule, Task, Verdict
+from worldspec.compiler.model import CaseResult, Feedback, Rule, Task, Verdict, WorldHeader
 from worldspec.compiler.semantics import Semantics, SemanticsBuilder
-from worldspec.values import MAX_STEPS, Ctx, EvalError, show as std_show, same
+from worldspec.values import MAX_STEPS, EvalError, show as std_show
 
 
 PROGRAM_CACHE_SIZE = 4096
@@ -69,20 +68,7 @@ def normalise(text: str) -> str:
 
 
 @attrs.frozen(eq=False)
-class World:
-    name: str
-    version: int
-    kind: str
-    seed: int
-    default_seed: int
-    summary: str
-    params: tuple[tuple[str, object], ...]
-    manual: str
-    examples: tuple[Example, ...]
-    tasks: tuple[Task, ...]
-    rules: tuple[Rule, ...]
-    herrings: tuple[Rule, ...]
-    budget: Budget
+class World(WorldHeader):
     surface: object = attrs.field(repr=False)
     builder: SemanticsBuilder = attrs.field(repr=False)
     task_data: dict = attrs.field(repr=False)

@@ -16,7 +16,7 @@ import random
 from typing import Iterator
 
 from worldspec.compiler.proof import formula as F
-from worldspec.compiler.proof.schema import Schema, build, build_term
+from worldspec.compiler.proof.schema import Schema, build
 
 _ATOMS = [("atom", "P", ()), ("atom", "Q", ()), ("atom", "R", ())]
 _CLOSED = _ATOMS + [("not", ("atom", "P", ())), ("and", ("atom", "P", ()), ("atom", "Q", ()))]
