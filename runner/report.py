@@ -236,11 +236,14 @@ def plot_curves(results: Sequence[dict], out: Path) -> list[str]:
         by_world[r["world"]].append(r)
     for world, rs in by_world.items():
         fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
+        ticks: set[int] = set()
         for r in rs:
             xs = [m["t"] for m in r["curve"]]
             ys = [m["accuracy"] for m in r["curve"]]
+            ticks.update(xs)
             style = "-o" if len(xs) > 1 else "s"
             ax.plot(xs, ys, style, label=f"{r['system']} / {r['condition']}", markersize=4)
+        ax.set_xticks(sorted(ticks), [f"M{t}" for t in sorted(ticks)])  # milestones are stages, not a scale
         ax.set_xlabel("milestone")
         ax.set_ylabel("held-out accuracy (%)")
         ax.set_ylim(-2, 102)
