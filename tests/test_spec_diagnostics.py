@@ -423,3 +423,13 @@ def test_debug_env_is_not_needed_for_messages(monkeypatch, tmp_path):
     assert r.exit_code == 2
     assert "'open' is not allowed" in r.output
     assert not os.environ.get("WORLDSPEC_DEBUG")
+
+
+def test_field_words_serve_as_kind_specific_keys():
+    # a kind's own items may be named like task fields, even right after an expression
+    from worldspec.parser import parse_spec
+    spec = parse_spec('world "W" version 1\nkind blackbox\nhidden f(1)\ninput xs, 3\ntolerance 0.5\n'
+                      'opponent grim "n" { input 1 case 2 }\n', "w.world")
+    assert [g.key for g in spec.generic] == ["hidden", "input", "tolerance", "opponent"]
+    assert [f.key for f in spec.generic[-1].fields] == ["input", "case"]
+    assert str(spec.generic[1].span) == "w.world:4:1"

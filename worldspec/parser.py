@@ -227,6 +227,11 @@ class _ToAst(Transformer):
     def gfield(self, meta, c):
         return ast.Field(str(c[0]), tuple(c[1]), _span(self.file, c[0]))
 
+    bfield = gfield
+
+    def gkey(self, meta, c):
+        return c[0]  # the token itself: its position locates the item
+
     def generic_item(self, meta, c):
         item = ast.GenericItem(str(c[0]), "", "", tuple(c[1]), (), _span(self.file, c[0]))
         return ("generic", item, self.sp(meta))
