@@ -210,6 +210,8 @@ CASES = [
     case("param Q = 1\ndef Q(x) = x\n", "Q is defined twice", 2, 1, "def-shadows-param"),
     case('include "no-such-file.world"\n', "cannot read included file 'no-such-file.world'", 1, 1,
          "missing-include"),
+    case('include "/etc/passwd"\n', "cannot include '/etc/passwd'", 1, 1, "include-outside-worlds"),
+    case('include "notes.txt"\n', "cannot include 'notes.txt'", 1, 1, "include-not-a-world"),
     case("budget {\n  roundz 3\n}\n", "Did you mean rounds?", 2, 3, "unknown-budget-key"),
 ]
 

@@ -379,6 +379,10 @@ def parse_items(text: str, file: str, depth: int = 0) -> list[tuple]:
         if item[0] == "include":
             if depth >= MAX_INCLUDE_DEPTH:
                 raise SpecError(item[2], "includes nest too deeply", "An include probably includes itself.")
+            if os.path.isabs(item[1]) or not item[1].endswith(".world"):
+                # a stranger's spec must not be able to show us other files through diagnostics
+                raise SpecError(item[2], f"cannot include {item[1]!r}",
+                                "Include another .world file by a path relative to this one.")
             path = os.path.join(os.path.dirname(file), item[1])
             try:
                 with open(path, encoding="utf-8") as f:
