@@ -412,19 +412,36 @@ def term_has(t, target) -> bool:
     return t[0] == "f" and any(term_has(a, target) for a in t[2])
 
 
+def map_terms(f, fn, depth: int = 0):
+    """f with each atom argument t replaced by fn(t, depth); depth counts the quantifiers crossed."""
+    tag = f[0]
+    if tag == "atom":
+        return ("atom", f[1], tuple(fn(t, depth) for t in f[2]))
+    if tag == "not":
+        return ("not", map_terms(f[1], fn, depth))
+    if tag in BINARY:
+        return (tag, map_terms(f[1], fn, depth), map_terms(f[2], fn, depth))
+    if tag in QUANT:
+        return (tag, map_terms(f[1], fn, depth + 1))
+    return f
+
+
+def atoms(f):
+    """The atoms of f, left to right."""
+    tag = f[0]
+    if tag == "atom":
+        yield f
+    elif tag == "not" or tag in QUANT:
+        yield from atoms(f[1])
+    elif tag in BINARY:
+        yield from atoms(f[1])
+        yield from atoms(f[2])
+
+
 def replace_term(f, old, new, depth: int = 0):
     """f with every occurrence of the closed term `old` replaced; bv(depth)-aware when `new`
     is a bound-variable marker (used to abstract a constant into a quantifier body)."""
-    tag = f[0]
-    if tag == "atom":
-        return ("atom", f[1], tuple(_replace_in_term(t, old, new, depth) for t in f[2]))
-    if tag == "not":
-        return ("not", replace_term(f[1], old, new, depth))
-    if tag in BINARY:
-        return (tag, replace_term(f[1], old, new, depth), replace_term(f[2], old, new, depth))
-    if tag in QUANT:
-        return (tag, replace_term(f[1], old, new, depth + 1))
-    return f
+    return map_terms(f, lambda t, d: _replace_in_term(t, old, new, d), depth)
 
 
 def _replace_in_term(t, old, new, depth: int):
@@ -441,16 +458,7 @@ def instantiate(body, term):
 
 
 def _inst(f, term, depth: int):
-    tag = f[0]
-    if tag == "atom":
-        return ("atom", f[1], tuple(_inst_term(t, term, depth) for t in f[2]))
-    if tag == "not":
-        return ("not", _inst(f[1], term, depth))
-    if tag in BINARY:
-        return (tag, _inst(f[1], term, depth), _inst(f[2], term, depth))
-    if tag in QUANT:
-        return (tag, _inst(f[1], term, depth + 1))
-    return f
+    return map_terms(f, lambda t, d: _inst_term(t, term, d), depth)
 
 
 def _inst_term(t, term, depth: int):
@@ -471,16 +479,7 @@ def abstract(f, term):
 
 def fill(f, term):
     """Replace the ('hole',) markers of a metavariable binding by a closed term."""
-    tag = f[0]
-    if tag == "atom":
-        return ("atom", f[1], tuple(_fill_term(t, term) for t in f[2]))
-    if tag == "not":
-        return ("not", fill(f[1], term))
-    if tag in BINARY:
-        return (tag, fill(f[1], term), fill(f[2], term))
-    if tag in QUANT:
-        return (tag, fill(f[1], term))
-    return f
+    return map_terms(f, lambda t, d: _fill_term(t, term))
 
 
 def _fill_term(t, term):
@@ -494,15 +493,9 @@ def _fill_term(t, term):
 def constants(f, out: set | None = None) -> set:
     """Names of the constants (and function symbols' constant arguments) occurring in f."""
     out = set() if out is None else out
-    tag = f[0]
-    if tag == "atom":
-        for t in f[2]:
+    for atom in atoms(f):
+        for t in atom[2]:
             _term_constants(t, out)
-    elif tag == "not" or tag in QUANT:
-        constants(f[1], out)
-    elif tag in BINARY:
-        constants(f[1], out)
-        constants(f[2], out)
     return out
 
 
@@ -517,15 +510,9 @@ def _term_constants(t, out: set) -> None:
 def terms_of(f, out: set | None = None) -> set:
     """Closed terms occurring in f (constants and ground function terms)."""
     out = set() if out is None else out
-    tag = f[0]
-    if tag == "atom":
-        for t in f[2]:
+    for atom in atoms(f):
+        for t in atom[2]:
             _closed_terms(t, out)
-    elif tag == "not" or tag in QUANT:
-        terms_of(f[1], out)
-    elif tag in BINARY:
-        terms_of(f[1], out)
-        terms_of(f[2], out)
     return out
 
 
@@ -543,14 +530,7 @@ def _closed_terms(t, out: set) -> bool:
 
 def predicates(f, out: set | None = None) -> set:
     out = set() if out is None else out
-    tag = f[0]
-    if tag == "atom":
-        out.add((f[1], len(f[2])))
-    elif tag == "not" or tag in QUANT:
-        predicates(f[1], out)
-    elif tag in BINARY:
-        predicates(f[1], out)
-        predicates(f[2], out)
+    out.update((atom[1], len(atom[2])) for atom in atoms(f))
     return out
 
 

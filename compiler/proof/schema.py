@@ -429,16 +429,7 @@ class _Escape(Exception):
 
 
 def _bind(f, k, j):
-    tag = f[0]
-    if tag == "atom":
-        return ("atom", f[1], tuple(_bind_term(t, k, j) for t in f[2]))
-    if tag == "not":
-        return ("not", _bind(f[1], k, j))
-    if tag in F.BINARY:
-        return (tag, _bind(f[1], k, j), _bind(f[2], k, j))
-    if tag in F.QUANT:
-        return (tag, _bind(f[1], k, j + 1))
-    return f
+    return F.map_terms(f, lambda t, d: _bind_term(t, k, d), j)
 
 
 def _bind_term(t, k, j):
@@ -456,16 +447,7 @@ def _bind_term(t, k, j):
 
 def _plug(value, k, j=0):
     """Inverse of _binding: holes back to ('bv', k + j) at an occurrence."""
-    tag = value[0]
-    if tag == "atom":
-        return ("atom", value[1], tuple(_plug_term(t, k, j) for t in value[2]))
-    if tag == "not":
-        return ("not", _plug(value[1], k, j))
-    if tag in F.BINARY:
-        return (tag, _plug(value[1], k, j), _plug(value[2], k, j))
-    if tag in F.QUANT:
-        return (tag, _plug(value[1], k, j + 1))
-    return value
+    return F.map_terms(value, lambda t, d: _plug_term(t, k, d), j)
 
 
 def _plug_term(t, k, j):
