@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from worldspec.compiler import load_world  # noqa: E402
-from worldspec.compiler.kernel import Run  # noqa: E402
+from worldspec.compiler.program.kernel import Run  # noqa: E402
 
 XS = list(range(300))
 
@@ -135,7 +135,7 @@ def main() -> None:
     t = time.perf_counter()
     world.probe("EMIT(PLUCK(STRAND(1, 2, 3), 1))")
     print(f"one probe (parse + compile + run): {(time.perf_counter() - t) * 1e3:.2f} ms")
-    from worldspec.compiler.certify import certify
+    from worldspec.compiler.program.certify import certify
     t = time.perf_counter()
     report = certify(load_world(os.path.join(os.path.dirname(HERE), "worlds", "demo.world")))
     print(f"worldspec check demo: {time.perf_counter() - t:.2f} s ({len(report['problems'])} problems)")

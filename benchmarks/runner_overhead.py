@@ -65,7 +65,7 @@ def load(world: str):
     except Exception as e:  # noqa: BLE001 — the benchmark still runs without the compiler
         print(f"note: cannot load {world} ({e}); using the test FakeWorld")
     from runner_fakes import FakeWorld
-    from worldspec.compiler.model import Budget
+    from worldspec.compiler.api import Budget
 
     return FakeWorld(n_tasks=70, budget=Budget())
 

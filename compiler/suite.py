@@ -32,7 +32,7 @@ def load_folder(path: str, seed: int | None = None) -> tuple[list, list[str]]:
 
 def certify_folder(path: str, seed: int | None = None, progress=None) -> dict:
     """Certify every world under `path`; counts by family and difficulty; cross-box problems."""
-    from worldspec.compiler.certify import certify
+    from worldspec.compiler.program.certify import certify
     worlds, problems = load_folder(path, seed)
     entries = []
     counts: dict[str, dict[str, int]] = {"family": {}, "difficulty": {}, "family_difficulty": {}, "kind": {}}
@@ -63,9 +63,9 @@ def _count(table: dict, key) -> None:
 
 def cross_family_problems(worlds) -> list[str]:
     """Hard boxes that an easy box of the same family answers completely."""
-    from worldspec.compiler.box_certify import _outcome
-    from worldspec.compiler.boxes import close
-    from worldspec.compiler.games import ROW, expected_score, optimum
+    from worldspec.compiler.blackbox.certify import _outcome
+    from worldspec.compiler.blackbox.domains import close
+    from worldspec.compiler.game.engine import ROW, expected_score, optimum
     from worldspec.values import same
     out = []
     boxes = [w for w in worlds if getattr(w, "family", "")]

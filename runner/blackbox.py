@@ -339,7 +339,7 @@ class Memoriser(_BoxAgent):
         return fb.text
 
     def _game_answer(self, task_id: str, seen: list[str]) -> str:
-        from worldspec.compiler.games import ROW, play_sequence
+        from worldspec.compiler.game.engine import ROW, play_sequence
         w = self.world
         h = w.test_game(task_id).horizon
         best, best_avg = None, None

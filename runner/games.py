@@ -62,7 +62,7 @@ def world_identity(world) -> dict:
 
 
 def rules_prompt(world, seat: str) -> str:
-    from worldspec.compiler.kind_game import payoff_lines
+    from worldspec.compiler.game.spec import payoff_lines
     moves = world.game.moves(seat)
     length = (f"The game lasts {world.horizon} rounds." if world.horizon else
               f"After every round the game continues with probability {world.delta:g} (so it lasts "
@@ -94,8 +94,8 @@ def _num(x) -> str:
 
 async def model_match(rt: Runtime, world, model: Model, opponent: str, seat: str, k: int,
                       settings: dict) -> dict:
-    from worldspec.compiler.boxes import InputError
-    from worldspec.compiler.games import Match
+    from worldspec.compiler.blackbox.domains import InputError
+    from worldspec.compiler.game.engine import Match
     conv = f"{model.name}|pool|{opponent}|{seat}|{k}"
     m = Match(world.game, world.strategy(opponent), seat, world.horizon_for(opponent, seat, k),
               world.opponent_rng(opponent, seat, k))
@@ -142,7 +142,7 @@ async def model_match(rt: Runtime, world, model: Model, opponent: str, seat: str
 
 
 def strategy_match(world, name: str, strategy, opponent: str, seat: str, k: int) -> dict:
-    from worldspec.compiler.games import play_strategies
+    from worldspec.compiler.game.engine import play_strategies
     h = world.horizon_for(opponent, seat, k)
     rounds = play_strategies(world.game, strategy, world.strategy(opponent), seat, h,
                              world.match_key(opponent, seat, k))
@@ -151,7 +151,7 @@ def strategy_match(world, name: str, strategy, opponent: str, seat: str, k: int)
 
 def match_record(world, system: str, opponent: str, seat: str, k: int, horizon: int, rounds, invalid: int,
                  lost: str | None) -> dict:
-    from worldspec.compiler.games import cooperation_stats
+    from worldspec.compiler.game.engine import cooperation_stats
     stats = cooperation_stats(rounds, world.cooperate) if world.cooperate else {}
     score = sum(r.my_payoff for r in rounds)
     rec = {"world": world.name, "system": system, "condition": "pool", "trajectory": k, "milestones": [],

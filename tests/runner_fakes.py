@@ -32,7 +32,7 @@ from typing import Iterator
 
 import attrs
 
-from worldspec.compiler.model import Budget, Example, Feedback, Rule, Task, Verdict
+from worldspec.compiler.api import Budget, Example, Feedback, Rule, Task, Verdict
 
 
 @attrs.frozen

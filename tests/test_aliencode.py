@@ -378,7 +378,7 @@ def _strategy(rid, p):
 
 def _ops(world, rid):
     """The rule's target as the true world and as the manual's world run it."""
-    from worldspec.compiler.semantics import compile_definition
+    from worldspec.compiler.program.semantics import compile_definition
     d = world.builder.rules[rid].override
     base = world.builder.base[d.target]
     return compile_definition(world.builder.mc, d), compile_definition(world.builder.mc, base), base.params
@@ -446,7 +446,7 @@ def _spy_world(world, rid):
     compiler's internals are not the ones this helper was written against)."""
     import attrs
     try:
-        from worldspec.compiler.semantics import Op
+        from worldspec.compiler.program.semantics import Op
         from worldspec.meta import Unit
         true = world.true_world()
         true_op, base_op, params = _ops(world, rid)
@@ -476,14 +476,14 @@ def spies(world):
 
 
 def _probe_for(world, chooser, target, context):
-    from worldspec.compiler.probegen import ProbeGenerator
+    from worldspec.compiler.program.probegen import ProbeGenerator
     return ProbeGenerator(world).probe_for(chooser, target, context)
 
 
 @pytest.mark.parametrize("rid", sorted(FIRES, key=lambda r: int(r[1:])))
 def test_generated_probes_exercise_every_rule(rid, world, spies):
     """Some generated probe, within one call's budget, fires the rule and shows it."""
-    from worldspec.compiler.probegen import Chooser
+    from worldspec.compiler.program.probegen import Chooser
     spy_world, spy = spies[rid]
     knocked = world.knockout(rid)
     target = world.builder.rules[rid].override.target
@@ -501,7 +501,7 @@ def test_generated_probes_exercise_every_rule(rid, world, spies):
     if not any(shows(p) for p in probes):
         # rare conditions (PRUNE needs a repeated element): the certifier's
         # Hypothesis search over the same generator must find one
-        from worldspec.compiler.certify import find_witness
+        from worldspec.compiler.program.certify import find_witness
         witness = find_witness(world, rid)
         assert witness is not None and shows(witness), f"no generated probe exercises {rid}"
 
@@ -510,7 +510,7 @@ def test_generated_probes_exercise_every_rule(rid, world, spies):
 @PROBES
 @given(data=st.data())
 def test_probes_differ_from_knockout_only_where_the_rule_fires(rid, data, world, spies):
-    from worldspec.compiler.probegen import HypothesisChooser
+    from worldspec.compiler.program.probegen import HypothesisChooser
     spy_world, spy = spies[rid]
     target = world.builder.rules[rid].override.target
     context = data.draw(st.sampled_from(("top", "loop", "function")), label="context")
@@ -527,7 +527,7 @@ def test_probes_differ_from_knockout_only_where_the_rule_fires(rid, data, world,
 def test_herrings_never_differ(hid, data, world):
     """A herring's operator gives the manual's answer on every argument, in every scope,
     and probes built around it never tell the true world's operator from the manual's."""
-    from worldspec.compiler.probegen import HypothesisChooser
+    from worldspec.compiler.program.probegen import HypothesisChooser
     h = world.rule(hid)
     assert h.herring
     kind, name = h.target.split(" ", 1)

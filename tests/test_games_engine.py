@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from worldspec.compiler import load_world
-from worldspec.compiler.games import (COLUMN, ROW, Game, Strategy, cooperation_stats, expected_score,
+from worldspec.compiler.game.engine import (COLUMN, ROW, Game, Strategy, cooperation_stats, expected_score,
                                       horizon_draw, optimum, play_sequence, play_strategies)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

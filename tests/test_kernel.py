@@ -11,7 +11,7 @@ import time
 import pytest
 
 from worldspec.compiler import compile_spec
-from worldspec.compiler.kernel import MAX_NESTING, MAX_PROGRAM_CHARS
+from worldspec.compiler.program.kernel import MAX_NESTING, MAX_PROGRAM_CHARS
 from worldspec.parser import parse_spec
 from worldspec.values import MAX_DEPTH, MAX_STEPS
 

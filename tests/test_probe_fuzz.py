@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.extra.lark import from_lark
 
 from worldspec.compiler import compile_spec
-from worldspec.compiler.probegen import Chooser, ProbeGenerator
+from worldspec.compiler.program.probegen import Chooser, ProbeGenerator
 from worldspec.parser import parse_spec
 
 STATUSES = {"ok", "error", "limit", "parse_error", "rejected"}
@@ -156,7 +156,7 @@ def _rich_parser(world):
     blocks one level deep and no nested subscripts: a subset of the language, so
     every program drawn is still the world's, and drawing stays cheap."""
     from lark import Lark
-    from worldspec.compiler.surface import _ProgramIndenter
+    from worldspec.compiler.program.surface import _ProgramIndenter
     grammar = world.surface.grammar
     for old, new in (("start: _NL* _stmt*", "start: _stmt _stmt _stmt _stmt*"),
                      # blocks hold simple statements only: one level deep keeps drawing cheap

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from runner_fakes import FakeWorld, policy_reply
-from worldspec.compiler.model import Budget
+from worldspec.compiler.api import Budget
 from worldspec.runner.experiment import RunConfig, plan, run_experiment
 from worldspec.runner.models import (ManualAgent, OracleAgent, Reply, ScriptedModel, ToolCall,
                                      Usage)

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from worldspec.cli import main
 from worldspec.compiler import compile_spec, load_world
-from worldspec.compiler.certify import certify
+from worldspec.compiler.program.certify import certify
 from worldspec.parser import parse_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -137,7 +137,7 @@ def check(world, seed, as_json):
       worldspec check worlds/demo.world
       worldspec check aliencode --seed 7 --json
     """
-    from worldspec.compiler.certify import certify
+    from worldspec.compiler.program.certify import certify
     if os.path.isdir(world):
         return _check_folder(world, seed, as_json)
     w = load(world, seed)

@@ -11,7 +11,7 @@
 """
 from __future__ import annotations
 
-from worldspec.compiler.certify import label_counts, recall_only_score, rule_tables
+from worldspec.compiler.program.certify import label_counts, recall_only_score, rule_tables
 from worldspec.compiler.proof import generate
 
 

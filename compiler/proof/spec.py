@@ -20,13 +20,12 @@ from typing import Iterator
 import attrs
 
 from worldspec import ast
-from worldspec.compiler.build import BUDGET_KEYS, draw_params, interpolate
-from worldspec.compiler.model import Budget, CaseResult, Example, Feedback, Rule, Task, Verdict, WorldHeader
+from worldspec.compiler.api import Kind, Budget, CaseResult, Example, Feedback, Rule, Task, ToolSpec, Verdict, WorldHeader
+from worldspec.compiler.common import BUDGET_KEYS, draw_params, interpolate
 from worldspec.compiler.proof import checker, formula as F, generate, proofs, search
 from worldspec.compiler.proof.formula import FormulaError
 from worldspec.compiler.proof.manual import render_manual, sequent
 from worldspec.compiler.proof.schema import Schema, parse_schema
-from worldspec.compiler.world import ToolSpec
 from worldspec.diagnostics import SpecError, did_you_mean, source_line
 from worldspec.meta import MetaCompiler
 from worldspec.values import EvalError
@@ -74,6 +73,11 @@ class ProofWorld(WorldHeader):
 
     # ------------------------------------------------------------ variants
 
+
+    @property
+    def protocol(self) -> str:
+        """How the runner runs this world (compiler.api.PROTOCOLS)."""
+        return "milestone"
     @property
     def schemas(self) -> dict[str, Schema]:
         """The rule table in force: base schemas with the applied patches."""
@@ -731,3 +735,6 @@ def _proof_line_span(span: ast.Span, text: str, n: int, col: int) -> ast.Span:
             lead = len(inner) - len(inner.lstrip())
             return ast.Span(span.file, k, at + 1 + max(col - lead, 0))
     return span
+
+
+KIND = Kind("proof", compile_spec, "a natural-deduction system whose rules are patched: probes are proofs")

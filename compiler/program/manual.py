@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from worldspec import ast
+from worldspec.compiler.common import interpolate
 
 _HOOK_TITLES = {
     "int_literal": "Integer literals", "str_literal": "String literals", "truthy": "Conditions",
@@ -29,7 +30,6 @@ def _params(d: ast.Definition) -> str:
 
 
 def render_manual(spec: ast.Spec, surface, params: dict, budget) -> str:
-    from worldspec.compiler.build import interpolate
     w = surface.word
     out = [f"# {spec.name} (version {spec.version}): language reference", ""]
     if spec.summary:

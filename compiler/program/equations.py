@@ -11,7 +11,7 @@ import random
 import re
 
 from worldspec import ast
-from worldspec.compiler.values_gen import values_for
+from worldspec.compiler.program.values_gen import values_for
 from worldspec.diagnostics import SpecError
 from worldspec.meta import MetaCompiler
 from worldspec.values import Ctx, EvalError, same

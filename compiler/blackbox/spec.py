@@ -26,11 +26,11 @@ from typing import Iterator
 import attrs
 
 from worldspec import ast
-from worldspec.compiler.boxes import (BOX_BUDGET_KEYS, BoxBudget, Domain, InputError, ScoredVerdict,
-                                      capped, domain_of, format_input, matches, parse_input, render)
-from worldspec.compiler.build import check_definitions, draw_params, interpolate
-from worldspec.compiler.model import CaseResult, Feedback, Rule, Task, WorldHeader, by_id
-from worldspec.compiler.world import ToolSpec
+from worldspec.compiler.api import (Kind, CaseResult, Feedback, InputError, Rule, ScoredVerdict, Task, ToolSpec,
+                                    WorldHeader, by_id, capped)
+from worldspec.compiler.blackbox.domains import (BOX_BUDGET_KEYS, BoxBudget, Domain, domain_of, format_input,
+                                                 matches, parse_input, render)
+from worldspec.compiler.common import check_definitions, draw_params, interpolate
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler, Unit
 from worldspec.values import Ctx, EvalError, LimitError, same
@@ -158,6 +158,11 @@ class BlackBoxWorld(WorldHeader):
 
     # ------------------------------------------------------------ inputs
 
+
+    @property
+    def protocol(self) -> str:
+        """How the runner runs this world (compiler.api.PROTOCOLS)."""
+        return "turn@shot"
     @property
     def has_goal(self) -> bool:
         return self.goal is not _NO_GOAL
@@ -291,7 +296,7 @@ class BlackBoxWorld(WorldHeader):
     # ------------------------------------------------------------ certification
 
     def certify(self, progress=None) -> dict:
-        from worldspec.compiler.box_certify import certify_box
+        from worldspec.compiler.blackbox.certify import certify_box
         return certify_box(self, progress)
 
 
@@ -522,3 +527,6 @@ def render_box_manual(spec: ast.Spec, w: BlackBoxWorld, params: dict) -> str:
     if w.tolerance:
         out.append(f"Numbers are accepted within {w.tolerance:g} relative tolerance.")
     return "\n".join(out).rstrip() + "\n"
+
+
+KIND = Kind("blackbox", compile_spec, "a hidden function answered query by query; tests ask its outputs")

@@ -23,17 +23,13 @@ from typing import Iterator, Sequence
 import attrs
 
 from worldspec import ast
-from worldspec.compiler.model import Verdict
+from worldspec.compiler.api import InputError
 from worldspec.diagnostics import SpecError, SpecErrors
 from worldspec.values import show, same
 
 MAX_INPUT_CHARS = 2000
 MAX_ENUM = 20000
 LOWER = string.ascii_lowercase
-
-
-class InputError(Exception):
-    """An agent's input that cannot be read or is outside the box's domain."""
 
 
 # ---------------------------------------------------------------- domains
@@ -495,20 +491,6 @@ class BoxBudget:
 
 BOX_BUDGET_KEYS = ("turns", "shots", "feedback_chars")
 PRESETS = {"10@1": (10, 1), "20@2": (20, 2)}
-
-
-@attrs.frozen
-class ScoredVerdict(Verdict):
-    """A verdict with a score in [0, 1] (1 for a correct answer; GSI: score / optimum)."""
-
-    score: float = 0.0
-
-
-def capped(text: str, chars: int) -> tuple[str, bool]:
-    if len(text) <= chars:
-        return text, False
-    notice = " [feedback truncated]"
-    return text[: max(0, chars - len(notice))] + notice, True
 
 
 # ---------------------------------------------------------------- the simplest hypotheses of each family

@@ -33,15 +33,14 @@ from typing import Iterator
 import attrs
 
 from worldspec import ast
-from worldspec.compiler.boxes import InputError, ScoredVerdict, capped
-from worldspec.compiler.build import draw_params, interpolate
-from worldspec.compiler.games import (COLUMN, ROW, SEATS, Game, GameError, Optimum, Strategy,
+from worldspec.compiler.common import draw_params, interpolate
+from worldspec.compiler.game.engine import (COLUMN, ROW, SEATS, Game, GameError, Optimum, Strategy,
                                       expected_score, horizon_draw, optimum, play_sequence,
                                       play_strategies, reachable_states)
-from worldspec.compiler.kind_blackbox import (DIFFICULTIES, box_budget, group_items, one,
+from worldspec.compiler.blackbox.spec import (DIFFICULTIES, box_budget, group_items, one,
                                               reject_program_sections, word)
-from worldspec.compiler.model import CaseResult, Feedback, Task, WorldHeader, by_id
-from worldspec.compiler.world import ToolSpec
+from worldspec.compiler.api import (Kind, CaseResult, Feedback, InputError, ScoredVerdict, Task, ToolSpec,
+                                    WorldHeader, by_id, capped)
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler
 from worldspec.values import Ctx, EvalError
@@ -90,6 +89,11 @@ class GameWorld(WorldHeader):
 
     # ------------------------------------------------------------ the pool
 
+
+    @property
+    def protocol(self) -> str:
+        """How the runner runs this world (compiler.api.PROTOCOLS)."""
+        return "turn@shot" if self.tasks else "pool"
     def strategy(self, name: str) -> Strategy:
         for s in self.opponents:
             if s.name == name:
@@ -556,3 +560,6 @@ def certify_game(w: GameWorld, progress=None) -> dict:
         out["family"], out["difficulty"] = w.family, w.difficulty
         out["labels"] = {"family": {w.family: len(w.tasks)}, "difficulty": {w.difficulty: len(w.tasks)}}
     return out
+
+
+KIND = Kind("game", compile_spec, "a repeated game: pool play, or strategy inference against one opponent")

@@ -5,6 +5,8 @@ Everything here is a frozen attrs class; the runner depends on these and on
 """
 from __future__ import annotations
 
+from typing import Iterator, Protocol, runtime_checkable
+
 import attrs
 
 
@@ -122,3 +124,108 @@ def by_id(items, key, where: str):
             return item
     raise KeyError(f"no test {wanted!r} in {where}")
 
+
+
+class InputError(Exception):
+    """An agent's input that cannot be read or is outside the box's domain."""
+
+
+@attrs.frozen
+class ToolSpec:
+    """The one exploration tool a program world gives an agent."""
+
+    name: str
+    description: str
+    parameter: str
+    parameter_description: str
+
+    def schema(self) -> dict:
+        """OpenAI-style function tool schema."""
+        return {"type": "function", "function": {
+            "name": self.name, "description": self.description,
+            "parameters": {"type": "object", "properties": {
+                self.parameter: {"type": "string", "description": self.parameter_description}},
+                "required": [self.parameter]}}}
+
+
+@attrs.frozen
+class ScoredVerdict(Verdict):
+    """A verdict with a score in [0, 1] (1 for a correct answer; GSI: score / optimum)."""
+
+    score: float = 0.0
+
+
+def capped(text: str, chars: int) -> tuple[str, bool]:
+    if len(text) <= chars:
+        return text, False
+    notice = " [feedback truncated]"
+    return text[: max(0, chars - len(notice))] + notice, True
+
+
+# ---------------------------------------------------------------- the World protocol
+
+# The run protocols a world may name; the runner keeps one implementation of each in a registry.
+PROTOCOLS = ("milestone", "turn@shot", "pool")
+
+
+@runtime_checkable
+class World(Protocol):
+    """What every compiled world offers, whatever its kind; the runner sees nothing else.
+
+    `protocol` names how a world is run: "milestone" (ExplorationBench: rounds of probes, milestones
+    with rule reports and held-out tasks), "turn@shot" (the Oracle benchmark: turns of inputs, then
+    test samples with shots) or "pool" (a repeated game against an opponent pool).
+    """
+
+    name: str
+    version: int
+    kind: str
+    seed: int
+    default_seed: int
+    summary: str
+    params: tuple
+    manual: str
+    examples: tuple
+    tasks: tuple
+    rules: tuple
+    herrings: tuple
+    budget: object
+
+    @property
+    def protocol(self) -> str: ...
+
+    @property
+    def tool(self) -> ToolSpec: ...
+
+    @property
+    def open_book(self) -> str: ...
+
+    @property
+    def report_instructions(self) -> str: ...
+
+    def probe(self, text: str) -> Feedback: ...
+
+    def charge(self, text: str) -> int: ...
+
+    def verify(self, task, answer: str) -> Verdict: ...
+
+    def requires(self, task) -> frozenset[str]: ...
+
+    def task(self, task) -> Task: ...
+
+    def rule(self, rule_id: str) -> Rule: ...
+
+    def grade_equation(self, rule_id: str, text: str) -> bool: ...
+
+    def probe_generator(self, seed: int = 0) -> Iterator[str]: ...
+
+    def certify(self, progress=None) -> dict: ...
+
+
+@attrs.frozen
+class Kind:
+    """One world kind as the compiler's registry holds it (compiler/build.py)."""
+
+    name: str
+    compile: object  # (spec: ast.Spec, seed: int | None) -> World
+    summary: str = ""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 
-from worldspec.compiler.boxes import MAX_ENUM, close, stock_hypotheses
+from worldspec.compiler.blackbox.domains import MAX_ENUM, close, stock_hypotheses
 from worldspec.values import EvalError, same
 
 ADMIT_DRAWS = 400
@@ -200,7 +200,7 @@ def certify_box(w, progress=None) -> dict:
 
 
 def _render(v) -> str:
-    from worldspec.compiler.boxes import render
+    from worldspec.compiler.blackbox.domains import render
     return render(v)
 
 

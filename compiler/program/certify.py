@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import random
 
-from worldspec.compiler.probegen import Chooser, HypothesisChooser, ProbeGenerator
-from worldspec.compiler.values_gen import values_for
+from worldspec.compiler.program.probegen import Chooser, HypothesisChooser, ProbeGenerator
+from worldspec.compiler.program.values_gen import values_for
 from worldspec.values import Ctx, EvalError, same
 
 SEARCH_EXAMPLES = 300

@@ -10,31 +10,13 @@ from typing import Iterator
 
 import attrs
 
-from worldspec.compiler import kernel
-from worldspec.compiler.model import CaseResult, Feedback, Rule, Task, Verdict, WorldHeader
-from worldspec.compiler.semantics import Semantics, SemanticsBuilder
+from worldspec.compiler.program import kernel
+from worldspec.compiler.api import ToolSpec, CaseResult, Feedback, Rule, Task, Verdict, WorldHeader
+from worldspec.compiler.program.semantics import Semantics, SemanticsBuilder
 from worldspec.values import MAX_STEPS, EvalError, show as std_show
 
 
 PROGRAM_CACHE_SIZE = 4096
-
-
-@attrs.frozen
-class ToolSpec:
-    """The one exploration tool a program world gives an agent."""
-
-    name: str
-    description: str
-    parameter: str
-    parameter_description: str
-
-    def schema(self) -> dict:
-        """OpenAI-style function tool schema."""
-        return {"type": "function", "function": {
-            "name": self.name, "description": self.description,
-            "parameters": {"type": "object", "properties": {
-                self.parameter: {"type": "string", "description": self.parameter_description}},
-                "required": [self.parameter]}}}
 
 
 @attrs.frozen
@@ -68,7 +50,7 @@ def normalise(text: str) -> str:
 
 
 @attrs.frozen(eq=False)
-class World(WorldHeader):
+class ProgramWorld(WorldHeader):
     surface: object = attrs.field(repr=False)
     builder: SemanticsBuilder = attrs.field(repr=False)
     task_data: dict = attrs.field(repr=False)
@@ -77,22 +59,27 @@ class World(WorldHeader):
 
     # ------------------------------------------------------------ variants
 
+
+    @property
+    def protocol(self) -> str:
+        """How the runner runs this world (compiler.api.PROTOCOLS)."""
+        return "milestone"
     @property
     def applied(self) -> frozenset[str]:
         return self.sem.applied
 
-    def variant(self, applied) -> "World":
+    def variant(self, applied) -> "ProgramWorld":
         """The same world with exactly these rules in force."""
         return attrs.evolve(self, sem=self.builder.build(applied))
 
-    def base_world(self) -> "World":
+    def base_world(self) -> "ProgramWorld":
         """The manual's world: no perturbed rule in force."""
         return self.variant(())
 
-    def true_world(self) -> "World":
+    def true_world(self) -> "ProgramWorld":
         return self.variant(r.id for r in self.rules)
 
-    def knockout(self, rule_id: str) -> "World":
+    def knockout(self, rule_id: str) -> "ProgramWorld":
         """The true world with one rule reverted to its base definition."""
         return self.variant(r.id for r in self.rules if r.id != rule_id)
 
@@ -323,11 +310,11 @@ class World(WorldHeader):
             "program", f"The complete {self.name} program to run.")
 
     def grade_equation(self, rule_id: str, equation: str) -> bool:
-        from worldspec.compiler.equations import grade
+        from worldspec.compiler.program.equations import grade
         return grade(self, rule_id, equation)
 
     def probe_generator(self, seed: int = 0) -> Iterator[str]:
-        from worldspec.compiler.probegen import ProbeGenerator
+        from worldspec.compiler.program.probegen import ProbeGenerator
         return ProbeGenerator(self).stream(seed)
 
     def rule(self, rule_id: str) -> Rule:
@@ -337,7 +324,7 @@ class World(WorldHeader):
         raise KeyError(rule_id)
 
 
-def _requires(world: World, task_id: str) -> frozenset[str]:
+def _requires(world: ProgramWorld, task_id: str) -> frozenset[str]:
     cache = world.builder.requires_cache  # one per compiled world, shared by its variants
     if task_id in cache:
         return cache[task_id]
