@@ -28,7 +28,6 @@ ExplorationBench protocol runs.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import hashlib
 import json
 import os
@@ -78,7 +77,7 @@ class OracleConfig:
 
 
 def is_box(world) -> bool:
-    return world.kind == "blackbox" or (world.kind == "game" and bool(world.tasks))
+    return world.protocol == "turn@shot"
 
 
 def suite_identity(name: str, boxes: Sequence) -> dict:
@@ -100,18 +99,7 @@ def system_prompt() -> str:
 def opening_prompt(world, turns: int, shots: int) -> str:
     """The box's manual, with its interaction section replaced by this session's turn@shot."""
     manual = world.manual.strip().split("\n## Interaction")[0].rstrip()
-    if world.kind == "game":
-        what = (f"In each turn, reply with a sequence of up to {world.probe_rounds} of your moves, separated by "
-                "spaces: a fresh game is played with them against the opponent, from its initial state, and you "
-                "see its moves and your payoffs. After the exploration, for each test game you submit all your "
-                "moves at once; its accuracy is your total payoff divided by the best total possible against "
-                "this opponent.")
-    elif getattr(world, "has_goal", False):
-        what = (f"In each turn, reply with one input (a guess) and read the box's feedback. After the "
-                f"exploration you are asked for {world.goal_note}.")
-    else:
-        what = (f"In each turn, reply with one input and read the box's output. After the exploration you are "
-                f"asked for the box's output on {len(world.tasks)} unseen input(s).")
+    what = world.turn_instructions
     return (f"{manual}\n\n## This session\n\nYou have {turns} exploration turns. {what} Put each input in a "
             "fenced code block (only the last fenced block of a reply is read); an input the box rejects is "
             f"answered with the reason and costs no turn. Each test has {shots} attempt(s); after a wrong "
@@ -312,62 +300,12 @@ class BoxOracle(_BoxAgent):
 
 
 class Memoriser(_BoxAgent):
-    """Explores with the probe generator; answers from the nearest observed input."""
+    """Explores with the probe generator; answers from what it observed (the world says how)."""
 
     name = model_id = "memorise"
 
     def answer(self, task_id: str, request: Request) -> str:
-        w = self.world
-        seen = self.observed(request)
-        if w.kind == "game":
-            return self._game_answer(task_id, seen)
-        if getattr(w, "has_goal", False):
-            return seen[-1] if seen else ""
-        target = list(w.test_case(task_id).values)
-        best, best_d = None, None
-        for text in seen:
-            try:
-                values = w.read(text)
-            except Exception:  # noqa: BLE001 - a rejected input was never observed
-                continue
-            d = distance(values, target)
-            if best_d is None or d < best_d:
-                best, best_d = values, d
-        if best is None:
-            return ""
-        fb = w.probe(w.format(best))
-        return fb.text
-
-    def _game_answer(self, task_id: str, seen: list[str]) -> str:
-        from worldspec.compiler.game.engine import ROW, play_sequence
-        w = self.world
-        h = w.test_game(task_id).horizon
-        best, best_avg = None, None
-        for text in seen:
-            try:
-                moves = w.parse_moves(text)
-            except Exception:  # noqa: BLE001
-                continue
-            rounds = play_sequence(w.game, w.opponents[0], ROW, moves)
-            avg = sum(r.my_payoff for r in rounds) / len(rounds)
-            if best_avg is None or avg > best_avg:
-                best, best_avg = moves, avg
-        best = best or [w.game.row_moves[0]]
-        return " ".join((best * (h // len(best) + 1))[:h])
-
-
-def distance(a, b) -> float:
-    """How far apart two input values are (numbers by difference, sequences by edits)."""
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        n = max(len(a), len(b))
-        return sum(distance(x, y) for x, y in zip(a, b)) + 10.0 * abs(len(a) - len(b)) / max(1, n)
-    if isinstance(a, bool) or isinstance(b, bool):
-        return 0.0 if a == b else 1.0
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return abs(a - b) / (1.0 + abs(b))
-    if isinstance(a, str) and isinstance(b, str):
-        return 1.0 - difflib.SequenceMatcher(None, a, b).ratio() + abs(len(a) - len(b)) / (1 + len(b))
-    return 100.0
+        return self.world.answer_from(task_id, self.observed(request))
 
 
 def make_box_agent(spec: str, world) -> Model:
@@ -549,7 +487,6 @@ def markdown(summary: dict, records: Sequence[dict]) -> str:
 def collect(world_path: str, seed: int | None):
     """(kind of run, worlds): "boxes" for a folder or a single box, "pool" for a game world, None otherwise."""
     from worldspec.compiler import load_world, resolve_world_path
-    from worldspec.parser import load_spec
     if os.path.isdir(world_path):
         from worldspec.compiler.suite import world_files
         paths = world_files(world_path)
@@ -564,10 +501,9 @@ def collect(world_path: str, seed: int | None):
     path = resolve_world_path(world_path)
     if not os.path.exists(path):
         return None, []
-    kind = load_spec(path).kind
-    if kind not in ("blackbox", "game"):
-        return None, []
     w = load_world(path, seed)
+    if w.protocol == "milestone":
+        return None, []
     return ("boxes" if is_box(w) else "pool"), [w]
 
 

@@ -29,6 +29,8 @@ from typing import Sequence
 
 import attrs
 
+from worldspec.compiler import InputError
+
 from .cache import ResponseCache
 from .log import RunLog, read_events
 from .models import FatalError, LostError, Model, Request, RetryPolicy
@@ -62,8 +64,7 @@ def world_identity(world) -> dict:
 
 
 def rules_prompt(world, seat: str) -> str:
-    from worldspec.compiler.game.spec import payoff_lines
-    moves = world.game.moves(seat)
+    moves = world.moves_for(seat)
     length = (f"The game lasts {world.horizon} rounds." if world.horizon else
               f"After every round the game continues with probability {world.delta:g} (so it lasts "
               f"{1 / (1 - world.delta):.3g} rounds on average, at most {world.max_rounds}); you are not told "
@@ -71,7 +72,7 @@ def rules_prompt(world, seat: str) -> str:
     return ("You are playing a repeated two-player game against another player.\n\n"
             + (world.manual.split("## The game")[0].split("\n", 2)[-1].strip() + "\n\n" if world.manual else "")
             + f"Each round you both choose a move at the same time: {' or '.join(moves)}. Payoffs per round:\n"
-            + "\n".join(payoff_lines(world, seat)) + f"\n\n{length}\n\n"
+            + "\n".join(world.payoff_lines(seat)) + f"\n\n{length}\n\n"
             "Each round, reply with your move only (for example in a fenced code block).")
 
 
@@ -94,12 +95,9 @@ def _num(x) -> str:
 
 async def model_match(rt: Runtime, world, model: Model, opponent: str, seat: str, k: int,
                       settings: dict) -> dict:
-    from worldspec.compiler.blackbox.domains import InputError
-    from worldspec.compiler.game.engine import Match
     conv = f"{model.name}|pool|{opponent}|{seat}|{k}"
-    m = Match(world.game, world.strategy(opponent), seat, world.horizon_for(opponent, seat, k),
-              world.opponent_rng(opponent, seat, k))
-    moves = world.game.moves(seat)
+    m = world.new_match(opponent, seat, k)
+    moves = world.moves_for(seat)
     history = [{"role": "system", "content": rules_prompt(world, seat)},
                {"role": "user", "content": round_prompt(1, moves=moves)}]
     invalid = 0
@@ -142,17 +140,14 @@ async def model_match(rt: Runtime, world, model: Model, opponent: str, seat: str
 
 
 def strategy_match(world, name: str, strategy, opponent: str, seat: str, k: int) -> dict:
-    from worldspec.compiler.game.engine import play_strategies
     h = world.horizon_for(opponent, seat, k)
-    rounds = play_strategies(world.game, strategy, world.strategy(opponent), seat, h,
-                             world.match_key(opponent, seat, k))
+    rounds = world.play_strategy(strategy, opponent, seat, k)
     return match_record(world, name, opponent, seat, k, h, rounds, 0, None)
 
 
 def match_record(world, system: str, opponent: str, seat: str, k: int, horizon: int, rounds, invalid: int,
                  lost: str | None) -> dict:
-    from worldspec.compiler.game.engine import cooperation_stats
-    stats = cooperation_stats(rounds, world.cooperate) if world.cooperate else {}
+    stats = world.cooperation_stats(rounds)
     score = sum(r.my_payoff for r in rounds)
     rec = {"world": world.name, "system": system, "condition": "pool", "trajectory": k, "milestones": [],
            "opponent": opponent, "seat": seat, "match": k, "horizon": horizon, "rounds": len(rounds),

@@ -9,7 +9,8 @@ import re
 import pytest
 
 from worldspec.compiler import load_world
-from worldspec.runner.blackbox import OracleConfig, distance, run_boxes
+from worldspec.compiler.blackbox.spec import distance
+from worldspec.runner.blackbox import OracleConfig, run_boxes
 from worldspec.runner.models import Reply, RetryPolicy, ScriptedModel, TransientError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

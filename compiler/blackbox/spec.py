@@ -20,6 +20,7 @@ the single op applied to the inputs).
 """
 from __future__ import annotations
 
+import difflib
 import random
 from typing import Iterator
 
@@ -158,11 +159,11 @@ class BlackBoxWorld(WorldHeader):
 
     # ------------------------------------------------------------ inputs
 
-
     @property
     def protocol(self) -> str:
         """How the runner runs this world (compiler.api.PROTOCOLS)."""
         return "turn@shot"
+
     @property
     def has_goal(self) -> bool:
         return self.goal is not _NO_GOAL
@@ -202,6 +203,34 @@ class BlackBoxWorld(WorldHeader):
 
     def format(self, values) -> str:
         return format_input(self.inputs, values)
+
+    @property
+    def turn_instructions(self) -> str:
+        """What one exploration turn is, as a turn@shot session tells the player."""
+        if self.has_goal:
+            return (f"In each turn, reply with one input (a guess) and read the box's feedback. After the "
+                    f"exploration you are asked for {self.goal_note}.")
+        return (f"In each turn, reply with one input and read the box's output. After the exploration you are "
+                f"asked for the box's output on {len(self.tasks)} unseen input(s).")
+
+    def answer_from(self, task, observed) -> str:
+        """A memorising player's answer: the output of the observed input nearest the test's (a goal box:
+        the last guess)."""
+        if self.has_goal:
+            return observed[-1] if observed else ""
+        target = list(self.test_case(task).values)
+        best, best_d = None, None
+        for text in observed:
+            try:
+                values = self.read(text)
+            except InputError:
+                continue
+            d = distance(values, target)
+            if best_d is None or d < best_d:
+                best, best_d = values, d
+        if best is None:
+            return ""
+        return self.probe(self.format(best)).text
 
     # ------------------------------------------------------------ probing
 
@@ -333,6 +362,20 @@ def _check_base(spec: ast.Spec, reserved: set) -> None:
             raise SpecError(r.span, f"rule {r.id} overrides nothing",
                             "Start the rule with the base line it replaces: op NAME(...) = ...")
     check_definitions(spec, require_equation=False)
+
+
+def distance(a, b) -> float:
+    """How far apart two input values are (numbers by difference, sequences by edits)."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        n = max(len(a), len(b))
+        return sum(distance(x, y) for x, y in zip(a, b)) + 10.0 * abs(len(a) - len(b)) / max(1, n)
+    if isinstance(a, bool) or isinstance(b, bool):
+        return 0.0 if a == b else 1.0
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(a - b) / (1.0 + abs(b))
+    if isinstance(a, str) and isinstance(b, str):
+        return 1.0 - difflib.SequenceMatcher(None, a, b).ratio() + abs(len(a) - len(b)) / (1 + len(b))
+    return 100.0
 
 
 def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:

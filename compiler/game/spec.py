@@ -34,9 +34,9 @@ import attrs
 
 from worldspec import ast
 from worldspec.compiler.common import draw_params, interpolate
-from worldspec.compiler.game.engine import (COLUMN, ROW, SEATS, Game, GameError, Optimum, Strategy,
-                                      expected_score, horizon_draw, optimum, play_sequence,
-                                      play_strategies, reachable_states)
+from worldspec.compiler.game.engine import (COLUMN, ROW, SEATS, Game, GameError, Match, Optimum, Round, Strategy,
+                                            cooperation_stats, expected_score, horizon_draw, optimum,
+                                            other_seat, play_sequence, play_strategies, reachable_states)
 from worldspec.compiler.blackbox.spec import (DIFFICULTIES, box_budget, group_items, one,
                                               reject_program_sections, word)
 from worldspec.compiler.api import (Kind, CaseResult, Feedback, InputError, ScoredVerdict, Task, ToolSpec,
@@ -89,11 +89,11 @@ class GameWorld(WorldHeader):
 
     # ------------------------------------------------------------ the pool
 
-
     @property
     def protocol(self) -> str:
         """How the runner runs this world (compiler.api.PROTOCOLS)."""
         return "turn@shot" if self.tasks else "pool"
+
     def strategy(self, name: str) -> Strategy:
         for s in self.opponents:
             if s.name == name:
@@ -125,6 +125,27 @@ class GameWorld(WorldHeader):
                                      self.match_key(opp, seat, k))
             out.append(PoolMatch(opp, seat, k, h, tuple(rounds)))
         return out
+
+    def new_match(self, opponent: str, seat: str, k: int) -> Match:
+        """Match k of pool play against `opponent`, the player in `seat` (horizon and randomness from the seed)."""
+        return Match(self.game, self.strategy(opponent), seat, self.horizon_for(opponent, seat, k),
+                     self.opponent_rng(opponent, seat, k))
+
+    def play_strategy(self, strategy: Strategy, opponent: str, seat: str, k: int) -> list[Round]:
+        """Match k of pool play with a strategy (a classic agent or a baseline) in `seat`."""
+        return play_strategies(self.game, strategy, self.strategy(opponent), seat,
+                               self.horizon_for(opponent, seat, k), self.match_key(opponent, seat, k))
+
+    def cooperation_stats(self, rounds) -> dict:
+        """Cooperations, betrayals and their chances in these rounds ({} when the game names no cooperative move)."""
+        return cooperation_stats(rounds, self.cooperate) if self.cooperate else {}
+
+    def payoff_lines(self, seat: str = ROW) -> list[str]:
+        """Every pair of moves with both payoffs, from `seat`'s point of view."""
+        g = self.game
+        other = other_seat(seat)
+        return [f"- you {a}, other {b}: you get {_num(g.payoff(seat, a, b))}, the other gets "
+                f"{_num(g.payoff(other, b, a))}" for a in g.moves(seat) for b in g.moves(other)]
 
     # ------------------------------------------------------------ probing
 
@@ -173,6 +194,31 @@ class GameWorld(WorldHeader):
         while True:
             n = rng.randint(1, self.probe_rounds)
             yield " ".join(rng.choice(moves) for _ in range(n))
+
+    @property
+    def turn_instructions(self) -> str:
+        """What one exploration turn is, as a turn@shot session tells the player."""
+        return (f"In each turn, reply with a sequence of up to {self.probe_rounds} of your moves, separated by "
+                "spaces: a fresh game is played with them against the opponent, from its initial state, and you "
+                "see its moves and your payoffs. After the exploration, for each test game you submit all your "
+                "moves at once; its accuracy is your total payoff divided by the best total possible against "
+                "this opponent.")
+
+    def answer_from(self, task, observed) -> str:
+        """A memorising player's answer: the observed move sequence with the best payoff, repeated to length."""
+        h = self.test_game(task).horizon
+        best, best_avg = None, None
+        for text in observed:
+            try:
+                moves = self.parse_moves(text)
+            except InputError:
+                continue
+            rounds = play_sequence(self.game, self.opponents[0], ROW, moves)
+            avg = sum(r.my_payoff for r in rounds) / len(rounds)
+            if best_avg is None or avg > best_avg:
+                best, best_avg = moves, avg
+        best = best or [self.game.row_moves[0]]
+        return " ".join((best * (h // len(best) + 1))[:h])
 
     @property
     def tool(self) -> ToolSpec:
@@ -427,17 +473,6 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> GameWorld:
     return attrs.evolve(world, manual=render_game_manual(spec, world, params))
 
 
-def payoff_lines(world: GameWorld, seat: str = ROW) -> list[str]:
-    g = world.game
-    other = COLUMN if seat == ROW else ROW
-    out = []
-    for a in g.moves(seat):
-        for b in g.moves(other):
-            out.append(f"- you {a}, other {b}: you get {_num(g.payoff(seat, a, b))}, the other gets "
-                       f"{_num(g.payoff(other, b, a))}")
-    return out
-
-
 def render_game_manual(spec: ast.Spec, w: GameWorld, params: dict) -> str:
     out = [f"# {spec.name}", ""]
     if w.summary:
@@ -447,7 +482,7 @@ def render_game_manual(spec: ast.Spec, w: GameWorld, params: dict) -> str:
     out += ["## The game", "",
             f"Each round both players choose a move at the same time ({', '.join(w.game.row_moves)}); "
             "each sees the other's move after the round. Payoffs per round:", ""]
-    out += payoff_lines(w)
+    out += w.payoff_lines()
     out.append("")
     if w.tests:
         lengths = sorted({t.horizon for t in w.tests})

@@ -64,6 +64,7 @@ class ProgramWorld(WorldHeader):
     def protocol(self) -> str:
         """How the runner runs this world (compiler.api.PROTOCOLS)."""
         return "milestone"
+
     @property
     def applied(self) -> frozenset[str]:
         return self.sem.applied

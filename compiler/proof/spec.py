@@ -78,6 +78,7 @@ class ProofWorld(WorldHeader):
     def protocol(self) -> str:
         """How the runner runs this world (compiler.api.PROTOCOLS)."""
         return "milestone"
+
     @property
     def schemas(self) -> dict[str, Schema]:
         """The rule table in force: base schemas with the applied patches."""
