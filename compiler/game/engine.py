@@ -342,19 +342,3 @@ def cooperation_stats(rounds: Iterable[Round], cooperate: str) -> dict:
                 betrayals += 1
         prev_theirs = r.theirs
     return {"rounds": n, "cooperations": coop, "betrayal_chances": chances, "betrayals": betrayals}
-
-
-# ---------------------------------------------------------------- classic strategies (Python)
-
-
-def classic_strategies(cooperate: str = "C", defect: str = "D") -> dict[str, Strategy]:
-    """The textbook strategies of a two-move dilemma, for tests and stock hypotheses."""
-    c, d = cooperate, defect
-    return {
-        "allc": Strategy("allc", "always cooperate", 0, lambda s: c, lambda s, m, t: s),
-        "alld": Strategy("alld", "always defect", 0, lambda s: d, lambda s, m, t: s),
-        "tft": Strategy("tft", "tit-for-tat", c, lambda s: s, lambda s, m, t: t),
-        "grim": Strategy("grim", "grim trigger", 0, lambda s: c if s == 0 else d,
-                         lambda s, m, t: 1 if t == d else s),
-        "random": Strategy("random", "random", 0, lambda s: {c: 0.5, d: 0.5}, lambda s, m, t: s),
-    }
