@@ -84,12 +84,36 @@ def solve_by_elimination(w, candidates: list, turns: int, budget: int = SOLVER_E
 
 
 def certify_box(w, progress=None) -> dict:
+    """The certification report of a BlackBoxWorld `w` (problems empty exactly when it is certified)."""
     say = progress or (lambda msg: None)
     problems: list[str] = []
     notes: list[str] = []
     say(f"checking {w.name}")
+    check_tests(w, problems)
+    admitted = admitted_inputs(w, problems)
+    plain = [c for c in w.tests if c.values]
+    requires = {t.id: sorted(w.requires(t)) for t in w.tasks} if w.rules else {}
+    rule_table = check_rules(w, [list(c.values) for c in plain] + list(admitted.values()), requires, problems)
+    herring_table = [{"id": h.id, "target": h.target, "unchanged": True} for h in w.herrings]
+    hyp_table = check_hypotheses(w, plain, problems, notes)
+    solver_turns = check_puzzle(w, problems, notes) if w.has_goal else None
+    notes.insert(0, f"family {w.family}, difficulty {w.difficulty}; {len(w.tests)} test(s); "
+                    f"{len(admitted)} distinct admitted inputs in {ADMIT_DRAWS} draws")
+    labels = {"family": {w.family: len(w.tasks)}, "difficulty": {w.difficulty: len(w.tasks)}}
+    return {
+        "world": w.name, "kind": w.kind, "seed": w.seed, "default_seed": w.default_seed,
+        "params": {k: v for k, v in w.params}, "rules": len(w.rules), "herrings": len(w.herrings),
+        "tasks": len(w.tasks), "examples": len(w.examples), "family": w.family, "difficulty": w.difficulty,
+        "tests": [{"id": c.id, "input": w.format(c.values) if c.values else None,
+                   "answer": w.format([c.expected]) if w.has_goal else render(c.expected)} for c in w.tests],
+        "admitted": len(admitted), "solver_turns": solver_turns,
+        "rule_table": rule_table, "herring_table": herring_table, "requires": requires,
+        "hypotheses": hyp_table, "labels": labels, "notes": notes, "problems": problems,
+    }
 
-    # tests and the target
+
+def check_tests(w, problems: list[str]) -> None:
+    """Test inputs and the target are admitted; tests differ in input and not all share one answer."""
     for c in w.tests:
         if c.values:
             why = w.admits(list(c.values))
@@ -105,7 +129,9 @@ def certify_box(w, progress=None) -> dict:
     if len(plain) > 1 and all(same(c.expected, plain[0].expected) for c in plain):
         problems.append("every test has the same answer: a constant guess would pass")
 
-    # the predicate admits inputs, and f is defined on them
+
+def admitted_inputs(w, problems: list[str]) -> dict:
+    """Distinct admitted inputs drawn from the domains (text -> values); too few, or f failing, is a problem."""
     rng = random.Random(f"certify:{w.name}:{w.seed}")
     samples = w.sample_inputs(rng, ADMIT_WANT, tries=ADMIT_DRAWS)
     distinct = {w.format(s): s for s in samples}
@@ -118,12 +144,13 @@ def certify_box(w, progress=None) -> dict:
         if out[0] != "ok":
             problems.append(f"f fails on the admitted input {text}: {out[1]}")
             break
+    return distinct
 
-    # perturbed rules and herrings
+
+def check_rules(w, pool: list, requires: dict, problems: list[str]) -> list[dict]:
+    """Each perturbed rule is observable on some input of `pool` and required by some test."""
     all_rules = frozenset(r.id for r in w.rules)
-    requires = {t.id: sorted(w.requires(t)) for t in w.tasks} if w.rules else {}
-    rule_table = []
-    pool = [list(c.values) for c in plain] + list(distinct.values())
+    table = []
     for r in w.rules:
         knocked = w.variant_hidden(all_rules - {r.id})
         witness = next((w.format(v) for v in pool
@@ -135,67 +162,59 @@ def certify_box(w, progress=None) -> dict:
         if not used_by:
             problems.append(f"rule {r.id} ({r.title}) is required by no test: every answer stays the same "
                             "with it reverted")
-        rule_table.append({"id": r.id, "title": r.title, "target": r.target, "observable": witness is not None,
-                           "witness": witness, "tasks": used_by})
-    herring_table = [{"id": h.id, "target": h.target, "unchanged": True} for h in w.herrings]
+        table.append({"id": r.id, "title": r.title, "target": r.target, "observable": witness is not None,
+                      "witness": witness, "tasks": used_by})
+    return table
 
-    # simple hypotheses
-    hyp_table = []
-    if plain:
-        declared = [(name, unit, True) for name, unit in w.hypotheses]
-        stock = [(name, fn, False) for name, fn in STOCK.get(w.family, {}).items()]
-        for name, fn, is_declared in declared + stock:
-            solved = True
-            for c in plain:
-                try:
-                    got = w.evaluate(c.values, fn) if is_declared else fn(list(c.values))
-                except Exception:  # noqa: BLE001 - a stock hypothesis that does not apply fails the test
-                    solved = False
-                    break
-                if not close(got, c.expected, w.tolerance):
-                    solved = False
-                    break
-            hyp_table.append({"name": name, "declared": is_declared, "refuted": not solved})
-            if solved and (is_declared or w.difficulty == "hard"):
-                problems.append(f"the simple hypothesis {name!r} answers every test: the tests do not tell "
-                                f"it apart from the box")
-        refuted = sum(h["refuted"] for h in hyp_table)
-        notes.append(f"simple hypotheses refuted by the tests: {refuted} of {len(hyp_table)}")
 
-    # interactive puzzles
-    solver_turns = None
-    if w.has_goal:
-        d = w.inputs[0][1]
-        size = d.size()
-        if size is None or size > MAX_ENUM:
-            problems.append(f"the target's domain is too large to enumerate ({size or 'unbounded'} values; at "
-                            f"most {MAX_ENUM})")
-        else:
-            cands = [v for v in d.enumerate() if w.admits([v]) is None]
-            solver_turns = solve_by_elimination(w, cands, w.budget.turns)
-            if solver_turns is None:
-                problems.append(f"a consistent-guess solver does not pin the target down within "
-                                f"{w.budget.turns} turns ({len(cands)} candidates)")
-            else:
-                notes.append(f"a consistent-guess solver pins the target down in {solver_turns} of "
-                             f"{w.budget.turns} turns ({len(cands)} candidates)")
-            position = next((i for i, c in enumerate(cands) if same(c, w.goal)), None)
-            if w.difficulty == "hard" and position is not None and position < w.budget.turns:
-                problems.append(f"a hard puzzle's target is among the first {w.budget.turns} candidates: "
-                                "trying inputs in order finds it")
-    notes.insert(0, f"family {w.family}, difficulty {w.difficulty}; {len(w.tests)} test(s); "
-                    f"{len(distinct)} distinct admitted inputs in {ADMIT_DRAWS} draws")
-    labels = {"family": {w.family: len(w.tasks)}, "difficulty": {w.difficulty: len(w.tasks)}}
-    return {
-        "world": w.name, "kind": w.kind, "seed": w.seed, "default_seed": w.default_seed,
-        "params": {k: v for k, v in w.params}, "rules": len(w.rules), "herrings": len(w.herrings),
-        "tasks": len(w.tasks), "examples": len(w.examples), "family": w.family, "difficulty": w.difficulty,
-        "tests": [{"id": c.id, "input": w.format(c.values) if c.values else None,
-                   "answer": w.format([c.expected]) if w.has_goal else render(c.expected)} for c in w.tests],
-        "admitted": len(distinct), "solver_turns": solver_turns,
-        "rule_table": rule_table, "herring_table": herring_table, "requires": requires,
-        "hypotheses": hyp_table, "labels": labels, "notes": notes, "problems": problems,
-    }
+def check_hypotheses(w, plain: list, problems: list[str], notes: list[str]) -> list[dict]:
+    """Declared hypotheses (and, on hard boxes, the family's stock ones) get some test wrong."""
+    table: list[dict] = []
+    if not plain:
+        return table
+    declared = [(name, unit, True) for name, unit in w.hypotheses]
+    stock = [(name, fn, False) for name, fn in STOCK.get(w.family, {}).items()]
+    for name, fn, is_declared in declared + stock:
+        solved = True
+        for c in plain:
+            try:
+                got = w.evaluate(c.values, fn) if is_declared else fn(list(c.values))
+            except Exception:  # noqa: BLE001 - a stock hypothesis that does not apply fails the test
+                solved = False
+                break
+            if not close(got, c.expected, w.tolerance):
+                solved = False
+                break
+        table.append({"name": name, "declared": is_declared, "refuted": not solved})
+        if solved and (is_declared or w.difficulty == "hard"):
+            problems.append(f"the simple hypothesis {name!r} answers every test: the tests do not tell "
+                            f"it apart from the box")
+    refuted = sum(h["refuted"] for h in table)
+    notes.append(f"simple hypotheses refuted by the tests: {refuted} of {len(table)}")
+    return table
+
+
+def check_puzzle(w, problems: list[str], notes: list[str]) -> int | None:
+    """A goal box: a consistent-guess solver finds the target in time (the turns it needs, or None)."""
+    d = w.inputs[0][1]
+    size = d.size()
+    if size is None or size > MAX_ENUM:
+        problems.append(f"the target's domain is too large to enumerate ({size or 'unbounded'} values; at "
+                        f"most {MAX_ENUM})")
+        return None
+    cands = [v for v in d.enumerate() if w.admits([v]) is None]
+    solver_turns = solve_by_elimination(w, cands, w.budget.turns)
+    if solver_turns is None:
+        problems.append(f"a consistent-guess solver does not pin the target down within "
+                        f"{w.budget.turns} turns ({len(cands)} candidates)")
+    else:
+        notes.append(f"a consistent-guess solver pins the target down in {solver_turns} of "
+                     f"{w.budget.turns} turns ({len(cands)} candidates)")
+    position = next((i for i, c in enumerate(cands) if same(c, w.goal)), None)
+    if w.difficulty == "hard" and position is not None and position < w.budget.turns:
+        problems.append(f"a hard puzzle's target is among the first {w.budget.turns} candidates: "
+                        "trying inputs in order finds it")
+    return solver_turns
 
 
 def _space(w) -> int | None:

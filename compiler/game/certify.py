@@ -37,69 +37,10 @@ def certify_game(w, progress=None) -> dict:
     say = progress or (lambda msg: None)
     problems: list[str] = []
     notes: list[str] = []
-    depth = max([t.horizon for t in w.tests] + [w.probe_rounds, min(w.max_rounds, 12) if not w.horizon
-                                                  else w.horizon])
-    opp_table = []
-    for o in w.opponents:
-        say(f"walking the states of {o.name}")
-        try:
-            n = reachable_states(w.game, o, ROW, depth)
-            if COLUMN in w.seats:
-                n = max(n, reachable_states(w.game, o, COLUMN, depth))
-            opp_table.append({"id": o.name, "title": o.title, "states": n})
-        except GameError as e:
-            problems.append(f"opponent {o.name}: {e}")
-            opp_table.append({"id": o.name, "title": o.title, "states": None})
-    test_table = []
-    for t in w.tests:
-        opt = t.optimum
-        row = {"id": t.id, "horizon": t.horizon, "optimum": opt.value, "plan": " ".join(opt.plan)}
-        if not opt.deterministic:
-            problems.append(f"test {t.id}: the opponent mixes its moves, so a submitted sequence has no exact "
-                            "optimum to compare with")
-        if opt.value <= 0:
-            problems.append(f"test {t.id}: the optimum is {opt.value}, so score / optimum is undefined")
-        got = expected_score(w.game, w.opponents[0], ROW, opt.plan)
-        if abs(got - opt.value) > 1e-9:
-            problems.append(f"test {t.id}: the optimal plan scores {got}, not the optimum {opt.value}")
-        n_seq = len(w.game.row_moves) ** t.horizon
-        if opt.deterministic and n_seq <= BRUTE_FORCE_LIMIT:
-            brute = max(sum(r.my_payoff for r in play_sequence(w.game, w.opponents[0], ROW, seq))
-                        for seq in itertools.product(w.game.row_moves, repeat=t.horizon))
-            row["brute_force"] = brute
-            if brute != opt.value:
-                problems.append(f"test {t.id}: dynamic programming gives {opt.value}, brute force {brute}")
-        test_table.append(row)
-    hyp_table = []
-    if w.tests and not problems:
-        for h in stock_opponents(w):
-            ratios = []
-            for t in w.tests:
-                plan = optimum(w.game, h, ROW, t.horizon).plan
-                got = expected_score(w.game, w.opponents[0], ROW, plan)
-                ratios.append(max(0.0, float(got) / float(t.optimum.value)))
-            solved = all(r >= 1 - 1e-9 for r in ratios)
-            hyp_table.append({"name": h.name, "refuted": not solved,
-                              "accuracy": round(100 * sum(min(r, 1.0) for r in ratios) / len(ratios), 1)})
-            if solved and w.difficulty == "hard":
-                problems.append(f"the best reply to the simple hypothesis {h.name!r} is optimal in every test: "
-                                "the box is not harder than that guess")
-        notes.append(f"simple hypotheses refuted by the tests: {sum(h['refuted'] for h in hyp_table)} of "
-                     f"{len(hyp_table)} (best replies to a constant or copying opponent)")
-    baselines = {}
-    if not w.tests and not problems:
-        for name in w.baselines:
-            matches = w.play_pool(w.strategy(name))
-            rounds = [r for m in matches for r in m.rounds]
-            score = sum(r.my_payoff for r in rounds) / max(1, len(rounds))
-            baselines[name] = round(float(score), 4)
-            notes.append(f"baseline {name}: {score:.3f} per round over {len(matches)} pool matches")
-        again = [w.horizon_for(o, s, k) for o, s, k in w.schedule()]
-        if again != [w.horizon_for(o, s, k) for o, s, k in w.schedule()]:
-            problems.append("the same seed gave different horizons")
-        if again:
-            notes.append(f"pool: {len(w.opponents)} opponents x {len(w.seats)} seat(s) x {w.matches} matches; "
-                         f"horizons {min(again)}..{max(again)} rounds (mean {sum(again) / len(again):.1f})")
+    opp_table = check_opponents(w, say, problems)
+    test_table = [check_test(w, t, problems) for t in w.tests]
+    hyp_table = check_hypotheses(w, problems, notes) if w.tests and not problems else []
+    baselines = check_pool(w, problems, notes) if not w.tests and not problems else {}
     if w.family:
         notes.insert(0, f"family {w.family}, difficulty {w.difficulty}; {len(w.tests)} test game(s)")
     out = {
@@ -112,6 +53,84 @@ def certify_game(w, progress=None) -> dict:
         out["family"], out["difficulty"] = w.family, w.difficulty
         out["labels"] = {"family": {w.family: len(w.tasks)}, "difficulty": {w.difficulty: len(w.tasks)}}
     return out
+
+
+def check_opponents(w, say, problems: list[str]) -> list[dict]:
+    """Walk every state each opponent reaches (from the seats played) within the longest game checked."""
+    depth = max([t.horizon for t in w.tests] + [w.probe_rounds, min(w.max_rounds, 12) if not w.horizon
+                                                  else w.horizon])
+    table = []
+    for o in w.opponents:
+        say(f"walking the states of {o.name}")
+        try:
+            n = reachable_states(w.game, o, ROW, depth)
+            if COLUMN in w.seats:
+                n = max(n, reachable_states(w.game, o, COLUMN, depth))
+            table.append({"id": o.name, "title": o.title, "states": n})
+        except GameError as e:
+            problems.append(f"opponent {o.name}: {e}")
+            table.append({"id": o.name, "title": o.title, "states": None})
+    return table
+
+
+def check_test(w, t, problems: list[str]) -> dict:
+    """A test game has an exact, positive optimum that its plan reaches (and brute force agrees on)."""
+    opt = t.optimum
+    row = {"id": t.id, "horizon": t.horizon, "optimum": opt.value, "plan": " ".join(opt.plan)}
+    if not opt.deterministic:
+        problems.append(f"test {t.id}: the opponent mixes its moves, so a submitted sequence has no exact "
+                        "optimum to compare with")
+    if opt.value <= 0:
+        problems.append(f"test {t.id}: the optimum is {opt.value}, so score / optimum is undefined")
+    got = expected_score(w.game, w.opponents[0], ROW, opt.plan)
+    if abs(got - opt.value) > 1e-9:
+        problems.append(f"test {t.id}: the optimal plan scores {got}, not the optimum {opt.value}")
+    n_seq = len(w.game.row_moves) ** t.horizon
+    if opt.deterministic and n_seq <= BRUTE_FORCE_LIMIT:
+        brute = max(sum(r.my_payoff for r in play_sequence(w.game, w.opponents[0], ROW, seq))
+                    for seq in itertools.product(w.game.row_moves, repeat=t.horizon))
+        row["brute_force"] = brute
+        if brute != opt.value:
+            problems.append(f"test {t.id}: dynamic programming gives {opt.value}, brute force {brute}")
+    return row
+
+
+def check_hypotheses(w, problems: list[str], notes: list[str]) -> list[dict]:
+    """On hard boxes, the best reply to a constant or copying opponent is not optimal in every test."""
+    table = []
+    for h in stock_opponents(w):
+        ratios = []
+        for t in w.tests:
+            plan = optimum(w.game, h, ROW, t.horizon).plan
+            got = expected_score(w.game, w.opponents[0], ROW, plan)
+            ratios.append(max(0.0, float(got) / float(t.optimum.value)))
+        solved = all(r >= 1 - 1e-9 for r in ratios)
+        table.append({"name": h.name, "refuted": not solved,
+                      "accuracy": round(100 * sum(min(r, 1.0) for r in ratios) / len(ratios), 1)})
+        if solved and w.difficulty == "hard":
+            problems.append(f"the best reply to the simple hypothesis {h.name!r} is optimal in every test: "
+                            "the box is not harder than that guess")
+    notes.append(f"simple hypotheses refuted by the tests: {sum(h['refuted'] for h in table)} of "
+                 f"{len(table)} (best replies to a constant or copying opponent)")
+    return table
+
+
+def check_pool(w, problems: list[str], notes: list[str]) -> dict:
+    """Pool play: each baseline's score per round against the pool; the seed fixes the horizons."""
+    baselines = {}
+    for name in w.baselines:
+        matches = w.play_pool(w.strategy(name))
+        rounds = [r for m in matches for r in m.rounds]
+        score = sum(r.my_payoff for r in rounds) / max(1, len(rounds))
+        baselines[name] = round(float(score), 4)
+        notes.append(f"baseline {name}: {score:.3f} per round over {len(matches)} pool matches")
+    again = [w.horizon_for(o, s, k) for o, s, k in w.schedule()]
+    if again != [w.horizon_for(o, s, k) for o, s, k in w.schedule()]:
+        problems.append("the same seed gave different horizons")
+    if again:
+        notes.append(f"pool: {len(w.opponents)} opponents x {len(w.seats)} seat(s) x {w.matches} matches; "
+                     f"horizons {min(again)}..{max(again)} rounds (mean {sum(again) / len(again):.1f})")
+    return baselines
 
 
 def cross_checks(games) -> list[str]:
