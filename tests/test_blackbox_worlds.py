@@ -8,9 +8,10 @@ import pytest
 from click.testing import CliRunner
 
 from worldspec.cli import main
-from worldspec.compiler import World, load_world
+from worldspec.compiler import World, compile_spec, load_world
 from worldspec.compiler.api import PROTOCOLS
-from worldspec.compiler.suite import certify_folder, world_files
+from worldspec.parser import parse_spec
+from worldspec.compiler.suite import certify_folder, cross_family_problems, world_files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ORACLE = os.path.join(ROOT, "worlds", "oracle")
@@ -99,3 +100,29 @@ def test_box_and_game_worlds_implement_every_member_of_the_world_protocol(which)
         with pytest.raises(KeyError):
             w.task("g1")
     assert w.certify()["problems"] == []
+
+
+def twin(path, difficulty):
+    """A copy of a shipped box under another name and difficulty (same hidden f, target or opponent)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    text = text.replace('world "', 'world "twin of ', 1)
+    for d in ("easy", "hard"):
+        text = text.replace(f"\ndifficulty {d}\n", f"\ndifficulty {difficulty}\n")
+    return compile_spec(parse_spec(text, "twin.world"))
+
+
+@pytest.mark.parametrize("name, difficulty, message", [
+    ("cii-e01-running-maximum.world", "hard", "answers every test of this hard box"),
+    ("ipi-h01-colour-code.world", "easy", "hides the same target as the easy box"),
+    ("gsi-h01-the-patient-one.world", "easy", "best reply to the easy box 'twin of GSI-H01"),
+])
+def test_each_kind_checks_its_hard_boxes_against_the_easy_ones_of_the_family(name, difficulty, message):
+    shipped = load_world(os.path.join(ORACLE, name))
+    pair = [shipped, twin(os.path.join(ORACLE, name), difficulty)]
+    problems = cross_family_problems(pair)
+    assert len(problems) == 1 and message in problems[0], problems
+    # a different family, or two boxes of the same difficulty, are not compared
+    assert cross_family_problems([shipped, twin(os.path.join(ORACLE, name), shipped.difficulty)]) == []
+    other = load_world(os.path.join(ORACLE, "cri-e02-bit-reversal.world"))
+    assert cross_family_problems([shipped, other]) == []
