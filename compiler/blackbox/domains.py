@@ -37,25 +37,33 @@ LOWER = string.ascii_lowercase
 
 
 class Domain:
+    """The values one input may take: checked, drawn, enumerated (when small) and described."""
+
     kind = "any"
     str_like = False
 
     def check(self, v) -> str | None:  # pragma: no cover - every domain overrides
+        """None when v is in the domain; otherwise why not."""
         raise NotImplementedError
 
     def draw(self, rng: random.Random):  # pragma: no cover
+        """A value drawn at random (edges more often, for numbers)."""
         raise NotImplementedError
 
     def describe(self) -> str:  # pragma: no cover
+        """The domain in words, as the manual and prompts show it."""
         raise NotImplementedError
 
     def size(self) -> int | None:
+        """How many values the domain has (None when unbounded or too many to count)."""
         return None
 
     def enumerate(self) -> Iterator:  # pragma: no cover
+        """Every value, in order (only for domains with a size)."""
         raise NotImplementedError
 
     def coerce(self, v):
+        """v in the domain's own type (an integer written for a float input becomes a float)."""
         return v
 
 

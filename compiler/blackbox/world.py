@@ -70,6 +70,7 @@ class BlackBoxWorld(BoxWorld):
 
     @property
     def has_goal(self) -> bool:
+        """Whether this is an interactive puzzle (its test asks for the hidden target)."""
         return self.goal is not NO_GOAL
 
     def _args(self, values, target=NO_GOAL) -> list:
@@ -106,6 +107,7 @@ class BlackBoxWorld(BoxWorld):
         return values
 
     def format(self, values) -> str:
+        """Input values written as an agent types them."""
         return format_input(self.inputs, values)
 
     @property
@@ -177,12 +179,14 @@ class BlackBoxWorld(BoxWorld):
 
     @property
     def tool(self) -> ToolSpec:
+        """The one exploration tool: send an input, read the output."""
         return ToolSpec("query_box", f"Send one input to the black box {self.name} and read its output.",
                         "input", "One input, written as the manual shows.")
 
     # ------------------------------------------------------------ grading
 
     def verify(self, task, answer) -> ScoredVerdict:
+        """Grade an answer: the output (within the tolerance), or the target for a goal box."""
         case = self.test_of(task)
         want = render(case.expected)
         if not isinstance(answer, str) or not answer.strip():
@@ -216,6 +220,7 @@ class BlackBoxWorld(BoxWorld):
 
     @property
     def open_book(self) -> str:
+        """Every way the box differs from its description (the open-book condition)."""
         lines = [f"The complete list of ways {self.name} differs from its description:"]
         lines += [f"- {r.id} ({r.title}): {r.statement}" for r in self.rules]
         return "\n".join(lines)

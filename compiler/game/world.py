@@ -74,12 +74,14 @@ class GameWorld(BoxWorld):
         return "turn@shot" if self.tasks else "pool"
 
     def strategy(self, name: str) -> Strategy:
+        """The opponent with this name."""
         for s in self.opponents:
             if s.name == name:
                 return s
         raise KeyError(f"no strategy {name!r} in {self.name}")
 
     def match_key(self, opponent: str, seat: str, k: int) -> str:
+        """The seed key of match k against `opponent` from `seat` (its horizon and random streams)."""
         return f"worldspec:{self.seed}:match:{opponent}:{seat}:{k}"
 
     def horizon_for(self, opponent: str, seat: str, k: int) -> int:
@@ -89,6 +91,7 @@ class GameWorld(BoxWorld):
         return horizon_draw(self.delta, self.max_rounds, self.match_key(opponent, seat, k) + ":horizon")
 
     def opponent_rng(self, opponent: str, seat: str, k: int) -> random.Random:
+        """The opponent's random stream in match k (the same for every player)."""
         return random.Random(self.match_key(opponent, seat, k) + ":opponent")
 
     def schedule(self) -> list[tuple[str, str, int]]:
@@ -124,6 +127,7 @@ class GameWorld(BoxWorld):
     # ------------------------------------------------------------ probing
 
     def moves_for(self, seat: str = ROW) -> tuple[str, ...]:
+        """The moves of the player in `seat`."""
         return self.game.moves(seat)
 
     def parse_moves(self, text, seat: str = ROW) -> list[str]:
@@ -167,6 +171,7 @@ class GameWorld(BoxWorld):
         return Feedback(text_out, self.budget.cost("input"), "ok", truncated)
 
     def probe_generator(self, seed: int = 0) -> Iterator[str]:
+        """An endless seeded stream of move sequences a probe accepts."""
         rng = random.Random(f"probes:{self.name}:{seed}")
         moves = self.moves_for(ROW)
         while True:
@@ -200,6 +205,7 @@ class GameWorld(BoxWorld):
 
     @property
     def tool(self) -> ToolSpec:
+        """The one exploration tool: play a fresh game with a sequence of moves."""
         return ToolSpec("play_moves", f"Play a fresh game of {self.name} with a sequence of your moves.",
                         "input", "Your moves in order, separated by spaces.")
 
@@ -224,10 +230,12 @@ class GameWorld(BoxWorld):
                              (CaseResult((g.horizon,), want, f"{' '.join(moves)} -> {_num(got)}", ok),), ratio)
 
     def requires(self, task) -> frozenset[str]:
+        """No rules to require: a game perturbs none."""
         return frozenset()
 
     @property
     def open_book(self) -> str:
+        """The opponents by name and title (the open-book condition)."""
         return "\n".join(f"- {s.name}: {s.title}" for s in self.opponents)
 
     # ------------------------------------------------------------ certification
