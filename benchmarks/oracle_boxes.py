@@ -19,6 +19,8 @@ import re
 import sys
 import textwrap
 
+from worldspec.compiler.suite import certify_folder
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "worlds", "oracle")
 
@@ -867,7 +869,6 @@ def main(argv) -> int:
     for fam in FAMILY_NAMES:
         print(f"  {fam}: {counters.get((fam, 'easy'), 0)} easy, {counters.get((fam, 'hard'), 0)} hard")
     if "--check" in argv:
-        from worldspec.compiler.suite import certify_folder
         report = certify_folder(OUT)
         print(f"certified {report['certified']} of {report['worlds']}")
         for p in report["problems"]:

@@ -229,3 +229,5 @@ class Kind:
     name: str
     compile: object  # (spec: ast.Spec, seed: int | None) -> World
     summary: str = ""
+    # (worlds of this kind in one folder) -> [problem, ...]: checks that need more than one world
+    cross_checks: object = None

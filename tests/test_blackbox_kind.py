@@ -6,7 +6,8 @@ import os
 import pytest
 
 from worldspec.compiler import compile_spec, load_world
-from worldspec.compiler.blackbox.domains import InputError, parse_literals
+from worldspec.compiler.api import InputError
+from worldspec.compiler.blackbox.domains import parse_literals
 from worldspec.diagnostics import SpecError
 from worldspec.parser import parse_spec
 

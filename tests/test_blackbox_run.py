@@ -9,7 +9,7 @@ import re
 import pytest
 
 from worldspec.compiler import load_world
-from worldspec.compiler.blackbox.spec import distance
+from worldspec.compiler.blackbox.world import distance
 from worldspec.runner.blackbox import OracleConfig, run_boxes
 from worldspec.runner.models import Reply, RetryPolicy, ScriptedModel, TransientError
 

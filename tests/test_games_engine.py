@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from worldspec.compiler import load_world
 from worldspec.compiler.game.engine import (COLUMN, ROW, Game, Strategy, cooperation_stats, expected_score,
-                                      horizon_draw, optimum, play_sequence, play_strategies)
+                                            horizon_draw, optimum, play_sequence, play_strategies)
+from worldspec.compiler.suite import world_files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRUST = os.path.join(ROOT, "worlds", "interactive", "trust.world")
@@ -135,7 +136,6 @@ def test_classic_optima():
 
 
 def test_the_shipped_gsi_opponents_optimum_matches_brute_force():
-    from worldspec.compiler.suite import world_files
     gsi = [load_world(p) for p in world_files(os.path.join(ROOT, "worlds", "oracle")) if "/gsi-" in p]
     assert len(gsi) == 16
     for w in gsi:

@@ -6,8 +6,6 @@ import json
 import os
 import re
 
-import pytest
-
 from worldspec.compiler import compile_spec, load_world
 from worldspec.parser import parse_spec
 from worldspec.runner.games import PoolConfig, bootstrap, rates, run_pool

@@ -1,6 +1,6 @@
-"""What black boxes are made of: input domains, input parsing, answer matching, budgets, verdicts.
+"""What black boxes are made of: input domains, input parsing and writing, answer matching.
 
-A box's inputs are declared as `input NAME, DOMAIN`, where DOMAIN is written in
+A box's inputs are declared as `domain NAME, DOMAIN`, where DOMAIN is written in
 call syntax and read structurally (never evaluated as code):
 
     int(lo, hi)   float(lo, hi)   bool   bits(n)   str(lo, hi)   str(ALPHABET, lo, hi)
@@ -24,8 +24,9 @@ import attrs
 
 from worldspec import ast
 from worldspec.compiler.api import InputError
-from worldspec.diagnostics import SpecError, SpecErrors
-from worldspec.values import show, same
+from worldspec.diagnostics import SpecError, SpecErrors, did_you_mean
+from worldspec.parser import parse_expr
+from worldspec.values import same, show, type_name
 
 MAX_INPUT_CHARS = 2000
 MAX_ENUM = 20000
@@ -36,25 +37,33 @@ LOWER = string.ascii_lowercase
 
 
 class Domain:
+    """The values one input may take: checked, drawn, enumerated (when small) and described."""
+
     kind = "any"
     str_like = False
 
     def check(self, v) -> str | None:  # pragma: no cover - every domain overrides
+        """None when v is in the domain; otherwise why not."""
         raise NotImplementedError
 
     def draw(self, rng: random.Random):  # pragma: no cover
+        """A value drawn at random (edges more often, for numbers)."""
         raise NotImplementedError
 
     def describe(self) -> str:  # pragma: no cover
+        """The domain in words, as the manual and prompts show it."""
         raise NotImplementedError
 
     def size(self) -> int | None:
+        """How many values the domain has (None when unbounded or too many to count)."""
         return None
 
     def enumerate(self) -> Iterator:  # pragma: no cover
+        """Every value, in order (only for domains with a size)."""
         raise NotImplementedError
 
     def coerce(self, v):
+        """v in the domain's own type (an integer written for a float input becomes a float)."""
         return v
 
 
@@ -261,7 +270,6 @@ class ChoiceDomain(Domain):
 
 
 def _kind(v) -> str:
-    from worldspec.values import type_name
     return "a " + type_name(v) if v is not None else "nothing"
 
 
@@ -335,7 +343,6 @@ def domain_of(e: ast.Expr, constant) -> Domain:
             raise SpecError(e.span, "choice(...) needs at least one option", _DOMAIN_HINT)
         d = ChoiceDomain(tuple(opts))
     else:
-        from worldspec.diagnostics import did_you_mean
         raise SpecError(e.span, f"unknown input domain {name!r}",
                         did_you_mean(name, DOMAIN_NAMES).strip() or _DOMAIN_HINT)
     lo, hi = getattr(d, "lo", 0), getattr(d, "hi", 0)
@@ -377,7 +384,6 @@ def _literal_value(e: ast.Expr):
 
 def parse_literals(text: str) -> list:
     """Comma-separated literal values, read by the spec's own expression parser (never eval)."""
-    from worldspec.parser import parse_expr
     if len(text) > MAX_INPUT_CHARS:
         raise InputError(f"the input is too long (more than {MAX_INPUT_CHARS} characters)")
     if not text.strip():
@@ -470,88 +476,3 @@ def matches(expected, answer: str, tolerance: float = 0.0) -> bool:
     except InputError:
         return False
     return len(vals) == 1 and close(vals[0], expected, tolerance)
-
-
-# ---------------------------------------------------------------- budgets and verdicts
-
-
-@attrs.frozen
-class BoxBudget:
-    """Turn@shot: exploration turns (one input each) and attempts per test sample."""
-
-    turns: int = 10
-    shots: int = 1
-    feedback_chars: int = 600
-    units_per_call: int = 1  # one input per turn (what `worldspec probe` reports)
-    answers: int = 1
-
-    def cost(self, kind: str) -> int:
-        return 1
-
-
-BOX_BUDGET_KEYS = ("turns", "shots", "feedback_chars")
-PRESETS = {"10@1": (10, 1), "20@2": (20, 2)}
-
-
-# ---------------------------------------------------------------- the simplest hypotheses of each family
-
-
-def _caesar(s: str, k: int) -> str:
-    out = []
-    for c in s:
-        if "a" <= c <= "z":
-            out.append(chr((ord(c) - 97 + k) % 26 + 97))
-        elif "A" <= c <= "Z":
-            out.append(chr((ord(c) - 65 + k) % 26 + 65))
-        else:
-            out.append(c)
-    return "".join(out)
-
-
-def _atbash(s: str) -> str:
-    return "".join(chr(219 - ord(c)) if "a" <= c <= "z" else chr(155 - ord(c)) if "A" <= c <= "Z" else c
-                   for c in s)
-
-
-def _invert(s: str) -> str:
-    return "".join({"0": "1", "1": "0"}.get(c, c) for c in s)
-
-
-def _one(fn):
-    def h(args):
-        if len(args) != 1:
-            raise TypeError("one input only")
-        return fn(args[0])
-    return h
-
-
-STOCK = {
-    "CII": {
-        "identity": _one(lambda x: x), "sorted": _one(sorted), "reversed": _one(lambda x: x[::-1]),
-        "sum": _one(sum), "length": _one(len), "maximum": _one(max), "minimum": _one(min),
-        "first": _one(lambda x: x[0]), "last": _one(lambda x: x[-1]),
-        "sorted descending": _one(lambda x: sorted(x, reverse=True)),
-        "first argument": lambda a: a[0], "sum of arguments": lambda a: sum(a),
-        "product of arguments": lambda a: math.prod(a),
-    },
-    "CRI": {
-        "identity": _one(lambda x: x), "inverted": _one(_invert), "reversed": _one(lambda x: x[::-1]),
-        "parity": _one(lambda x: str(x.count("1") % 2)), "all ones": _one(lambda x: "1" * len(x)),
-        "all zeros": _one(lambda x: "0" * len(x)),
-        "and of all bits": _one(lambda x: "1" if set(x) == {"1"} else "0"),
-        "or of all bits": _one(lambda x: "1" if "1" in x else "0"),
-    },
-    "ERI": {
-        "identity": _one(lambda x: x), "reversed": _one(lambda x: x[::-1]), "atbash": _one(_atbash),
-        "upper case": _one(lambda x: x.upper()),
-        **{f"caesar {k}": _one(lambda x, k=k: _caesar(x, k)) for k in range(1, 26)},
-    },
-    "PSI": {
-        "first input": lambda a: a[0], "last input": lambda a: a[-1], "product of inputs": lambda a: math.prod(a),
-        "sum of inputs": lambda a: sum(a),
-    },
-}
-
-
-def stock_hypotheses(family: str) -> dict:
-    return STOCK.get(family, {})

@@ -1,5 +1,6 @@
 """The `game` kind: a repeated two-player game against finite-state opponents.
 
-Modules: spec (Spec -> GameWorld), engine (games, strategies, matches, exact
-optimum by dynamic programming).
+Modules: spec (the spec reader: Spec -> GameWorld, KIND), world (GameWorld, its
+test games and pool matches), manual, certify (the certifier and the cross-box
+check), engine (games, strategies, matches, exact optimum by dynamic programming).
 """

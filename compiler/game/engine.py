@@ -29,6 +29,7 @@ PROB_EPS = 1e-9
 
 
 def other_seat(seat: str) -> str:
+    """The seat facing `seat`."""
     return COLUMN if seat == ROW else ROW
 
 
@@ -38,6 +39,8 @@ class GameError(Exception):
 
 @attrs.frozen
 class Game:
+    """The moves of both seats and the payoff table."""
+
     row_moves: tuple[str, ...]
     column_moves: tuple[str, ...]
     # (row move, column move) -> (row payoff, column payoff)
@@ -136,6 +139,8 @@ def sample(dist: Sequence[tuple[str, float]], u: float) -> str:
 
 @attrs.frozen
 class Round:
+    """One round as the player saw it: both moves and both payoffs."""
+
     index: int  # 1-based
     mine: str
     theirs: str
@@ -231,6 +236,8 @@ def horizon_draw(delta: float, max_rounds: int, key: str) -> int:
 
 @attrs.frozen
 class Optimum:
+    """The best total score against a strategy over a horizon, and a plan that reaches it."""
+
     value: float  # the best (expected) total score
     plan: tuple[str, ...]  # a best sequence (the best open-loop plan when the opponent is deterministic)
     deterministic: bool  # the opponent never mixes on the states this horizon reaches
@@ -342,19 +349,3 @@ def cooperation_stats(rounds: Iterable[Round], cooperate: str) -> dict:
                 betrayals += 1
         prev_theirs = r.theirs
     return {"rounds": n, "cooperations": coop, "betrayal_chances": chances, "betrayals": betrayals}
-
-
-# ---------------------------------------------------------------- classic strategies (Python)
-
-
-def classic_strategies(cooperate: str = "C", defect: str = "D") -> dict[str, Strategy]:
-    """The textbook strategies of a two-move dilemma, for tests and stock hypotheses."""
-    c, d = cooperate, defect
-    return {
-        "allc": Strategy("allc", "always cooperate", 0, lambda s: c, lambda s, m, t: s),
-        "alld": Strategy("alld", "always defect", 0, lambda s: d, lambda s, m, t: s),
-        "tft": Strategy("tft", "tit-for-tat", c, lambda s: s, lambda s, m, t: t),
-        "grim": Strategy("grim", "grim trigger", 0, lambda s: c if s == 0 else d,
-                         lambda s, m, t: 1 if t == d else s),
-        "random": Strategy("random", "random", 0, lambda s: {c: 0.5, d: 0.5}, lambda s, m, t: s),
-    }

@@ -1,0 +1,229 @@
+"""Kind-specific spec items and blocks shared by the box kinds (blackbox and game), and what else they share.
+
+A box spec writes its own items as generic lines (`family CII`, `test [3, 1, 4]`)
+and blocks (`opponent tft "tit-for-tat" { ... }`). This module groups them by key,
+reads the one-line items both kinds have (family, difficulty), rejects the sections
+only program worlds have, reads the turn@shot budget and evaluates constants over
+the params and defs. Beyond the spec: `BoxWorld` answers the World members both
+box kinds answer alike, `manual_opening` starts their manuals, and
+`hard_easy_pairs` pairs the boxes of a family for the cross-box checks.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import attrs
+
+from worldspec import ast
+from worldspec.compiler.api import InputError, Rule, Task, WorldHeader, by_id
+from worldspec.compiler.common import interpolate
+from worldspec.diagnostics import SpecError, did_you_mean
+from worldspec.meta import MetaCompiler
+from worldspec.values import EvalError
+
+DIFFICULTIES = ("easy", "hard")
+BOX_BUDGET_KEYS = ("turns", "shots", "feedback_chars")
+REQUIRED_HINT = {
+    "family": "Add: family CII (or CRI, PSI, ERI, IPI, GSI).",
+    "difficulty": "Add: difficulty easy (or hard).",
+}
+
+
+@attrs.frozen
+class BoxBudget:
+    """Turn@shot: exploration turns (one input each) and attempts per test sample."""
+
+    turns: int = 10
+    shots: int = 1
+    feedback_chars: int = 600
+    units_per_call: int = 1  # one input per turn (what `worldspec probe` reports)
+    answers: int = 1
+
+    def cost(self, kind: str) -> int:
+        """Every accepted input costs one turn, whatever it is."""
+        return 1
+
+
+# ---------------------------------------------------------------- items and blocks
+
+
+def word(e: ast.Expr, what: str) -> str:
+    """A bare word or a string (`family CII`, `difficulty "hard"`)."""
+    if isinstance(e, ast.Var):
+        return e.name
+    if isinstance(e, ast.Const) and type(e.value) is str:
+        return e.value
+    raise SpecError(e.span, f"{what} must be a word or a string", f"For example: {what} easy")
+
+
+def note(args, i: int, what: str) -> str:
+    """The optional string argument i of an item ("" when absent)."""
+    if len(args) <= i:
+        return ""
+    a = args[i]
+    if isinstance(a, ast.Const) and type(a.value) is str:
+        return a.value
+    raise SpecError(a.span, f"the {what} must be a string", 'Write it in double quotes: "..."')
+
+
+def group_items(spec: ast.Spec, allowed: tuple[str, ...], blocks: tuple[str, ...] = ()) -> dict:
+    """Generic items by key; unknown keys and misplaced blocks are located errors."""
+    out: dict[str, list] = {k: [] for k in allowed + blocks}
+    for g in spec.generic:
+        if g.key not in out:
+            raise SpecError(g.span, f"unknown item {g.key!r} in a {spec.kind} world",
+                            did_you_mean(g.key, allowed + blocks).strip()
+                            or "Items: " + ", ".join(allowed + blocks) + ".")
+        if g.name and g.key not in blocks:
+            raise SpecError(g.span, f"{g.key} is a one-line item, not a block",
+                            f"Write: {g.key} VALUE")
+        if not g.name and g.key in blocks:
+            raise SpecError(g.span, f"{g.key} is a block: {g.key} NAME \"title\" {{ ... }}", "")
+        out[g.key].append(g)
+    return out
+
+
+def one(items: dict, key: str, spec: ast.Spec, required: bool = True):
+    """The single item `key` (None when absent and not required); twice is an error."""
+    found = items.get(key, [])
+    if len(found) > 1:
+        raise SpecError(found[1].span, f"{key} is declared twice", f"Keep one {key} line.")
+    if not found:
+        if required:
+            raise SpecError(spec.span, f"this {spec.kind} world has no {key} line", REQUIRED_HINT.get(key, ""))
+        return None
+    return found[0]
+
+
+def family_and_difficulty(items: dict, spec: ast.Spec, required: bool = True) -> tuple[str, str]:
+    """(family, difficulty) of a benchmark box; ("", "") for a world that is not one."""
+    fam = one(items, "family", spec, required)
+    family = word(fam.args[0], "family") if fam else ""
+    dg = one(items, "difficulty", spec, required=required or bool(family))
+    difficulty = word(dg.args[0], "difficulty") if dg else ""
+    if dg is not None and difficulty not in DIFFICULTIES:
+        raise SpecError(dg.args[0].span, f"unknown difficulty {difficulty!r}", "Write easy or hard.")
+    return family, difficulty
+
+
+def box_labels(family: str, difficulty: str) -> tuple[tuple[str, str], ...]:
+    """The labels of a box's tasks (reports count by them)."""
+    return (("difficulty", difficulty), ("family", family))
+
+
+def reject_program_sections(spec: ast.Spec) -> None:
+    """Syntax, worked examples, task blocks and unit costs belong to program worlds only."""
+    if spec.syntax:
+        raise SpecError(spec.syntax[0].span, f"a {spec.kind} world has no syntax block",
+                        "Only program worlds spell a program language.")
+    for e in spec.examples:
+        raise SpecError(e.span, f"a {spec.kind} world has no worked-example programs",
+                        "Tests and probes are inputs, not programs.")
+    for t in spec.tasks:
+        raise SpecError(t.span, f"a {spec.kind} world has no task blocks",
+                        "Its test samples are `test` lines.")
+    if spec.unit_costs:
+        raise SpecError(spec.span, f"a {spec.kind} world charges no probe units", "Remove unit_cost entries.")
+
+
+def box_budget(spec: ast.Spec) -> BoxBudget:
+    """The spec's budget block read as turns, shots and feedback characters."""
+    values = {}
+    for key, v in spec.budget:
+        if key not in BOX_BUDGET_KEYS:
+            raise SpecError(spec.span, f"unknown budget entry {key!r} for a {spec.kind} world",
+                            did_you_mean(key, BOX_BUDGET_KEYS).strip()
+                            or "Entries: " + ", ".join(BOX_BUDGET_KEYS) + ".")
+        if v < 1:
+            raise SpecError(spec.span, f"budget {key} must be at least 1", "")
+        values[key] = v
+    return BoxBudget(**values)
+
+
+# ---------------------------------------------------------------- constants
+
+
+def meta_compiler(spec: ast.Spec, params: dict) -> MetaCompiler:
+    """A meta-language compiler that knows the params and the spec's defs (each name once)."""
+    mc = MetaCompiler(params)
+    for d in spec.defs:
+        if d.name in mc.defs or d.name in params:
+            raise SpecError(d.span, f"{d.name} is defined twice", "Give each def a unique name.")
+        mc.add_def(d)
+    return mc
+
+
+def constant_reader(mc: MetaCompiler) -> Callable[[ast.Expr], object]:
+    """Evaluate a spec expression to a value; a failure is a located SpecError."""
+
+    def constant(e: ast.Expr):
+        try:
+            return mc.constant(e)
+        except EvalError as err:
+            raise SpecError(e.span, f"this value cannot be computed: {err.message}", "") from None
+
+    return constant
+
+
+# ---------------------------------------------------------------- worlds and manuals
+
+
+@attrs.frozen(eq=False)
+class BoxWorld(WorldHeader):
+    """The World members a black box and a game answer alike (turn@shot worlds whose tests are not rules).
+
+    A subclass reads one probe with `read_probe(text)`, raising InputError when it is rejected.
+    """
+
+    def read_probe(self, text):  # pragma: no cover - every box kind overrides
+        """The values (or moves) of one probe text; raises InputError with the reason it is rejected."""
+        raise NotImplementedError
+
+    def charge(self, text) -> int:
+        """The turns this probe costs: one, or none when it is rejected."""
+        try:
+            self.read_probe(text)
+        except InputError:
+            return 0
+        return self.budget.cost("input")
+
+    def task(self, task) -> Task:
+        """The task with this id (or the task itself)."""
+        return by_id(self.tasks, task, self.name)
+
+    def test_of(self, task):
+        """The test sample behind a task (a subclass's `tests` hold them, with the tasks' ids)."""
+        return by_id(self.tests, task, self.name)
+
+    def rule(self, rule_id: str) -> Rule:
+        """The perturbed rule or herring with this id (KeyError when there is none)."""
+        return by_id(self.rules + self.herrings, rule_id, self.name)
+
+    @property
+    def report_instructions(self) -> str:
+        """No rule report: a box's tests ask outputs, targets or moves, never rules."""
+        return ""
+
+    def grade_equation(self, rule_id: str, text: str) -> bool:
+        """Always False: a box's rules are graded through its tests, not through stated equations."""
+        return False
+
+
+def manual_opening(spec: ast.Spec, summary: str, params: dict) -> list[str]:
+    """A box manual's first lines: its name, summary and the spec's own manual text."""
+    out = [f"# {spec.name}", ""]
+    if summary:
+        out += [summary, ""]
+    if spec.manual:
+        out += [interpolate(spec.manual, params).strip(), ""]
+    return out
+
+
+# ---------------------------------------------------------------- across boxes
+
+
+def hard_easy_pairs(worlds) -> list[tuple]:
+    """Every (hard, easy) pair of boxes of the same family (the cross-box checks compare them)."""
+    boxes = [w for w in worlds if w.family]
+    return [(hard, easy) for hard in boxes if hard.difficulty == "hard"
+            for easy in boxes if easy.difficulty == "easy" and easy.family == hard.family]
