@@ -48,13 +48,8 @@ TALLY = str(Path(__file__).resolve().parent / "worlds" / "tally.world")
 # lands, the case XPASSes, the suite fails, and its line here goes. Empty: issue 9's rules hold.
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("end_to_end", "rule_ids_in_report"): "runner",
-    ("worldspec.compiler.blackbox", "world_protocol"): "compiler",
-    ("worldspec.compiler.game", "world_protocol"): "compiler",
     ("worldspec.compiler.program", "world_protocol"): "compiler",
     ("worldspec.cli", "function_import"): "worldspec/cli.py",
-    ("worldspec.compiler.blackbox.certify", "function_import"): "compiler",
-    ("worldspec.compiler.blackbox.domains", "function_import"): "compiler",
-    ("worldspec.compiler.blackbox.spec", "function_import"): "compiler",
     ("worldspec.compiler.program.certify", "function_import"): "compiler",
     ("worldspec.compiler.program.certify", "kind_compare"): "compiler",
     ("worldspec.compiler.program.kernel", "function_import"): "compiler",
@@ -69,9 +64,6 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("worldspec.compiler.proof.search", "function_import"): "compiler",
     ("worldspec.compiler.proof.search", "private_import"): "compiler",
     ("worldspec.compiler.proof.spec", "function_import"): "compiler",
-    ("worldspec.compiler.suite", "function_import"): "compiler",
-    ("worldspec.compiler.suite", "kind_compare"): "compiler",
-    ("worldspec.compiler.suite", "private_import"): "compiler",
     ("worldspec.meta", "function_import"): "worldspec/meta.py",
     ("worldspec.runner.blackbox", "cycle"): "runner",
     ("worldspec.runner.blackbox", "function_import"): "runner",
