@@ -15,7 +15,8 @@ from lark import Token, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from worldspec.diagnostics import did_you_mean
-from worldspec.values import MAX_DEPTH, Ctx, EvalError, Function, LimitError, show as std_show
+from worldspec.parser import unquote
+from worldspec.values import MAX_DEPTH, Ctx, EvalError, Function, LimitError, show as std_show, type_name
 
 MAX_PROGRAM_CHARS = 20_000
 MAX_NESTING = 40
@@ -299,7 +300,7 @@ class ProgramCompiler:
             if type(xs) is str:
                 xs = list(xs)
             elif type(xs) is not list:
-                raise EvalError(f"cannot loop over a value of type {_tname(xs)}")
+                raise EvalError(f"cannot loop over a value of type {type_name(xs)}")
             return _loop(run, _bind_each(run, name, xs, assign), body)
         return for_
 
@@ -361,7 +362,6 @@ class ProgramCompiler:
             if node.type == "INT":
                 return self._literal("int_literal", int(str(node)), node)
             if node.type == "STRING":
-                from worldspec.parser import unquote
                 return self._literal("str_literal", unquote(str(node)), node)
             if node.type == "NAME":
                 return self._var(str(node))
@@ -533,10 +533,5 @@ def _function_value(run, fn):
 
 def _as_text(v, hook):
     if type(v) is not str:
-        raise EvalError(f"the {hook} rule produced {_tname(v)}, not text")
+        raise EvalError(f"the {hook} rule produced {type_name(v)}, not text")
     return v
-
-
-def _tname(v):
-    from worldspec.values import type_name
-    return type_name(v)

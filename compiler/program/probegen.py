@@ -10,6 +10,8 @@ from __future__ import annotations
 import random
 from typing import Iterator
 
+from hypothesis import strategies as st
+
 from worldspec import ast
 
 INDENT = "    "
@@ -56,11 +58,12 @@ class HypothesisChooser(Chooser):
         self.draw = draw
 
     def int(self, lo: int, hi: int) -> int:
-        from hypothesis import strategies as st
         return self.draw(st.integers(lo, hi))
 
 
 class ProbeGenerator:
+    """Probes for one world, built from its surface and its base operators' signatures."""
+
     def __init__(self, world):
         self.world = world
         self.surface = world.surface

@@ -64,7 +64,6 @@ DEFAULT_SPELLING = {
     "ex": ("exists", ("exists", "∃")),
     "turnstile": ("|-", ("|-", "⊢")),
 }
-CONNECTIVES = tuple(DEFAULT_SPELLING)
 
 
 @attrs.frozen
