@@ -308,9 +308,9 @@ class ProgramWorld(WorldHeader):
             f"{self.budget.feedback_chars} characters.",
             "program", f"The complete {self.name} program to run.")
 
-    def grade_equation(self, rule_id: str, equation: str) -> bool:
+    def grade_equation(self, rule_id: str, text: str) -> bool:
         """Whether a stated equation agrees with the true rule (compiler/program/equations.py)."""
-        return equations.grade(self, rule_id, equation)
+        return equations.grade(self, rule_id, text)
 
     def probe_generator(self, seed: int = 0) -> Iterator[str]:
         """An endless seeded stream of valid probes within one call's budget."""

@@ -35,10 +35,12 @@ BOUND_KEYS = ("size", "depth", "lines", "nodes", "constants")
 
 def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProofWorld:
     """Compile a `kind proof` spec into its true ProofWorld (at `seed`, or the declared one)."""
-    return _Compiler(spec, spec.seed if seed is None else seed).world()
+    return Reader(spec, spec.seed if seed is None else seed).world()
 
 
-class _Compiler:
+class Reader:
+    """Reads one proof spec: params, notation and bounds are kept while its sections are read."""
+
     def __init__(self, spec: ast.Spec, seed: int):
         self.spec = spec
         self.seed = seed
@@ -129,8 +131,7 @@ class _Compiler:
             summary=self.text(spec.summary), params=tuple(self.params.items()), manual="", examples=(), tasks=(),
             rules=rules, herrings=herrings, budget=budget, notation=self.notation, infer=infer, patches=patches,
             applied=frozenset(patches), task_data={}, decline=decline, premise_word=self.words["premise"],
-            assume_word=self.words["assume"], default_bounds=self.bounds.get("default", search.Bounds()),
-            source=spec.file, cache={})
+            assume_word=self.words["assume"], source=spec.file, cache={})
         manual = render_manual(world, self.text(spec.manual),
                                [(r.id, r.title, r.schema, r.doc) for r in infer.values()], budget)
         world = attrs.evolve(world, manual=manual)

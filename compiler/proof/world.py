@@ -57,7 +57,6 @@ class ProofWorld(WorldHeader):
     decline: str = DEFAULT_DECLINE
     premise_word: str = "premise"
     assume_word: str = "assume"
-    default_bounds: search.Bounds = search.Bounds()
     source: str = ""
     cache: dict = attrs.field(repr=False, factory=dict)  # shared by every variant
 
