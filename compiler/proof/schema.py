@@ -308,6 +308,8 @@ def _render(lines, subs, conclusion, conditions, notation, rename: dict | None) 
     w = dict(notation.printed)
 
     def name(kind: str, n: str) -> str:
+        if kind == "subvar":
+            return "x"  # the variable of A[t/x] is a placeholder
         if rename is None:
             return n
         key = (kind, n)
@@ -318,45 +320,12 @@ def _render(lines, subs, conclusion, conditions, notation, rename: dict | None) 
             rename[key] = pool[used] if used < len(pool) else f"{pool[0]}{used}"
         return rename[key]
 
-    def term(t, depth):
-        tag = t[0]
-        if tag in ("tmeta", "cmeta"):
-            return name(tag, t[1])
-        if tag == "f":
-            return f"{t[1]}({', '.join(term(a, depth) for a in t[2])})"
-        return F._show_term(t, w, depth)
+    def fm(p):
+        return F.show(p, notation, name)
 
-    def fm(p, depth):
-        tag = p[0]
-        if tag == "meta":
-            return name("meta", p[1])
-        if tag == "subst":
-            return f"{name('meta', p[1])}[{term(p[2], depth)}/x]"
-        if tag == "atom":
-            if p[1] == "=":
-                return f"{term(p[2][0], depth)} = {term(p[2][1], depth)}"
-            return p[1] if not p[2] else f"{p[1]}({', '.join(term(t, depth) for t in p[2])})"
-        if tag == "bot":
-            return w["bot"]
-        if tag == "not":
-            return w["not"] + wrap(p[1], depth)
-        if tag in F.QUANT:
-            sep = " " if F._NAME_RE.fullmatch(w[tag]) else ""
-            return f"{w[tag]}{sep}{F._var(depth)} " + wrap(p[1], depth + 1)
-        ls, rs = fm(p[1], depth), fm(p[2], depth)
-        if F._needs_parens(p[1], tag, "left"):
-            ls = f"({ls})"
-        if F._needs_parens(p[2], tag, "right"):
-            rs = f"({rs})"
-        return f"{ls} {w[tag]} {rs}"
-
-    def wrap(p, depth):
-        s = fm(p, depth)
-        return f"({s})" if p[0] in F.BINARY or (p[0] == "atom" and p[1] == "=") else s
-
-    parts = [fm(p, 0) for p in lines] + [f"[{fm(a, 0)} ... {fm(c, 0)}]" for a, c in subs]
+    parts = [fm(p) for p in lines] + [f"[{fm(a)} ... {fm(c)}]" for a, c in subs]
     text = ", ".join(parts)
-    text = (text + " " if text else "") + f"{w['turnstile']} {fm(conclusion, 0)}"
+    text = (text + " " if text else "") + f"{w['turnstile']} {fm(conclusion)}"
     conds = []
     for c in conditions:
         if c.startswith("fresh "):
