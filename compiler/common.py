@@ -59,6 +59,7 @@ def draw_params(spec: ast.Spec, seed: int) -> dict:
 
 
 def why(e: Exception) -> str:
+    """A one-line reason an evaluation failed."""
     if isinstance(e, EvalError):
         return e.message
     return {RecursionError: "it recurses too deeply", OverflowError: "a value is too large",
@@ -73,6 +74,7 @@ def interpolate(text: str, params: dict) -> str:
 
 
 def check_type(t: ast.Type, span: ast.Span) -> None:
+    """Raise a located SpecError for an unknown type name."""
     if t.name not in TYPES:
         raise SpecError(span, f"unknown type {t.name!r}", did_you_mean(t.name, TYPES).strip()
                         or "Types are: " + ", ".join(TYPES) + ".")

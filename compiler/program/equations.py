@@ -110,6 +110,7 @@ def to_ast(node) -> ast.Expr:
 
 
 def compile_equation(world, rule_id: str, text: str):
+    """A stated equation compiled over the rule's parameters."""
     rule = world.rule(rule_id)
     expr = to_ast(read_sexpr(text))
     mc = MetaCompiler(world.builder.mc.constants, world.builder.mc.defs)

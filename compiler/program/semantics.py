@@ -33,6 +33,7 @@ HOOKS: dict[str, tuple[tuple[str, ...], str]] = {
 
 @functools.cache
 def standard_body(hook: str) -> ast.Expr:
+    """A hook's standard body, parsed once."""
     return parse_expr(HOOKS[hook][1], f"<standard {hook}>")
 
 
@@ -65,13 +66,16 @@ class Op:
 
     @property
     def variadic(self) -> bool:
+        """Whether the last parameter takes the remaining arguments."""
         return bool(self.params) and self.params[-1].variadic
 
     def accepts(self, n: int) -> bool:
+        """Whether a call with n arguments fits the signature."""
         fixed = len(self.params) - (1 if self.variadic else 0)
         return n >= fixed if self.variadic else n == fixed
 
     def arity_text(self) -> str:
+        """The signature as an arity error states it."""
         names = param_list(self.params)
         fixed = len(self.params) - (1 if self.variadic else 0)
         count = f"at least {fixed}" if self.variadic else str(fixed)
@@ -79,18 +83,21 @@ class Op:
 
     @property
     def uses_ctx(self) -> bool:
+        """Whether the body reads the context (scope flags, depths)."""
         return self.unit.uses_ctx
 
     def __call__(self, run, args: list):
         return self.unit(run, args)
 
     def call(self, run, args: list):
+        """Call from a program: one step charged."""
         run.steps += 1
         if run.steps > run.max_steps:
             raise LimitError(f"step limit reached ({run.max_steps} steps)")
         return self.unit(run, args)
 
     def as_value(self, run) -> Function:
+        """The operator as a first-class function value of one run."""
         return Function(self.name, None if self.variadic else len(self.params),
                         lambda args: self.call(run, args))
 
@@ -108,12 +115,14 @@ class Semantics:
 
 
 def compile_definition(mc: MetaCompiler, d: ast.Definition, rule: str | None = None) -> Op:
+    """Compile one base line or override (carrying the id of its rule, if any)."""
     params = [p.name for p in d.params]
     variadic = bool(d.params) and d.params[-1].variadic
     return Op(d.name, d.params, mc.unit(d.name, params, d.body, variadic), rule)
 
 
 def is_standard(d: ast.Definition) -> bool:
+    """Whether a hook line keeps the standard body (the kernel's fast path)."""
     if d.kind != "hook":
         return False
     std_params = HOOKS[d.name][0]

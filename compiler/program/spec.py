@@ -97,12 +97,14 @@ def program_budget(spec: ast.Spec) -> Budget:
 
 
 def perturbed_rule(r: ast.RuleDecl, params: dict) -> Rule:
+    """A rule as the world lists it (a discovery target)."""
     return Rule(id=r.id, title=interpolate(r.title, params), target=r.override.target, herring=False,
                 statement=interpolate(r.statement, params), equation=interpolate(r.equation, params),
                 params=tuple(p.name for p in r.override.params))
 
 
 def herring(spec: ast.Spec, h: ast.HerringDecl) -> Rule:
+    """A herring as the world lists it: a base operator whose name misleads."""
     target = next((d.target for d in spec.base if d.name == h.target), h.target)
     return Rule(id=h.id, title=h.note, target=target, herring=True, statement=h.note, equation="")
 
@@ -120,6 +122,7 @@ def program_error(span: ast.Span, what: str, e: kernel.ProgramError) -> SpecErro
 
 
 def check_parses(world: ProgramWorld, text: str, span: ast.Span, what: str) -> None:
+    """Raise a located SpecError when a program in the spec does not compile."""
     try:
         world.compile_program(text)
     except kernel.ProgramError as err:

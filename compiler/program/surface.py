@@ -53,9 +53,11 @@ class Surface:
     parser: Lark = attrs.field(repr=False, eq=False)
 
     def word(self, key: str) -> str:
+        """The template or keyword for one statement form or literal."""
         return dict(self.words)[key]
 
     def has(self, key: str) -> bool:
+        """Whether the world has this statement form (not switched off)."""
         return dict(self.words).get(key, "") not in ("", "off")
 
     def render(self, key: str, **parts: str) -> str:

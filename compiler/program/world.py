@@ -85,6 +85,7 @@ class ProgramWorld(WorldHeader):
 
     @property
     def applied(self) -> frozenset[str]:
+        """The ids of the rules in force."""
         return self.sem.applied
 
     def variant(self, applied) -> "ProgramWorld":
@@ -96,6 +97,7 @@ class ProgramWorld(WorldHeader):
         return self.variant(())
 
     def true_world(self) -> "ProgramWorld":
+        """The world with every rule in force."""
         return self.variant(r.id for r in self.rules)
 
     def knockout(self, rule_id: str) -> "ProgramWorld":
@@ -110,6 +112,7 @@ class ProgramWorld(WorldHeader):
 
     @property
     def words(self) -> tuple[str, str, str]:
+        """How this world spells true, false and none (for printing values)."""
         s = self.surface
         return (s.word("true"), s.word("false"), s.word("none") or "none")
 

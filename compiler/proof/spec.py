@@ -48,11 +48,13 @@ class Reader:
         self.mc = MetaCompiler(self.params)
 
     def text(self, s: str) -> str:
+        """A spec string with the params filled in."""
         return interpolate(s, self.params)
 
     # ---------------------------------------------------------- reading fields
 
     def value(self, field: ast.Field, what: str):
+        """The one value of a field."""
         if len(field.args) != 1:
             raise SpecError(field.span, f"{field.key} takes one value, here {len(field.args)}", what)
         return self._eval(field.args[0], what)
@@ -66,12 +68,14 @@ class Reader:
             raise SpecError(e.span, f"cannot evaluate this value: {err.message}", what) from None
 
     def string(self, field: ast.Field, what: str) -> tuple[str, ast.Span]:
+        """The one string of a field, and its span."""
         v = self.value(field, what)
         if not isinstance(v, str):
             raise SpecError(field.args[0].span, f"{field.key} needs a string, not {v!r}", what)
         return self.text(v), field.args[0].span
 
     def strings(self, field: ast.Field, what: str) -> list[tuple[str, ast.Span]]:
+        """Every string of a field, with their spans."""
         out = []
         for e in field.args:
             v = self._eval(e, what)
@@ -81,12 +85,14 @@ class Reader:
         return out
 
     def int_field(self, field: ast.Field, what: str) -> int:
+        """The one non-negative integer of a field."""
         v = self.value(field, what)
         if type(v) is not int or v < 0:
             raise SpecError(field.span, f"{field.key} needs a non-negative integer, not {v!r}", what)
         return v
 
     def formula(self, text: str, span: ast.Span, what: str):
+        """A formula of the spec, or a SpecError at its column."""
         try:
             return F.parse(text, self.notation)
         except FormulaError as e:
@@ -94,6 +100,7 @@ class Reader:
                             "Formulas use the world's connectives; see docs/proof-worlds.md.") from None
 
     def schema(self, text: str, span: ast.Span, what: str) -> Schema:
+        """A schema of the spec, or a SpecError at its column."""
         try:
             return parse_schema(text, self.notation)
         except FormulaError as e:
@@ -103,6 +110,7 @@ class Reader:
     # ---------------------------------------------------------- sections
 
     def world(self) -> ProofWorld:
+        """Read every section; the true ProofWorld."""
         spec = self.spec
         self.reject_program_sections()
         self.notation, self.words = self.read_syntax()
@@ -141,6 +149,7 @@ class Reader:
                             task_data=task_data)
 
     def reject_program_sections(self) -> None:
+        """A proof world has no base block, defs or unit costs."""
         spec = self.spec
         if spec.base:
             raise SpecError(spec.base[0].span, "a proof world has no base block",
@@ -153,6 +162,7 @@ class Reader:
                             "Remove the unit_cost entries from the budget.")
 
     def read_syntax(self):
+        """The notation and the premise/assume words of the syntax block."""
         overrides, words = {}, {"premise": "premise", "assume": "assume"}
         for e in self.spec.syntax:
             key = SYNTAX_KEYS.get(e.key)
@@ -173,6 +183,7 @@ class Reader:
                             "Give each connective its own spelling.") from None
 
     def read_infer(self, blocks) -> dict[str, InferRule]:
+        """The base rules: infer blocks."""
         out: dict[str, InferRule] = {}
         for g in blocks:
             if not g.name:
@@ -200,6 +211,7 @@ class Reader:
         return out
 
     def read_rules(self, infer):
+        """The patches (rule blocks) and the Rule records they give."""
         patches: dict[str, Schema] = {}
         rules = []
         for r in self.spec.rules:
@@ -243,6 +255,7 @@ class Reader:
         return patches, tuple(rules)
 
     def read_herrings(self, infer, patches) -> tuple[Rule, ...]:
+        """The herrings: base rules that behave as documented."""
         out, seen = [], set()
         for h in self.spec.herrings:
             if h.id in seen or h.id in patches:
@@ -259,6 +272,7 @@ class Reader:
         return tuple(out)
 
     def read_bounds(self, blocks) -> dict[str, search.Bounds]:
+        """The named bounds blocks of the unprovability certifier."""
         out = {}
         for g in blocks:
             if not g.name:
@@ -283,7 +297,8 @@ class Reader:
 
     # ---------------------------------------------------------- examples and tasks
 
-    def proof_field(self, fields, what: str):
+    def proof_field(self, fields):
+        """The proof text of an example's fields, and its span."""
         for f in fields:
             if f.key in ("proof", "program"):
                 return self.string(f, 'proof """..."""')
@@ -291,6 +306,7 @@ class Reader:
 
     def check_proof(self, world: ProofWorld, text: str, span: ast.Span, what: str,
                     base: bool = False) -> checker.Result:
+        """The checker's result on a proof of the spec; a located SpecError when it fails."""
         w = world.base_world() if base else world
         result = w.check(text)
         if not result.accepted:
@@ -301,10 +317,11 @@ class Reader:
         return result
 
     def example(self, world: ProofWorld, e: ast.ExampleDecl) -> Example:
+        """A worked example with the checker's verdict."""
         for f in e.fields:
             if f.key not in ("proof", "program"):
                 raise SpecError(f.span, f"unknown example field {f.key!r}", 'An example holds proof """...""".')
-        text, span = self.proof_field(e.fields, "")
+        text, span = self.proof_field(e.fields)
         if text is None:
             text, span = (self.text(e.program), e.span) if e.program else (None, None)
         if not text:
@@ -314,6 +331,7 @@ class Reader:
         return Example(e.id, band, self.text(e.prompt), text.rstrip(), world.probe(text).text)
 
     def read_tasks(self, world: ProofWorld) -> dict[str, ProofTask]:
+        """Task id -> grading data; every reference and naive proof is checked."""
         out: dict[str, ProofTask] = {}
         for t in self.spec.tasks:
             if t.id in out:
@@ -384,6 +402,7 @@ class Reader:
         return out
 
     def check_task_proof(self, world, t, data: ProofTask, field: str, span, base: bool = False) -> None:
+        """A task's proof is accepted and proves the task's goal from its premises."""
         text = getattr(data.task, field)
         span = _string_span(t, field, span)
         result = self.check_proof(world, text, span, f"task {t.id}'s {field}", base=base)

@@ -78,18 +78,23 @@ class ProofWorld(WorldHeader):
 
     @property
     def is_true(self) -> bool:
+        """Whether every patch is applied (the true world)."""
         return self.applied == frozenset(self.patches)
 
     def variant(self, applied) -> "ProofWorld":
+        """The same world with exactly these patches applied."""
         return attrs.evolve(self, applied=frozenset(applied))
 
     def base_world(self) -> "ProofWorld":
+        """The manual's world: no patch applied."""
         return self.variant(())
 
     def true_world(self) -> "ProofWorld":
+        """The world with every patch applied."""
         return self.variant(self.patches)
 
     def knockout(self, rule_id: str) -> "ProofWorld":
+        """The true world with one patch reverted to its base schema."""
         return self.variant(r for r in self.patches if r != rule_id)
 
     # ------------------------------------------------------------ checking
@@ -145,6 +150,7 @@ class ProofWorld(WorldHeader):
         return self.task_data[task if isinstance(task, str) else task.id].task
 
     def is_decline(self, answer: str) -> bool:
+        """Whether an answer is the decline form (quotes, backticks and emphasis ignored)."""
         text = answer.strip().strip("`").strip()
         text = re.sub(r"^[\"'*_]+|[\"'*_.!]+$", "", text).strip()
         return text.upper() == self.decline.upper()
@@ -238,6 +244,7 @@ class ProofWorld(WorldHeader):
 
     @property
     def open_book(self) -> str:
+        """Every patched rule's statement and schema (the open-book condition's hint)."""
         lines = [f"The complete list of ways {self.name} differs from its manual:"]
         for r in self.rules:
             lines.append(f"- {r.id} ({r.title}): {r.statement} Schema: `{r.equation}`")
@@ -245,6 +252,7 @@ class ProofWorld(WorldHeader):
 
     @property
     def report_instructions(self) -> str:
+        """How a rule report is written for this world."""
         return (f"Write one line per rule you believe differs from the manual: the rule id, a colon, and "
                 f"its true schema in the manual's schema notation, for example `r1: A "
                 f"{self.notation.word('and')} B {self.notation.word('turnstile')} B ; distinct`. If you "
@@ -252,6 +260,7 @@ class ProofWorld(WorldHeader):
 
     @property
     def tool(self) -> ToolSpec:
+        """The one exploration tool: check a proof."""
         b = self.budget
         return ToolSpec(
             "check_proof",
@@ -284,6 +293,7 @@ class ProofWorld(WorldHeader):
 
     @property
     def inst_rule(self) -> str | None:
+        """A rule that instantiates a universal (forall x A |- A[t/x]), if the world has one."""
         return self._helper("forall x A |- A[t/x]")
 
     def _helper(self, canonical: str) -> str | None:
