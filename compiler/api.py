@@ -77,6 +77,13 @@ class WorldHeader:
     herrings: tuple
     budget: object  # Budget, or a kind's own budget record
 
+    def rule(self, rule_id: str) -> "Rule":
+        """The perturbed rule or herring with this id (KeyError when there is none)."""
+        for r in self.rules + self.herrings:
+            if r.id == rule_id:
+                return r
+        raise KeyError(rule_id)
+
 
 @attrs.frozen
 class Rule:

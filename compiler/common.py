@@ -1,4 +1,5 @@
-"""What every world kind shares: seeded params, interpolation, types, base/rule/herring checks.
+"""What every world kind shares: seeded params, interpolation, types, base/rule/herring checks,
+budgets, feedback capping and the certification tables.
 
 Kinds import this module (and compiler.api), never each other and never build.py.
 """
@@ -7,8 +8,7 @@ from __future__ import annotations
 import random
 
 from worldspec import ast
-from worldspec.compiler.api import Budget
-from worldspec.compiler.program.semantics import HOOKS
+from worldspec.compiler.api import Budget, Feedback
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler
 from worldspec.values import EvalError, same
@@ -47,22 +47,19 @@ def draw_params(spec: ast.Spec, seed: int) -> dict:
             choices = args[0]
             if type(choices) is not list or not choices:
                 raise SpecError(p.span, "pick([...]) needs a non-empty list", "For example pick([2, 3, 5]).")
-        if default is not None and not any(_same(default, c) for c in choices):
+        if default is not None and not any(same(default, c) for c in choices):
             raise SpecError(p.span, f"the default {default!r} of {p.name} is not among its choices",
                             "The declared seed must reproduce a value the pick can draw.")
         if seed == spec.seed and default is not None:
             values[p.name] = default
             continue
-        pool = [c for c in choices if default is None or not _same(c, default)] or choices
+        pool = [c for c in choices if default is None or not same(c, default)] or choices
         values[p.name] = random.Random(f"worldspec:{seed}:{p.name}").choice(pool)
     return values
 
 
-def _same(a, b) -> bool:
-    return same(a, b)
-
-
 def why(e: Exception) -> str:
+    """A one-line reason an evaluation failed."""
     if isinstance(e, EvalError):
         return e.message
     return {RecursionError: "it recurses too deeply", OverflowError: "a value is too large",
@@ -77,6 +74,7 @@ def interpolate(text: str, params: dict) -> str:
 
 
 def check_type(t: ast.Type, span: ast.Span) -> None:
+    """Raise a located SpecError for an unknown type name."""
     if t.name not in TYPES:
         raise SpecError(span, f"unknown type {t.name!r}", did_you_mean(t.name, TYPES).strip()
                         or "Types are: " + ", ".join(TYPES) + ".")
@@ -84,21 +82,25 @@ def check_type(t: ast.Type, span: ast.Span) -> None:
         check_type(t.arg, span)
 
 
-def check_definitions(spec: ast.Spec, require_equation: bool = True) -> None:
-    """Base lines, rule overrides and herrings are consistent (any kind that uses them)."""
+def check_definitions(spec: ast.Spec, require_equation: bool = True, hooks: dict | None = None) -> None:
+    """Base lines, rule overrides and herrings are consistent (any kind that uses them).
+
+    `hooks` maps the hook names a kind offers to their parameter names (none by default).
+    """
+    hooks = hooks or {}
     seen: dict[str, ast.Definition] = {}
     for d in spec.base:
         if d.target in seen:
             raise SpecError(d.span, f"{d.target} is defined twice in base", "Keep one line per operator.")
         seen[d.target] = d
         if d.kind == "hook":
-            if d.name not in HOOKS:
-                raise SpecError(d.span, f"unknown hook {d.name!r}", did_you_mean(d.name, HOOKS).strip()
-                                or "Hooks are: " + ", ".join(HOOKS) + ".")
-            want = len(HOOKS[d.name][0])
+            if d.name not in hooks:
+                raise SpecError(d.span, f"unknown hook {d.name!r}", did_you_mean(d.name, hooks).strip()
+                                or "Hooks are: " + ", ".join(hooks) + ".")
+            want = len(hooks[d.name])
             if len(d.params) != want or any(p.variadic for p in d.params):
                 raise SpecError(d.span, f"hook {d.name} takes {want} parameter(s) "
-                                f"({', '.join(HOOKS[d.name][0])})", "Keep the hook's parameter list.")
+                                f"({', '.join(hooks[d.name])})", "Keep the hook's parameter list.")
         for p in d.params[:-1]:
             if p.variadic:
                 raise SpecError(d.span, f"only the last parameter of {d.name} may be variadic", "")
@@ -143,3 +145,95 @@ def check_definitions(spec: ast.Spec, require_equation: bool = True) -> None:
             raise SpecError(h.span, f"herring {h.id} names {h.target}, but rule "
                             f"{overridden[targets[h.target]]} changes it",
                             "A herring must behave exactly as documented.")
+
+
+def read_budget(spec: ast.Spec, unit_costs: tuple, **defaults) -> Budget:
+    """The spec's budget block over a kind's defaults; max_calls defaults to rounds x calls_per_round."""
+    values = dict(defaults)
+    spans = dict(spec.budget_spans)
+    for key, v in spec.budget:
+        if key not in BUDGET_KEYS:
+            raise SpecError(spans.get(key, spec.span), f"unknown budget entry {key!r}",
+                            did_you_mean(key, BUDGET_KEYS).strip()
+                            or "Entries: " + ", ".join(sorted(BUDGET_KEYS)) + ".")
+        values[key] = v
+    if "max_calls" not in values:
+        plain = Budget()
+        values["max_calls"] = values.get("rounds", plain.rounds) * values.get("calls_per_round",
+                                                                              plain.calls_per_round)
+    return Budget(**values, unit_costs=unit_costs)
+
+
+def capped_feedback(text: str, units: int, status: str, budget: Budget, last: str = "") -> Feedback:
+    """Feedback cut to the budget's lines and characters; a last (error) line always survives."""
+    lines_cap, chars_cap = budget.feedback_lines, budget.feedback_chars
+    full = text + ("\n" + last if last and text else last)
+    if full.count("\n") < lines_cap and len(full) <= chars_cap:
+        return Feedback(full, units, status)
+    tail = ["[feedback truncated]"] + ([last[:chars_cap // 2]] if last else [])
+    room_lines = max(lines_cap - len(tail), 0)
+    room_chars = max(chars_cap - sum(len(t) + 1 for t in tail), 0)
+    kept = "\n".join(text.split("\n")[:room_lines])[:room_chars]
+    out = "\n".join(([kept] if kept else []) + tail)
+    return Feedback(out, units, status, truncated=True)
+
+
+def id_order(rule_id: str):
+    """Sort key for rule ids: r2 before r11."""
+    digits = "".join(ch for ch in rule_id if ch.isdigit())
+    return (rule_id.rstrip("0123456789"), int(digits) if digits else 0, rule_id)
+
+
+# ---------------------------------------------------------------- certification tables
+
+
+def recall_only_score(true) -> float:
+    """Percent of tasks whose naive (manual-trusting) answer passes in the true world."""
+    recall = [t for t in true.tasks if t.naive and true.verify(t, t.naive).passed]
+    return round(100.0 * len(recall) / len(true.tasks), 1) if true.tasks else 0.0
+
+
+def rule_tables(world, requires: dict, find_witness, herring_unchanged, problems: list, say, *,
+                unobservable: str, answers: str) -> tuple[list, list]:
+    """Observability, coverage and equation of every rule; herrings unchanged (any kind)."""
+    true = world.true_world()
+    rules = []
+    for r in true.rules:
+        say(f"searching a witness for {r.id}")
+        witness = find_witness(world, r.id)
+        used_by = [tid for tid, req in requires.items() if r.id in req]
+        if witness is None:
+            problems.append(f"rule {r.id} ({r.title}) is not observable: {unobservable}")
+        if not used_by:
+            problems.append(f"rule {r.id} ({r.title}) is required by no task: every {answers} still "
+                            f"passes with it reverted")
+        if not true.grade_equation(r.id, r.equation):
+            problems.append(f"rule {r.id}: its equation {r.equation!r} does not match the rule")
+        rules.append({"id": r.id, "title": r.title, "target": r.target, "observable": witness is not None,
+                      "witness": witness, "tasks": used_by})
+    herrings = []
+    for h in true.herrings:
+        ok = herring_unchanged(world, h)
+        if not ok:
+            problems.append(f"herring {h.id} ({h.target}) behaves differently from its manual entry")
+        herrings.append({"id": h.id, "target": h.target, "unchanged": ok})
+    return rules, herrings
+
+
+def label_counts(tasks) -> dict[str, dict[str, int]]:
+    """How many tasks carry each value of each label (band, shape, ...)."""
+    labels: dict[str, dict[str, int]] = {}
+    for t in tasks:
+        for key, value in t.labels:
+            labels.setdefault(key, {}).setdefault(value, 0)
+            labels[key][value] += 1
+    return labels
+
+
+def report_header(world, true, recall_only: float) -> dict:
+    """The keys every kind's certification report opens with."""
+    return {
+        "world": world.name, "kind": world.kind, "seed": world.seed, "default_seed": world.default_seed,
+        "params": {k: v for k, v in world.params}, "rules": len(true.rules), "herrings": len(true.herrings),
+        "tasks": len(true.tasks), "examples": len(true.examples), "recall_only": recall_only,
+    }

@@ -23,12 +23,18 @@ import json
 import os
 import random
 
+import attrs
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from worldspec.cli import main
 from worldspec.compiler import load_world
-from worldspec.values import Ctx, EvalError, same
+from worldspec.compiler.program.certify import find_witness
+from worldspec.compiler.program.probegen import Chooser, HypothesisChooser, ProbeGenerator
+from worldspec.compiler.program.semantics import Op, compile_definition
+from worldspec.meta import Unit
+from worldspec.values import Ctx, EvalError, same, truthy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORLD = os.path.join(ROOT, "worlds", "aliencode.world")
@@ -53,7 +59,6 @@ def true(world):
 @pytest.fixture(scope="module")
 def report():
     """`worldspec check worlds/aliencode.world --json`, run once through the CLI."""
-    from worldspec.cli import main
     result = CliRunner().invoke(main, ["check", WORLD, "--json"])
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
@@ -80,7 +85,6 @@ def test_check_json_figures_at_the_default_seed(report):
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", OTHER_SEEDS)
 def test_check_json_figures_at_other_seeds(seed, world):
-    from worldspec.cli import main
     result = CliRunner().invoke(main, ["check", WORLD, "--seed", str(seed), "--json"])
     assert result.exit_code == 0, result.output
     rep = json.loads(result.stdout)
@@ -168,7 +172,6 @@ def test_budget_is_the_papers(world):
 
 
 def test_manual_documents_standard_semantics_only(world):
-    from worldspec.cli import main
     result = CliRunner().invoke(main, ["manual", WORLD])
     assert result.exit_code == 0
     text = result.stdout
@@ -186,7 +189,6 @@ def test_manual_documents_standard_semantics_only(world):
 
 
 def _probe_cli(program: str, *extra: str) -> str:
-    from worldspec.cli import main
     result = CliRunner().invoke(main, ["probe", WORLD, "-", *extra], input=program)
     assert result.exit_code in (0, 1), result.output
     return result.stdout.strip()
@@ -285,11 +287,6 @@ def test_rule_probe(rid, program, want, reverted, true, world):
 K, M = 27, 100
 
 
-def _truthy(v):
-    from worldspec.values import truthy
-    return truthy(v)
-
-
 def _int_text(t):
     """The builtin int() on a string: optional sign, digits, surrounding spaces."""
     t = t.strip()
@@ -334,7 +331,7 @@ FIRES = {
     "R7": lambda ctx, x: abs(x) != 1,
     "R8": lambda ctx, a, b: a == b,
     "R9": lambda ctx, a, b: a != b and a.lower() == b.lower(),
-    "R10": lambda ctx, a, b: _truthy(a) and _truthy(b),
+    "R10": lambda ctx, a, b: truthy(a) and truthy(b),
     "R11": lambda ctx, v: type(v) is int and v < 0,
     "R12": lambda ctx, xs, x: type(xs) is list or (type(xs) is str and type(x) is str),
     "R13": lambda ctx, xs, i, x: 1 <= i <= len(xs) and not same(xs[i - 1], x),
@@ -378,7 +375,6 @@ def _strategy(rid, p):
 
 def _ops(world, rid):
     """The rule's target as the true world and as the manual's world run it."""
-    from worldspec.compiler.program.semantics import compile_definition
     d = world.builder.rules[rid].override
     base = world.builder.base[d.target]
     return compile_definition(world.builder.mc, d), compile_definition(world.builder.mc, base), base.params
@@ -444,23 +440,20 @@ class _Spy:
 def _spy_world(world, rid):
     """The true world with rule `rid`'s target wrapped in a _Spy (None if this
     compiler's internals are not the ones this helper was written against)."""
-    import attrs
     try:
-        from worldspec.compiler.program.semantics import Op
-        from worldspec.meta import Unit
         true = world.true_world()
         true_op, base_op, params = _ops(world, rid)
         spy = _Spy(true_op, base_op)
         spy.arity = len(params)
         kind, name = world.builder.rules[rid].override.target.split(" ", 1)
         unit = Unit(f"spy {rid}", len(params), False, 0, spy.body, True)
-        op = Op(name, params, unit, world.builder.rules[rid].override)
+        op = Op(name, params, unit, rid)
         ops, hooks = dict(true.sem.ops), dict(true.sem.hooks)
         (ops if kind == "op" else hooks)[name] = op
         # a distinct rule set, so compiled programs of the true world are not reused
         sem = attrs.evolve(true.sem, ops=ops, hooks=hooks, applied=true.sem.applied | {f"spy:{rid}"})
         return attrs.evolve(true, sem=sem), spy
-    except (ImportError, AttributeError, TypeError):
+    except (AttributeError, TypeError):
         return None, None
 
 
@@ -476,14 +469,12 @@ def spies(world):
 
 
 def _probe_for(world, chooser, target, context):
-    from worldspec.compiler.program.probegen import ProbeGenerator
     return ProbeGenerator(world).probe_for(chooser, target, context)
 
 
 @pytest.mark.parametrize("rid", sorted(FIRES, key=lambda r: int(r[1:])))
 def test_generated_probes_exercise_every_rule(rid, world, spies):
     """Some generated probe, within one call's budget, fires the rule and shows it."""
-    from worldspec.compiler.program.probegen import Chooser
     spy_world, spy = spies[rid]
     knocked = world.knockout(rid)
     target = world.builder.rules[rid].override.target
@@ -501,7 +492,6 @@ def test_generated_probes_exercise_every_rule(rid, world, spies):
     if not any(shows(p) for p in probes):
         # rare conditions (PRUNE needs a repeated element): the certifier's
         # Hypothesis search over the same generator must find one
-        from worldspec.compiler.program.certify import find_witness
         witness = find_witness(world, rid)
         assert witness is not None and shows(witness), f"no generated probe exercises {rid}"
 
@@ -510,7 +500,6 @@ def test_generated_probes_exercise_every_rule(rid, world, spies):
 @PROBES
 @given(data=st.data())
 def test_probes_differ_from_knockout_only_where_the_rule_fires(rid, data, world, spies):
-    from worldspec.compiler.program.probegen import HypothesisChooser
     spy_world, spy = spies[rid]
     target = world.builder.rules[rid].override.target
     context = data.draw(st.sampled_from(("top", "loop", "function")), label="context")
@@ -527,7 +516,6 @@ def test_probes_differ_from_knockout_only_where_the_rule_fires(rid, data, world,
 def test_herrings_never_differ(hid, data, world):
     """A herring's operator gives the manual's answer on every argument, in every scope,
     and probes built around it never tell the true world's operator from the manual's."""
-    from worldspec.compiler.program.probegen import HypothesisChooser
     h = world.rule(hid)
     assert h.herring
     kind, name = h.target.split(" ", 1)
@@ -547,7 +535,6 @@ def test_herrings_never_differ(hid, data, world):
     # and in the true world with the herring swapped for the manual's own definition
     probe = _probe_for(world, HypothesisChooser(data.draw), h.target,
                        data.draw(st.sampled_from(("top", "loop", "function")), label="context"))
-    import attrs
     ops = dict(world.true_world().sem.ops)
     ops[name] = b_op
     swapped = attrs.evolve(world.true_world(), sem=attrs.evolve(
@@ -573,3 +560,33 @@ def test_rule_statements_and_equations(world):
     assert not world.grade_equation("R14", "(get xs i)")
     assert world.grade_equation("R1", f"(^ n {_param(world, 'K')})")
     assert not world.grade_equation("R1", "(^ n 26)")
+
+
+# ---------------------------------------------------------------- compiled rules: one body each, with its rule id
+
+
+def test_each_body_is_compiled_once_whatever_the_rule_set():
+    w = load_world(WORLD)
+    builder = w.builder
+    assert len(builder.compiled) == len(builder.base) + len(builder.rules)
+    knocked = [w.knockout(r.id) for r in w.rules[:5]]
+    assert len(builder.compiled) == len(builder.base) + len(builder.rules)
+    assert len(builder.tables) == 2 + 5  # the true and the manual's tables (predictions), one per knockout
+    # a knockout reuses the true world's compiled bodies, and reverts only its own rule's target
+    assert knocked[0].sem.ops["PLUCK"] is w.sem.ops["PLUCK"]
+    r14 = knocked[0].knockout("R14")
+    assert r14.sem.ops["PLUCK"] is w.base_world().sem.ops["PLUCK"] is not w.sem.ops["PLUCK"]
+    assert len(builder.compiled) == len(builder.base) + len(builder.rules)
+
+
+def test_the_semantics_knows_which_rule_defines_each_target(world):
+    assert world.origin("op PLUCK") == "R14"
+    assert world.origin("hook int_literal") == "R1"
+    assert world.sem.ops["PLUCK"].rule == "R14"
+    for r in world.rules:
+        assert world.origin(r.target) == r.id
+        assert world.knockout(r.id).origin(r.target) is None
+        assert world.base_world().origin(r.target) is None
+    for h in world.herrings:
+        assert world.origin(h.target) is None
+    assert world.knockout("R1").origin("op PLUCK") == "R14"

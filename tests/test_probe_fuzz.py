@@ -4,14 +4,17 @@ generator. A probe never raises; its status, units and feedback stay in bounds."
 from __future__ import annotations
 
 import itertools
+import random
 import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from hypothesis.extra.lark import from_lark
+from lark import Lark
 
 from worldspec.compiler import compile_spec
 from worldspec.compiler.program.probegen import Chooser, ProbeGenerator
+from worldspec.compiler.program.surface import ProgramIndenter
 from worldspec.parser import parse_spec
 
 STATUSES = {"ok", "error", "limit", "parse_error", "rejected"}
@@ -155,8 +158,6 @@ def _rich_parser(world):
     """The world's own grammar, with `start` asking for at least three statements,
     blocks one level deep and no nested subscripts: a subset of the language, so
     every program drawn is still the world's, and drawing stays cheap."""
-    from lark import Lark
-    from worldspec.compiler.program.surface import _ProgramIndenter
     grammar = world.surface.grammar
     for old, new in (("start: _NL* _stmt*", "start: _stmt _stmt _stmt _stmt*"),
                      # blocks hold simple statements only: one level deep keeps drawing cheap
@@ -167,7 +168,7 @@ def _rich_parser(world):
     # the brackets is a supercritical branching process for a random generator
     grammar = grammar.replace('postfix "[" expr "]" -> index', 'atom "[" atom "]" -> index')
     grammar = grammar.replace('postfix "[" [expr] ":" [expr] "]" -> slice', 'atom "[" [atom] ":" [atom] "]" -> slice')
-    return Lark(grammar, parser="lalr", postlex=_ProgramIndenter(), maybe_placeholders=True)
+    return Lark(grammar, parser="lalr", postlex=ProgramIndenter(), maybe_placeholders=True, strict=True)
 
 
 def program_strategy(world, rich: bool = False):
@@ -261,7 +262,6 @@ def test_probe_generator_never_breaks_probe_on_a_hooked_world(hooked, seed):
 
 @pytest.mark.parametrize("target", ["hook output", "hook show"])
 def test_probe_generator_function_context_probes_parse(hooked, target):
-    import random
     gen = ProbeGenerator(hooked)
     ch = Chooser(random.Random(0))
     for _ in range(30):
@@ -275,7 +275,6 @@ def test_probe_generator_function_context_probes_parse(hooked, target):
                                     "hook lookup", "hook int_literal", "hook str_literal"])
 @pytest.mark.parametrize("context", ["top", "loop", "function"])
 def test_targeted_probes_parse_and_stay_within_budget(hooked, target, context):
-    import random
     gen = ProbeGenerator(hooked)
     ch = Chooser(random.Random(f"{target}:{context}"))
     for _ in range(5):

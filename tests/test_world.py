@@ -7,12 +7,15 @@ import os
 import re
 import time
 
+import itertools
+
 import pytest
 from click.testing import CliRunner
 
 from worldspec.cli import main
 from worldspec.compiler import compile_spec, load_world
-from worldspec.compiler.program.certify import certify
+from worldspec.compiler.api import PROTOCOLS, Feedback, Rule, Task, ToolSpec, Verdict, World
+from worldspec.diagnostics import SpecError
 from worldspec.parser import parse_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -25,7 +28,7 @@ REQUIRES = {"T1": {"R2"}, "T2": set(), "T3": {"R2", "R5"}, "T4": {"R3"}, "T5": {
 
 @pytest.fixture(scope="module")
 def report(demo):
-    return certify(demo)
+    return demo.certify()
 
 
 def without_task(text: str, task_id: str) -> str:
@@ -117,7 +120,7 @@ def uncovered_path(tmp_path_factory):
 def test_an_uncovered_rule_is_a_certification_problem(uncovered_path):
     w = load_world(str(uncovered_path))
     assert [t.id for t in w.tasks] == ["T1", "T2", "T3", "T5", "T6", "T7"]
-    rep = certify(w)
+    rep = w.certify()
     assert len(rep["problems"]) == 1
     assert "rule R3" in rep["problems"][0] and "required by no task" in rep["problems"][0]
     row = next(r for r in rep["rule_table"] if r["id"] == "R3")
@@ -136,7 +139,6 @@ def test_check_fails_naming_the_uncovered_rule(uncovered_path):
 
 
 def test_a_herring_that_a_rule_changes_cannot_compile():
-    from worldspec.diagnostics import SpecError
     text = DEMO_TEXT.replace("herring H1 SHATTER", "herring H1 BELOW")
     with pytest.raises(SpecError, match="rule R5 changes it"):
         compile_spec(parse_spec(text, "demo.world"))
@@ -144,19 +146,19 @@ def test_a_herring_that_a_rule_changes_cannot_compile():
 
 def test_a_failing_reference_solution_is_a_problem():
     text = DEMO_TEXT.replace('solution "EMIT(SHATTER(a, b))"', 'solution "EMIT(SHATTER(a, a))"')
-    rep = certify(compile_spec(parse_spec(text, "demo.world")))
+    rep = compile_spec(parse_spec(text, "demo.world")).certify()
     assert any(p.startswith("task T2: the reference solution fails in the true world") for p in rep["problems"])
 
 
 def test_a_naive_answer_that_fails_in_the_manuals_world_is_a_problem():
     text = DEMO_TEXT.replace('naive    "EMIT(PLUCK(xs, 0))"', 'naive    "EMIT(PLUCK(xs, 1))"')
-    rep = certify(compile_spec(parse_spec(text, "demo.world")))
+    rep = compile_spec(parse_spec(text, "demo.world")).certify()
     assert any(p.startswith("task T1: the naive solution fails in the manual's world") for p in rep["problems"])
 
 
 def test_an_equation_that_does_not_match_its_body_is_a_problem():
     text = DEMO_TEXT.replace('equation  "(<= a b)"', 'equation  "(< a b)"')
-    rep = certify(compile_spec(parse_spec(text, "demo.world")))
+    rep = compile_spec(parse_spec(text, "demo.world")).certify()
     assert any("rule R5: its equation" in p for p in rep["problems"])
 
 
@@ -178,7 +180,7 @@ def test_two_seeds_give_different_params_and_both_certify(demo, seeded):
         assert dict(w.params)["ZERO"] == -k[s]
         assert w.rule("R1").equation == f"(+ n {k[s]})"
         assert w.probe("EMIT(0)").text == str(k[s])
-        rep = certify(w)
+        rep = w.certify()
         assert rep["problems"] == [], rep["problems"]
         assert rep["seed"] == s
 
@@ -427,4 +429,74 @@ def test_check_json_with_a_seed():
 
 @pytest.mark.parametrize("seed", [2, 3])
 def test_demo_certifies_at_other_seeds(seed):
-    assert certify(load_world(DEMO, seed))["problems"] == []
+    assert load_world(DEMO, seed).certify()["problems"] == []
+
+
+# ---------------------------------------------------------------- the World protocol, member by member
+
+
+class _Started(Exception):
+    """Raised from a certification's first progress message."""
+
+
+def _stop(message: str) -> None:
+    raise _Started(message)
+
+
+@pytest.fixture(scope="module", params=["demo", "aliencode", "alienlogic"])
+def bundled(request):
+    return load_world(request.param)
+
+
+def test_bundled_worlds_implement_the_world_protocol(bundled):
+    w = bundled
+    assert isinstance(w, World)
+    assert w.protocol in PROTOCOLS and w.protocol == "milestone"
+    assert isinstance(w.tool, ToolSpec) and w.tool.schema()["function"]["name"] == w.tool.name
+    assert all(r.id in w.open_book for r in w.rules)
+    assert "UNKNOWN" in w.report_instructions
+    example = w.examples[0]
+    fb = w.probe(example.program)
+    assert isinstance(fb, Feedback) and fb.status == "ok" and fb.units == w.charge(example.program) > 0
+    assert example.output.startswith(fb.text.split("\n")[0])
+    assert w.probe("(((").units == 0 and not w.probe("(((").executed
+    task = w.tasks[0]
+    assert w.task(task.id) == w.task(task) == task and isinstance(task, Task)
+    v = w.verify(task, task.solution)
+    assert isinstance(v, Verdict) and v.passed and not w.verify(task, "").passed
+    assert w.requires(task) <= {r.id for r in w.rules}
+    assert any(w.requires(t) for t in w.tasks)
+    rule, herring = w.rules[0], w.herrings[0]
+    assert w.rule(rule.id) == rule and isinstance(rule, Rule) and w.rule(herring.id).herring
+    with pytest.raises(KeyError):
+        w.rule("no such rule")
+    assert w.grade_equation(rule.id, rule.equation) and not w.grade_equation(rule.id, "nonsense (")
+    probes = list(itertools.islice(w.probe_generator(3), 5))
+    assert probes == list(itertools.islice(w.probe_generator(3), 5))
+    assert all(w.probe(p).status != "parse_error" for p in probes)
+
+
+def test_bundled_worlds_certify_through_the_protocol(bundled):
+    """The demo certifies in full here; AlienCode and AlienLogic certify in full in their own
+    test modules (minutes), so here certify only has to start and report progress."""
+    if bundled.name == "Demo":
+        report = bundled.certify()
+        assert report["problems"] == [] and report["rules"] == len(bundled.rules)
+    else:
+        with pytest.raises(_Started):
+            bundled.certify(progress=_stop)
+
+
+# ---------------------------------------------------------------- syntax blocks Lark's strict mode refuses
+
+
+@pytest.mark.parametrize("old,new,key", [
+    ('"LEST {expr}:"', '"UPON {expr} AGAIN:"', "elif"),  # an elif that reads like a second if
+    ('"CRAFT {name}({params}):"', '"{name}({params}) CRAFT:"', "function"),  # a definition that reads like a call
+])
+def test_an_ambiguous_statement_form_is_an_error_at_its_entry(old, new, key):
+    text = DEMO_TEXT.replace(old, new)
+    line = next(n for n, s in enumerate(text.splitlines(), start=1) if new in s)
+    with pytest.raises(SpecError, match=f"the {key} form .* makes the syntax ambiguous") as e:
+        compile_spec(parse_spec(text, "demo.world"))
+    assert e.value.span.line == line and "strict-mode" in e.value.render()

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import random
 
+from hypothesis import HealthCheck, Phase, find, settings, strategies as st
+from hypothesis.errors import NoSuchExample, Unsatisfiable
+
+from worldspec.compiler.common import label_counts, recall_only_score, report_header, rule_tables
 from worldspec.compiler.program.probegen import Chooser, HypothesisChooser, ProbeGenerator
 from worldspec.compiler.program.values_gen import values_for
 from worldspec.values import Ctx, EvalError, same
@@ -19,9 +23,6 @@ SEARCH_EXAMPLES = 300
 
 def find_witness(world, rule_id: str, max_examples: int = SEARCH_EXAMPLES) -> str | None:
     """A probe, within one call's unit cap, whose feedback differs without the rule."""
-    from hypothesis import HealthCheck, Phase, find, settings, strategies as st
-    from hypothesis.errors import NoSuchExample, Unsatisfiable
-
     true, knocked = world.true_world(), world.knockout(rule_id)
     target = world.builder.rules[rule_id].override.target
     gen = ProbeGenerator(true)
@@ -86,52 +87,22 @@ def _run(op, args, in_function, in_loop):
         return ("error", None)
 
 
-def recall_only_score(true) -> float:
-    """Percent of tasks whose naive (manual-trusting) answer passes in the true world."""
-    recall = [t for t in true.tasks if t.naive and true.verify(t, t.naive).passed]
-    return round(100.0 * len(recall) / len(true.tasks), 1) if true.tasks else 0.0
-
-
-def rule_tables(world, requires: dict, find_witness, herring_unchanged, problems: list, say, *,
-                unobservable: str, answers: str) -> tuple[list, list]:
-    """Observability, coverage and equation of every rule; herrings unchanged (any kind)."""
-    true = world.true_world()
-    rules = []
-    for r in true.rules:
-        say(f"searching a witness for {r.id}")
-        witness = find_witness(world, r.id)
-        used_by = [tid for tid, req in requires.items() if r.id in req]
-        if witness is None:
-            problems.append(f"rule {r.id} ({r.title}) is not observable: {unobservable}")
-        if not used_by:
-            problems.append(f"rule {r.id} ({r.title}) is required by no task: every {answers} still "
-                            f"passes with it reverted")
-        if not true.grade_equation(r.id, r.equation):
-            problems.append(f"rule {r.id}: its equation {r.equation!r} does not match the rule")
-        rules.append({"id": r.id, "title": r.title, "target": r.target, "observable": witness is not None,
-                      "witness": witness, "tasks": used_by})
-    herrings = []
-    for h in true.herrings:
-        ok = herring_unchanged(world, h)
-        if not ok:
-            problems.append(f"herring {h.id} ({h.target}) behaves differently from its manual entry")
-        herrings.append({"id": h.id, "target": h.target, "unchanged": ok})
-    return rules, herrings
-
-
-def label_counts(tasks) -> dict[str, dict[str, int]]:
-    labels: dict[str, dict[str, int]] = {}
-    for t in tasks:
-        for key, value in t.labels:
-            labels.setdefault(key, {}).setdefault(value, 0)
-            labels[key][value] += 1
-    return labels
-
-
 def certify(world, progress=None) -> dict:
-    """Run every check; `problems` is empty exactly when the world is certified."""
-    if world.kind != "program":  # other kinds certify themselves (same report keys)
-        return world.certify(progress)
+    """Any world's certification report (its own `certify`; kept for callers that import this)."""
+    return world.certify(progress)
+
+
+def _check_answer(world, task, answer: str, failure: str, problems: list) -> None:
+    """Note a problem when the answer fails the task in this world, with its first failing case."""
+    v = world.verify(task, answer)
+    if not v.passed:
+        bad = next((c for c in v.cases if not c.passed), None)
+        why = f" (case {bad.inputs!r}: expected {bad.expected!r}, got {bad.got!r})" if bad else ""
+        problems.append(f"task {task.id}: {failure}: {v.detail}{why}")
+
+
+def certify_program(world, progress=None) -> dict:
+    """Run every check on a program world; `problems` is empty exactly when it is certified."""
     say = progress or (lambda msg: None)
     true, base = world.true_world(), world.base_world()
     problems: list[str] = []
@@ -141,17 +112,9 @@ def certify(world, progress=None) -> dict:
         if not t.solution:
             problems.append(f"task {t.id}: no reference solution")
         else:
-            v = true.verify(t, t.solution)
-            if not v.passed:
-                bad = next((c for c in v.cases if not c.passed), None)
-                why = f" (case {bad.inputs!r}: expected {bad.expected!r}, got {bad.got!r})" if bad else ""
-                problems.append(f"task {t.id}: the reference solution fails in the true world: {v.detail}{why}")
+            _check_answer(true, t, t.solution, "the reference solution fails in the true world", problems)
         if t.naive:
-            v = base.verify(t, t.naive)
-            if not v.passed:
-                bad = next((c for c in v.cases if not c.passed), None)
-                why = f" (case {bad.inputs!r}: expected {bad.expected!r}, got {bad.got!r})" if bad else ""
-                problems.append(f"task {t.id}: the naive solution fails in the manual's world: {v.detail}{why}")
+            _check_answer(base, t, t.naive, "the naive solution fails in the manual's world", problems)
         requires[t.id] = sorted(true.requires(t))
     recall_only = recall_only_score(true)
     rules, herrings = rule_tables(
@@ -161,11 +124,5 @@ def certify(world, progress=None) -> dict:
     for e in true.examples:
         if e.output.startswith(("error:", "limit:", "syntax error:")):
             problems.append(f"example {e.id} fails in the true world: {e.output.splitlines()[-1]}")
-    labels = label_counts(true.tasks)
-    return {
-        "world": world.name, "kind": world.kind, "seed": world.seed, "default_seed": world.default_seed,
-        "params": {k: v for k, v in world.params}, "rules": len(true.rules), "herrings": len(true.herrings),
-        "tasks": len(true.tasks), "examples": len(true.examples), "recall_only": recall_only,
-        "rule_table": rules, "herring_table": herrings, "requires": requires, "labels": labels,
-        "problems": problems,
-    }
+    return {**report_header(world, true, recall_only), "rule_table": rules, "herring_table": herrings,
+            "requires": requires, "labels": label_counts(true.tasks), "problems": problems}

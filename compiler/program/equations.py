@@ -110,6 +110,7 @@ def to_ast(node) -> ast.Expr:
 
 
 def compile_equation(world, rule_id: str, text: str):
+    """A stated equation compiled over the rule's parameters."""
     rule = world.rule(rule_id)
     expr = to_ast(read_sexpr(text))
     mc = MetaCompiler(world.builder.mc.constants, world.builder.mc.defs)
@@ -160,9 +161,8 @@ def grade(world, rule_id: str, text: str, samples: int = SAMPLES) -> bool:
         stated = compile_equation(world, rule_id, text.strip())
     except (EquationError, SpecError):
         return False
-    override = world.builder.rules[rule_id].override
-    true_op = world.builder._op(override)
-    params = world.builder.base[override.target].params
+    true_op = world.builder.rule_op(rule_id)
+    params = world.builder.base[world.builder.rules[rule_id].override.target].params
     variadic = bool(params) and params[-1].variadic
     rng = random.Random(f"equation:{world.seed}:{rule_id}")
     for args in values_for(params, rng, samples):

@@ -15,7 +15,8 @@ from lark import Token, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from worldspec.diagnostics import did_you_mean
-from worldspec.values import MAX_DEPTH, Ctx, EvalError, Function, LimitError, show as std_show
+from worldspec.parser import unquote
+from worldspec.values import MAX_DEPTH, Ctx, EvalError, Function, LimitError, show as std_show, type_name
 
 MAX_PROGRAM_CHARS = 20_000
 MAX_NESTING = 40
@@ -37,6 +38,7 @@ class ProgramError(Exception):
         self.source_line = source.splitlines()[line - 1] if 0 < line <= len(source.splitlines()) else ""
 
     def render(self) -> str:
+        """The message an agent sees."""
         where = f"line {self.line}: " if self.line else ""
         out = f"{self.label}: {where}{self.message}"
         if self.source_line:
@@ -84,6 +86,7 @@ def _nesting(text: str) -> int:
 
 
 def parse_program(surface, text: str) -> Tree:
+    """A program's syntax tree in the world's surface (ProgramError when it cannot run)."""
     if len(text) > MAX_PROGRAM_CHARS:
         raise ProgramError(f"program too long ({len(text)} characters; the limit is {MAX_PROGRAM_CHARS})")
     if "\x00" in text:
@@ -152,6 +155,7 @@ def charge(tree: Tree, costs) -> int:
 
 
 def defined_functions(tree: Tree) -> set[str]:
+    """The names of the functions a program defines."""
     return {str(n.children[0]) for n in tree.iter_subtrees() if n.data == "fndef"}
 
 
@@ -168,15 +172,18 @@ class ProgramCompiler:
         self.in_function = False
 
     def error(self, node, message: str) -> ProgramError:
+        """A ProgramError located at a node."""
         meta = node.meta if isinstance(node, Tree) else node
         return ProgramError(message, getattr(meta, "line", 0), getattr(meta, "column", 0), self.source,
                             label="error")
 
     def program(self, tree: Tree):
+        """The closure that runs a whole program."""
         self.crafted = self.known | defined_functions(tree)
         return self.block(tree.children)
 
     def block(self, stmts):
+        """The closure that runs a list of statements."""
         nodes = [s for s in stmts if isinstance(s, Tree)]
         code = [getattr(self, "_" + n.data)(n) for n in nodes]
         lines = [n.meta.line if not getattr(n.meta, "empty", True) else 0 for n in nodes]
@@ -280,6 +287,7 @@ class ProgramCompiler:
         return if_
 
     def loop_body(self, suite):
+        """A block compiled as the body of a loop."""
         self.loops += 1
         try:
             return self.block(suite.children)
@@ -299,7 +307,7 @@ class ProgramCompiler:
             if type(xs) is str:
                 xs = list(xs)
             elif type(xs) is not list:
-                raise EvalError(f"cannot loop over a value of type {_tname(xs)}")
+                raise EvalError(f"cannot loop over a value of type {type_name(xs)}")
             return _loop(run, _bind_each(run, name, xs, assign), body)
         return for_
 
@@ -316,6 +324,7 @@ class ProgramCompiler:
             raise self.error(node, f"{self.sem_word(key)} is only allowed inside {where}")
 
     def sem_word(self, key: str) -> str:
+        """The keyword of a statement form, for messages."""
         template = self.words.get(key, key)
         return next((w for w in template.split() if "{" not in w), template)
 
@@ -357,11 +366,11 @@ class ProgramCompiler:
     # expressions ------------------------------------------------
 
     def expr(self, node):
+        """The closure that evaluates an expression."""
         if isinstance(node, Token):
             if node.type == "INT":
                 return self._literal("int_literal", int(str(node)), node)
             if node.type == "STRING":
-                from worldspec.parser import unquote
                 return self._literal("str_literal", unquote(str(node)), node)
             if node.type == "NAME":
                 return self._var(str(node))
@@ -509,6 +518,7 @@ def _while_holds(run: Run, test):
 
 
 def invoke(run: Run, fn: UserFunction, args: list):
+    """Call a user function in a fresh scope."""
     if len(args) != len(fn.params):
         raise EvalError(f"function {fn.name} takes {len(fn.params)} argument(s), got {len(args)}")
     if run.call_depth >= MAX_DEPTH:
@@ -533,10 +543,5 @@ def _function_value(run, fn):
 
 def _as_text(v, hook):
     if type(v) is not str:
-        raise EvalError(f"the {hook} rule produced {_tname(v)}, not text")
+        raise EvalError(f"the {hook} rule produced {type_name(v)}, not text")
     return v
-
-
-def _tname(v):
-    from worldspec.values import type_name
-    return type_name(v)

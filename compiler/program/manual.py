@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from worldspec import ast
 from worldspec.compiler.common import interpolate
+from worldspec.compiler.program.semantics import param_list
 
 _HOOK_TITLES = {
     "int_literal": "Integer literals", "str_literal": "String literals", "truthy": "Conditions",
@@ -25,11 +26,8 @@ _STATEMENTS = [
 ]
 
 
-def _params(d: ast.Definition) -> str:
-    return ", ".join(("*" if p.variadic else "") + p.name for p in d.params)
-
-
 def render_manual(spec: ast.Spec, surface, params: dict, budget) -> str:
+    """The manual in Markdown: statements, literals, hooks and operators as base defines them."""
     w = surface.word
     out = [f"# {spec.name} (version {spec.version}): language reference", ""]
     if spec.summary:
@@ -65,7 +63,7 @@ def render_manual(spec: ast.Spec, surface, params: dict, budget) -> str:
         out += ["## Operators", "", "Operators are called like functions: `NAME(arg, ...)`.", ""]
         for d in ops:
             ret = "" if d.returns.name == "any" else f" -> {d.returns}"
-            out.append(f"- `{d.name}({_params(d)})`{ret}: {interpolate(d.doc, params)}")
+            out.append(f"- `{d.name}({param_list(d.params)})`{ret}: {interpolate(d.doc, params)}")
         out.append("")
     out += ["## Running programs", "",
             f"Each run may cost at most {budget.units_per_call} probe units: every argument of "

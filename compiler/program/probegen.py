@@ -10,6 +10,8 @@ from __future__ import annotations
 import random
 from typing import Iterator
 
+from hypothesis import strategies as st
+
 from worldspec import ast
 
 INDENT = "    "
@@ -40,12 +42,15 @@ class Chooser:
         self.rng = rng
 
     def int(self, lo: int, hi: int) -> int:
+        """An integer in lo..hi."""
         return self.rng.randint(lo, hi)
 
     def choice(self, seq):
+        """One element of a sequence."""
         return seq[self.int(0, len(seq) - 1)]
 
     def chance(self, p: float) -> bool:
+        """True with probability p."""
         return self.int(0, 999) < p * 1000
 
 
@@ -56,11 +61,13 @@ class HypothesisChooser(Chooser):
         self.draw = draw
 
     def int(self, lo: int, hi: int) -> int:
-        from hypothesis import strategies as st
+        """An integer in lo..hi, drawn by Hypothesis."""
         return self.draw(st.integers(lo, hi))
 
 
 class ProbeGenerator:
+    """Probes for one world, built from its surface and its base operators' signatures."""
+
     def __init__(self, world):
         self.world = world
         self.surface = world.surface
@@ -76,6 +83,7 @@ class ProbeGenerator:
     # ------------------------------------------------------------ values
 
     def literal(self, ch: Chooser, type_name: str) -> str:
+        """A literal of the type, in the world's spelling."""
         if type_name == "int":
             return str(ch.choice((0, 1, 2, 3, -1, 5, 10)) if ch.chance(0.5) else ch.int(-20, 120))
         if type_name == "str":
@@ -87,6 +95,7 @@ class ProbeGenerator:
         return self.literal(ch, ch.choice(("int", "int", "str", "bool")))
 
     def list_expr(self, ch: Chooser, depth: int, n: int | None = None) -> str | None:
+        """A call of a variadic list-making operator (None when the world has none)."""
         makers = [d for d in self.by_return.get("list", ()) if d.params and d.params[-1].variadic]
         if not makers:
             return None
@@ -111,6 +120,7 @@ class ProbeGenerator:
         return self.literal(ch, type_name)
 
     def call(self, ch: Chooser, d: ast.Definition, depth: int = 0) -> str:
+        """A call of one operator with arguments of its parameters' types."""
         args: list[str] = []
         seen: dict[str, str] = {}
         # Equal or case-swapped arguments are where comparison rules show.
@@ -180,11 +190,13 @@ class ProbeGenerator:
         return [f"{out}({', '.join(self.expr(ch, 'any') for _ in range(n))})"], False
 
     def probe_for(self, ch: Chooser, target: str, context: str | None = None) -> str:
+        """A probe exercising one target in a context (top level, loop or function)."""
         context = context or ch.choice(("top", "top", "loop", "function"))
         body, needs_fn = self.body_for(ch, target)
         return self._wrap(ch, body, context, needs_fn)
 
     def targets(self) -> list[str]:
+        """Every base line's target."""
         return list(self.base)
 
     def random_probe(self, ch: Chooser) -> str:
@@ -201,6 +213,7 @@ class ProbeGenerator:
         return "\n".join(parts) if parts else f"{self.out}({self.literal(ch, 'int')})"
 
     def stream(self, seed: int = 0) -> Iterator[str]:
+        """An endless seeded stream of probes (the fixed-probe condition)."""
         ch = Chooser(random.Random(f"probes:{self.world.name}:{seed}"))
         while True:
             yield self.random_probe(ch)

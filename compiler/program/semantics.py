@@ -33,6 +33,7 @@ HOOKS: dict[str, tuple[tuple[str, ...], str]] = {
 
 @functools.cache
 def standard_body(hook: str) -> ast.Expr:
+    """A hook's standard body, parsed once."""
     return parse_expr(HOOKS[hook][1], f"<standard {hook}>")
 
 
@@ -46,45 +47,57 @@ def standard_body_for(names: tuple[str, ...], standard: tuple[str, ...]) -> ast.
 
 
 HOOKS_BY_PARAMS = {params: body for params, body in HOOKS.values()}
+HOOK_PARAMS = {name: params for name, (params, _) in HOOKS.items()}
+
+
+def param_list(params) -> str:
+    """A parameter list as the manual writes it: `xs, *rest`."""
+    return ", ".join(("*" if p.variadic else "") + p.name for p in params)
 
 
 @attrs.define
 class Op:
-    """A compiled operator (or hook) body with its signature."""
+    """A compiled operator (or hook) body with its signature and the rule it comes from."""
 
     name: str
     params: tuple[ast.Param, ...]
     unit: Unit
-    definition: ast.Definition
+    rule: str | None = None  # the perturbed rule whose override this is; None for a base line
 
     @property
     def variadic(self) -> bool:
+        """Whether the last parameter takes the remaining arguments."""
         return bool(self.params) and self.params[-1].variadic
 
     def accepts(self, n: int) -> bool:
+        """Whether a call with n arguments fits the signature."""
         fixed = len(self.params) - (1 if self.variadic else 0)
         return n >= fixed if self.variadic else n == fixed
 
     def arity_text(self) -> str:
-        names = ", ".join(("*" if p.variadic else "") + p.name for p in self.params)
+        """The signature as an arity error states it."""
+        names = param_list(self.params)
         fixed = len(self.params) - (1 if self.variadic else 0)
         count = f"at least {fixed}" if self.variadic else str(fixed)
         return f"{count} argument{'s' if fixed != 1 or self.variadic else ''} ({names})"
 
     @property
     def uses_ctx(self) -> bool:
+        """Whether the body reads the context (scope flags, depths)."""
         return self.unit.uses_ctx
 
     def __call__(self, run, args: list):
         return self.unit(run, args)
 
     def call(self, run, args: list):
+        """Call from a program: one step charged."""
         run.steps += 1
         if run.steps > run.max_steps:
             raise LimitError(f"step limit reached ({run.max_steps} steps)")
         return self.unit(run, args)
 
     def as_value(self, run) -> Function:
+        """The operator as a first-class function value of one run."""
         return Function(self.name, None if self.variadic else len(self.params),
                         lambda args: self.call(run, args))
 
@@ -94,15 +107,22 @@ class Semantics:
     ops: dict
     hooks: dict  # hook name -> Op, or None at its standard definition
     applied: frozenset[str]  # rule ids in force
+    origins: dict = attrs.field(factory=dict, repr=False)  # target -> id of the rule that defines it
+
+    def origin(self, target: str) -> str | None:
+        """The id of the rule that defines this target ("op PLUCK"), or None for its base line."""
+        return self.origins.get(target)
 
 
-def compile_definition(mc: MetaCompiler, d: ast.Definition) -> Op:
+def compile_definition(mc: MetaCompiler, d: ast.Definition, rule: str | None = None) -> Op:
+    """Compile one base line or override (carrying the id of its rule, if any)."""
     params = [p.name for p in d.params]
     variadic = bool(d.params) and d.params[-1].variadic
-    return Op(d.name, d.params, mc.unit(d.name, params, d.body, variadic), d)
+    return Op(d.name, d.params, mc.unit(d.name, params, d.body, variadic), rule)
 
 
 def is_standard(d: ast.Definition) -> bool:
+    """Whether a hook line keeps the standard body (the kernel's fast path)."""
     if d.kind != "hook":
         return False
     std_params = HOOKS[d.name][0]
@@ -115,40 +135,56 @@ class SemanticsBuilder:
     def __init__(self, mc: MetaCompiler, base: tuple[ast.Definition, ...], rules: tuple[ast.RuleDecl, ...]):
         self.base = {d.target: d for d in base}
         self.rules = {r.id: r for r in rules}
-        self.compiled: dict[int, Op | None] = {}
+        # (target, rule id or None for the base line) -> compiled body (None: a hook at its standard body)
+        self.compiled: dict[tuple[str, str | None], Op | None] = {}
+        self.standard: dict[str, Op] = {}  # index and slice at their standard bodies
         self.mc = mc
-        self._cache: dict[frozenset, Semantics] = {}
+        self.tables: dict[frozenset, Semantics] = {}
         self.requires_cache: dict[str, frozenset] = {}
         self.parse_cache: dict = {}  # program text -> tree (or its ProgramError)
         self.program_cache: dict = {}  # (rules, text, known functions) -> (tree, code)
 
-    def _op(self, d: ast.Definition):
-        key = id(d)
+    def op(self, target: str, rule: str | None = None) -> Op | None:
+        """The compiled body of a base line, or of the override of rule `rule` (compiled once)."""
+        key = (target, rule)
         if key not in self.compiled:
-            self.compiled[key] = None if is_standard(d) else compile_definition(self.mc, d)
+            d = self.base[target] if rule is None else self.rules[rule].override
+            self.compiled[key] = None if is_standard(d) else compile_definition(self.mc, d, rule)
         return self.compiled[key]
 
+    def rule_op(self, rule: str) -> Op | None:
+        """The compiled override of one rule."""
+        return self.op(self.rules[rule].override.target, rule)
+
+    def compile_all(self) -> None:
+        """Compile every base line and every override now (so that errors point at the spec)."""
+        for target in self.base:
+            self.op(target)
+        for rid in self.rules:
+            self.rule_op(rid)
+
     def build(self, applied) -> Semantics:
+        """The table with exactly these rules in force (built once per rule set)."""
         applied = frozenset(applied)
-        if applied in self._cache:
-            return self._cache[applied]
-        chosen = dict(self.base)
-        for rid in applied:
-            rule = self.rules[rid]
-            chosen[rule.override.target] = attrs.evolve(rule.override, doc=self.base[rule.override.target].doc)
+        if applied in self.tables:
+            return self.tables[applied]
+        origins = {self.rules[rid].override.target: rid for rid in applied}
         ops, hooks = {}, {}
-        for target, d in chosen.items():
-            if d.kind == "op":
-                ops[d.name] = self._op(d)
-            else:
-                hooks[d.name] = self._op(d)
+        for target, d in self.base.items():
+            (ops if d.kind == "op" else hooks)[d.name] = self.op(target, origins.get(target))
         for name in HOOKS:
             hooks.setdefault(name, None)
         for name in ("index", "slice"):  # always callable through the table
             if hooks[name] is None:
-                std = ast.Definition("hook", name, tuple(ast.Param(p) for p in HOOKS[name][0]), ast.ANY,
-                                     standard_body(name), "", ast.NOSPAN)
-                hooks[name] = compile_definition(self.mc, std)
-        sem = Semantics(ops, hooks, applied)
-        self._cache[applied] = sem
+                hooks[name] = self.standard_op(name)
+        sem = Semantics(ops, hooks, applied, origins)
+        self.tables[applied] = sem
         return sem
+
+    def standard_op(self, hook: str) -> Op:
+        """A hook's standard body, compiled (once) to be called through the table."""
+        if hook not in self.standard:
+            std = ast.Definition("hook", hook, tuple(ast.Param(p) for p in HOOKS[hook][0]), ast.ANY,
+                                 standard_body(hook), "", ast.NOSPAN)
+            self.standard[hook] = compile_definition(self.mc, std)
+        return self.standard[hook]

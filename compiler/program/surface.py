@@ -11,9 +11,10 @@ import re
 
 import attrs
 from lark import Lark
+from lark.exceptions import LarkError
 from lark.indenter import Indenter
 
-from worldspec.diagnostics import SpecError
+from worldspec.diagnostics import SpecError, did_you_mean
 
 DEFAULTS = {
     "assign": "{name} = {expr}", "output": "print", "if": "if {expr}:", "elif": "elif {expr}:",
@@ -21,7 +22,6 @@ DEFAULTS = {
     "continue": "continue", "function": "def {name}({params}):", "return": "return {expr}",
     "true": "true", "false": "false", "none": "none", "index": "off",
 }
-OPTIONAL = {"elif", "while", "break", "continue", "function", "return", "none"}
 PLACEHOLDERS = {"assign": {"name", "expr"}, "if": {"expr"}, "elif": {"expr"}, "else": set(),
                 "for": {"name", "expr"}, "while": {"expr"}, "function": {"name", "params"},
                 "return": {"expr"}}
@@ -32,7 +32,9 @@ _TOKEN = re.compile(r"\{name\}|\{expr\}|\{params\}|[A-Za-z_][A-Za-z0-9_]*|:=|->|
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class _ProgramIndenter(Indenter):
+class ProgramIndenter(Indenter):
+    """Indentation blocks for the generated grammar (brackets continue a line)."""
+
     NL_type = "_NL"
     OPEN_PAREN_types = ["LPAR", "LSQB"]
     CLOSE_PAREN_types = ["RPAR", "RSQB"]
@@ -51,9 +53,11 @@ class Surface:
     parser: Lark = attrs.field(repr=False, eq=False)
 
     def word(self, key: str) -> str:
+        """The template or keyword for one statement form or literal."""
         return dict(self.words)[key]
 
     def has(self, key: str) -> bool:
+        """Whether the world has this statement form (not switched off)."""
         return dict(self.words).get(key, "") not in ("", "off")
 
     def render(self, key: str, **parts: str) -> str:
@@ -120,12 +124,43 @@ def build_surface(entries, span) -> Surface:
     spans = {}
     for e in entries:
         if e.key not in DEFAULTS:
-            from worldspec.diagnostics import did_you_mean
             raise SpecError(e.span, f"unknown syntax entry {e.key!r}",
                             (did_you_mean(e.key, DEFAULTS).strip() + " ") + "Known entries: "
                             + ", ".join(DEFAULTS) + ".")
         words[e.key] = e.value
         spans[e.key] = e.span
+    grammar, keywords = generate_grammar(words, spans, span)
+    try:
+        parser = program_parser(grammar)
+    except LarkError as e:  # a grammar collision is the world author's to fix
+        raise ambiguity(words, spans, span, e) from None
+    return Surface(tuple(words.items()), frozenset(keywords), grammar, parser)
+
+
+def program_parser(grammar: str) -> Lark:
+    """The LALR parser of a generated grammar; strict: any conflict or terminal collision raises."""
+    return Lark(grammar, parser="lalr", postlex=ProgramIndenter(), propagate_positions=True,
+                maybe_placeholders=True, strict=True)
+
+
+def ambiguity(words: dict, spans: dict, span, error: LarkError) -> SpecError:
+    """The error for a syntax block whose grammar Lark refuses, at the entry that causes it: the
+    last entry whose default spelling makes the grammar work."""
+    why = f"Lark says: {str(error).splitlines()[0]}."
+    for key in reversed(list(spans)):
+        trial = {**words, key: DEFAULTS[key]}
+        try:
+            program_parser(generate_grammar(trial, spans, span)[0])
+        except (SpecError, LarkError):
+            continue
+        return SpecError(spans[key], f"the {key} form {words[key]!r} makes the syntax ambiguous with the "
+                         "other statement forms", f"{why} Give it a keyword of its own, e.g. {DEFAULTS[key]!r}.")
+    return SpecError(span, "the syntax block does not give an unambiguous language",
+                     f"{why} Make each statement start with its own keyword.")
+
+
+def generate_grammar(words: dict, spans: dict, span) -> tuple[str, set[str]]:
+    """The Lark grammar of a world's spelling, and its keywords."""
     _check_distinct(words, spans, span)
     keywords: set[str] = set()
     seq: dict[str, str] = {}
@@ -197,12 +232,4 @@ def build_surface(entries, span) -> Surface:
         "%ignore COMMENT",
         "%declare _INDENT _DEDENT",
     ]
-    grammar = "\n".join(lines) + "\n"
-    try:
-        parser = Lark(grammar, parser="lalr", postlex=_ProgramIndenter(), propagate_positions=True,
-                      maybe_placeholders=True)
-    except Exception as e:  # a grammar collision is the world author's to fix
-        raise SpecError(span, "the syntax block does not give an unambiguous language",
-                        f"Lark says: {str(e).splitlines()[0]}. Make each statement start with its own "
-                        "keyword.") from None
-    return Surface(tuple(words.items()), frozenset(keywords), grammar, parser)
+    return "\n".join(lines) + "\n", keywords

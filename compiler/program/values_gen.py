@@ -10,6 +10,7 @@ _EDGE_INTS = (0, 1, -1, 2, 3, 5, 7, 10, 27, -4)
 
 
 def value_of(t: ast.Type, rng: random.Random, depth: int = 0):
+    """A random value of the type (edge cases favoured)."""
     name = t.name
     if name == "int":
         return rng.choice(_EDGE_INTS) if rng.random() < 0.4 else rng.randint(-60, 120)

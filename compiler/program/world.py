@@ -1,6 +1,6 @@
-"""The World: a compiled spec with its true semantics, ready to probe and grade.
+"""The program kind's World: a compiled spec with its true semantics, ready to probe and grade.
 
-A World is immutable. `variant(rules)` gives the same world under another rule
+A ProgramWorld is immutable. `variant(rules)` gives the same world under another rule
 set (the manual's world applies none, a knockout world all but one); every
 variant shares the compiled definitions, the parser and the tasks.
 """
@@ -10,9 +10,12 @@ from typing import Iterator
 
 import attrs
 
-from worldspec.compiler.program import kernel
-from worldspec.compiler.api import ToolSpec, CaseResult, Feedback, Rule, Task, Verdict, WorldHeader
-from worldspec.compiler.program.semantics import Semantics, SemanticsBuilder
+from worldspec.compiler.api import CaseResult, Feedback, Task, ToolSpec, Verdict, WorldHeader
+from worldspec.compiler.common import capped_feedback
+from worldspec.compiler.program import equations, kernel
+from worldspec.compiler.program.certify import certify_program
+from worldspec.compiler.program.probegen import ProbeGenerator
+from worldspec.compiler.program.semantics import Semantics, SemanticsBuilder, param_list
 from worldspec.values import MAX_STEPS, EvalError, show as std_show
 
 
@@ -49,16 +52,31 @@ def normalise(text: str) -> str:
     return "\n".join(lines)
 
 
+def _cached(cache: dict, key, compute):
+    """compute() once per key; a ProgramError is kept and raised again. A full cache starts over."""
+    hit = cache.get(key)
+    if hit is None:
+        try:
+            hit = compute()
+        except kernel.ProgramError as e:
+            hit = e
+        if len(cache) >= PROGRAM_CACHE_SIZE:
+            cache.clear()
+        cache[key] = hit
+    if isinstance(hit, kernel.ProgramError):
+        raise hit
+    return hit
+
+
 @attrs.frozen(eq=False)
 class ProgramWorld(WorldHeader):
-    surface: object = attrs.field(repr=False)
-    builder: SemanticsBuilder = attrs.field(repr=False)
-    task_data: dict = attrs.field(repr=False)
-    sem: Semantics = attrs.field(repr=False)
+    """A world whose probes and answers are programs in its own language (built with keywords)."""
+
+    surface: object = attrs.field(repr=False)  # surface.Surface: the syntax block's parser
+    builder: SemanticsBuilder = attrs.field(repr=False)  # shared by every variant
+    task_data: dict = attrs.field(repr=False)  # task id -> TaskData
+    sem: Semantics = attrs.field(repr=False)  # the table of the rules in force
     source: str = ""
-
-    # ------------------------------------------------------------ variants
-
 
     @property
     def protocol(self) -> str:
@@ -67,6 +85,7 @@ class ProgramWorld(WorldHeader):
 
     @property
     def applied(self) -> frozenset[str]:
+        """The ids of the rules in force."""
         return self.sem.applied
 
     def variant(self, applied) -> "ProgramWorld":
@@ -78,16 +97,22 @@ class ProgramWorld(WorldHeader):
         return self.variant(())
 
     def true_world(self) -> "ProgramWorld":
+        """The world with every rule in force."""
         return self.variant(r.id for r in self.rules)
 
     def knockout(self, rule_id: str) -> "ProgramWorld":
         """The true world with one rule reverted to its base definition."""
         return self.variant(r.id for r in self.rules if r.id != rule_id)
 
+    def origin(self, target: str) -> str | None:
+        """The id of the rule in force that defines a target ("op PLUCK"), or None for its base line."""
+        return self.sem.origin(target)
+
     # ------------------------------------------------------------ running
 
     @property
     def words(self) -> tuple[str, str, str]:
+        """How this world spells true, false and none (for printing values)."""
         s = self.surface
         return (s.word("true"), s.word("false"), s.word("none") or "none")
 
@@ -96,39 +121,18 @@ class ProgramWorld(WorldHeader):
         runs the same answer on every case and in every knockout world)."""
         if len(text) > kernel.MAX_PROGRAM_CHARS:
             return self.parse(text), None  # parse raises: the text is over the limit
+
+        def compile_():
+            tree = self.parse(text)
+            return tree, kernel.ProgramCompiler(self.sem, text, known_functions, self.surface.words).program(tree)
         key = (self.sem.applied, text, tuple(sorted(known_functions)))
-        cache = self.builder.program_cache
-        hit = cache.get(key)
-        if hit is None:
-            try:
-                tree = self.parse(text)
-                hit = (tree, kernel.ProgramCompiler(self.sem, text, known_functions,
-                                                   self.surface.words).program(tree))
-            except kernel.ProgramError as e:
-                hit = e
-            if len(cache) >= PROGRAM_CACHE_SIZE:
-                cache.clear()
-            cache[key] = hit
-        if isinstance(hit, kernel.ProgramError):
-            raise hit
-        return hit
+        return _cached(self.builder.program_cache, key, compile_)
 
     def parse(self, text: str):
+        """A program's syntax tree (cached); raises kernel.ProgramError."""
         if len(text) > kernel.MAX_PROGRAM_CHARS:  # never keep huge texts around
             return kernel.parse_program(self.surface, text)
-        cache = self.builder.parse_cache
-        hit = cache.get(text)
-        if hit is None:
-            try:
-                hit = kernel.parse_program(self.surface, text)
-            except kernel.ProgramError as e:
-                hit = e
-            if len(cache) >= PROGRAM_CACHE_SIZE:
-                cache.clear()
-            cache[text] = hit
-        if isinstance(hit, kernel.ProgramError):
-            raise hit
-        return hit
+        return _cached(self.builder.parse_cache, text, lambda: kernel.parse_program(self.surface, text))
 
     def execute(self, text: str, inputs: dict | None = None, max_steps: int = MAX_STEPS,
                 then: str | None = None) -> Outcome:
@@ -186,7 +190,7 @@ class ProgramWorld(WorldHeader):
         try:
             tree, code = self.compile_program(text)
         except kernel.ProgramError as e:
-            return self._capped("", 0, "parse_error", e.render())
+            return capped_feedback("", 0, "parse_error", self.budget, e.render())
         units = kernel.charge(tree, self.budget.cost)
         cap = self.budget.units_per_call
         if units > cap:
@@ -195,24 +199,12 @@ class ProgramWorld(WorldHeader):
         outcome = self.execute(text)
         if not outcome.lines and not outcome.error:
             return Feedback("(no output)", units, outcome.status)
-        return self._capped("\n".join(outcome.lines), units, outcome.status, outcome.error)
-
-    def _capped(self, text: str, units: int, status: str, last: str = "") -> Feedback:
-        """Cap feedback to the budget's lines and characters; an error line always survives."""
-        lines_cap, chars_cap = self.budget.feedback_lines, self.budget.feedback_chars
-        full = text + ("\n" + last if last and text else last)
-        if full.count("\n") < lines_cap and len(full) <= chars_cap:
-            return Feedback(full, units, status)
-        tail = ["[feedback truncated]"] + ([last[:chars_cap // 2]] if last else [])
-        room_lines = max(lines_cap - len(tail), 0)
-        room_chars = max(chars_cap - sum(len(t) + 1 for t in tail), 0)
-        kept = "\n".join(text.split("\n")[:room_lines])[:room_chars]
-        out = "\n".join(([kept] if kept else []) + tail)
-        return Feedback(out, units, status, truncated=True)
+        return capped_feedback("\n".join(outcome.lines), units, outcome.status, self.budget, outcome.error)
 
     # ------------------------------------------------------------ grading
 
     def task(self, task) -> Task:
+        """The task as an agent sees it (by id or Task)."""
         tid = task if isinstance(task, str) else task.id
         try:
             return self.task_data[tid].task
@@ -266,18 +258,27 @@ class ProgramWorld(WorldHeader):
         lines = list(outcome.lines) + ([outcome.error] if outcome.error else [])
         return normalise("\n".join(lines))
 
-    def expected_outputs(self, task) -> tuple[str, ...]:
-        data = self.task_data[task if isinstance(task, str) else task.id]
-        return tuple(normalise(self.render(v)) for v in data.expected)
-
     def requires(self, task) -> frozenset[str]:
-        """Rules without which the reference solution fails (computed by knockout)."""
-        return _requires(self, task if isinstance(task, str) else task.id)
+        """Rules without which the reference solution fails (computed by knockout, cached)."""
+        task_id = task if isinstance(task, str) else task.id
+        cache = self.builder.requires_cache  # one per compiled world, shared by its variants
+        if task_id not in cache:
+            true = self.true_world()
+            t = true.task(task_id)
+            if t.shape == "predict":
+                # a prediction needs a rule when the rule changes the program's output
+                expected = true.predicted(t.id)
+                needed = {r.id for r in true.rules if true.knockout(r.id).predicted(t.id) != expected}
+            else:
+                needed = {r.id for r in true.rules if not true.knockout(r.id).verify(t.id, t.solution).passed}
+            cache[task_id] = frozenset(needed)
+        return cache[task_id]
 
     # ------------------------------------------------------------ rules and tools
 
     @property
     def open_book(self) -> str:
+        """Every perturbed rule's statement (the open-book condition's hint)."""
         lines = [f"The complete list of ways {self.name} differs from its manual:"]
         lines += [f"- {r.id} ({r.title}): {r.statement}" for r in self.rules]
         return "\n".join(lines)
@@ -285,9 +286,8 @@ class ProgramWorld(WorldHeader):
     @property
     def report_instructions(self) -> str:
         """How a rule report is written for this world (the runner asks for it at every milestone)."""
-        base = self.builder.base.values()
-        sig = lambda d: f"{d.kind} {d.name}({', '.join(('*' if p.variadic else '') + p.name for p in d.params)})"  # noqa: E731
-        hooks = ", ".join(sig(d) for d in base if d.kind == "hook")
+        hooks = ", ".join(f"hook {d.name}({param_list(d.params)})" for d in self.builder.base.values()
+                          if d.kind == "hook")
         return (
             "Write one line per rule you believe differs from the manual: `op NAME(params) = EQUATION` for "
             "an operator, or `hook NAME(params) = EQUATION` for a kernel behaviour, where EQUATION states "
@@ -301,6 +301,7 @@ class ProgramWorld(WorldHeader):
 
     @property
     def tool(self) -> ToolSpec:
+        """The one exploration tool: run a program."""
         return ToolSpec(
             "run_program",
             f"Run a {self.name} program in the real interpreter and see its output. At most "
@@ -310,32 +311,14 @@ class ProgramWorld(WorldHeader):
             f"{self.budget.feedback_chars} characters.",
             "program", f"The complete {self.name} program to run.")
 
-    def grade_equation(self, rule_id: str, equation: str) -> bool:
-        from worldspec.compiler.program.equations import grade
-        return grade(self, rule_id, equation)
+    def grade_equation(self, rule_id: str, text: str) -> bool:
+        """Whether a stated equation agrees with the true rule (compiler/program/equations.py)."""
+        return equations.grade(self, rule_id, text)
 
     def probe_generator(self, seed: int = 0) -> Iterator[str]:
-        from worldspec.compiler.program.probegen import ProbeGenerator
+        """An endless seeded stream of valid probes within one call's budget."""
         return ProbeGenerator(self).stream(seed)
 
-    def rule(self, rule_id: str) -> Rule:
-        for r in self.rules + self.herrings:
-            if r.id == rule_id:
-                return r
-        raise KeyError(rule_id)
-
-
-def _requires(world: ProgramWorld, task_id: str) -> frozenset[str]:
-    cache = world.builder.requires_cache  # one per compiled world, shared by its variants
-    if task_id in cache:
-        return cache[task_id]
-    true = world.true_world()
-    t = true.task(task_id)
-    if t.shape == "predict":
-        # a prediction needs a rule when the rule changes the program's output
-        expected = true.predicted(t.id)
-        needed = {r.id for r in true.rules if true.knockout(r.id).predicted(t.id) != expected}
-    else:
-        needed = {r.id for r in true.rules if not true.knockout(r.id).verify(t.id, t.solution).passed}
-    cache[task_id] = frozenset(needed)
-    return cache[task_id]
+    def certify(self, progress=None) -> dict:
+        """The certification report (compiler/program/certify.py)."""
+        return certify_program(self, progress)

@@ -1,5 +1,9 @@
-"""The `proof` world kind's object language and machinery, one module per job.
+"""The `proof` world kind: worlds whose probes and answers are Fitch proofs, one module per job.
 
+- `spec`: the reader (Spec -> ProofWorld) and KIND;
+- `world`: ProofWorld (probe, verify, requires, variants) and its records;
+- `manual`: the manual an agent reads (base rules only);
+- `certify`: observability, coverage, herrings and unprovable goals;
 - `formula`: first-order formulas (tuples, de Bruijn binders), their notation,
   parser and printer;
 - `schema`: inference-rule schemas (`A -> B, A |- B ; distinct`), their parser,

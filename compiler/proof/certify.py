@@ -1,4 +1,4 @@
-"""Certify a proof world: the report keys of compiler/certify.py, plus `unprovable`.
+"""Certify a proof world: the report keys of a program world's certification, plus `unprovable`.
 
 - every patched rule observable: a one-rule proof that one system accepts and the
   other rejects (the true rules against the rule knocked back to its base);
@@ -11,7 +11,7 @@
 """
 from __future__ import annotations
 
-from worldspec.compiler.program.certify import label_counts, recall_only_score, rule_tables
+from worldspec.compiler.common import id_order, label_counts, recall_only_score, report_header, rule_tables
 from worldspec.compiler.proof import generate
 
 
@@ -30,6 +30,7 @@ def find_witness(world, rule_id: str, limit: int = 300) -> str | None:
 
 
 def herring_unchanged(world, herring) -> bool:
+    """The herring's schema is its base one, and its one-rule proofs get the same verdicts."""
     rid = herring.target.split(" ", 1)[1]
     true, base = world.true_world(), world.base_world()
     a, b = true.schemas.get(rid), base.schemas.get(rid)
@@ -46,6 +47,7 @@ def herring_unchanged(world, herring) -> bool:
 
 
 def certify(world, progress=None) -> dict:
+    """Run every check on a proof world; `problems` is empty exactly when it is certified."""
     say = progress or (lambda msg: None)
     true, base = world.true_world(), world.base_world()
     problems: list[str] = []
@@ -78,19 +80,14 @@ def certify(world, progress=None) -> dict:
                 problems.append(f"task {t.id} is not certified unprovable: the search hit its node bound "
                                 f"({data.bounds.nodes} nodes) before finishing")
         say(f"knockouts for {t.id}")
-        requires[t.id] = sorted(world.requires(t), key=_id_key)
+        requires[t.id] = sorted(world.requires(t), key=id_order)
     recall_only = recall_only_score(true)
     rules, herrings = rule_tables(world, requires, find_witness, herring_unchanged, problems, say,
                                   unobservable="no one-rule proof tells it apart from its base",
                                   answers="reference proof")
-    labels = label_counts(true.tasks)
-    return {
-        "world": world.name, "kind": world.kind, "seed": world.seed, "default_seed": world.default_seed,
-        "params": {k: v for k, v in world.params}, "rules": len(true.rules), "herrings": len(true.herrings),
-        "tasks": len(true.tasks), "examples": len(true.examples), "recall_only": recall_only,
-        "rule_table": rules, "herring_table": herrings, "requires": requires, "labels": labels,
-        "unprovable": unprovable, "notes": _notes(unprovable), "problems": problems,
-    }
+    return {**report_header(world, true, recall_only), "rule_table": rules, "herring_table": herrings,
+            "requires": requires, "labels": label_counts(true.tasks), "unprovable": unprovable,
+            "notes": _notes(unprovable), "problems": problems}
 
 
 def _notes(unprovable: list) -> list[str]:
@@ -103,8 +100,3 @@ def _notes(unprovable: list) -> list[str]:
                    f"size {b['size']}, depth {b['depth']}, lines {b['lines']} ({u['nodes']} of {b['nodes']} nodes, "
                    f"{u['universe']} formulas)")
     return out
-
-
-def _id_key(rid: str):
-    digits = "".join(ch for ch in rid if ch.isdigit())
-    return (rid.rstrip("0123456789"), int(digits) if digits else 0, rid)

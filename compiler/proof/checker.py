@@ -15,7 +15,8 @@ import attrs
 
 from worldspec.compiler.proof import formula as F
 from worldspec.compiler.proof.proofs import Proof
-from worldspec.compiler.proof.schema import Schema, fits, premises_fit
+from worldspec.compiler.common import id_order
+from worldspec.compiler.proof.schema import Schema, constant_metas, fits, premises_fit
 
 
 @attrs.frozen
@@ -61,7 +62,7 @@ def check(proof: Proof, rules: dict[str, Schema], notation: F.Notation = F.DEFAU
             continue
         schema = rules.get(ln.rule)
         if schema is None:
-            known = sorted(rules, key=_id_key)
+            known = sorted(rules, key=id_order)
             return fail(f"there is no rule {ln.rule} (rules: {', '.join(known[:40])})")
         used.add(ln.rule)
         here = chain(ln.ctx)
@@ -133,11 +134,6 @@ def _count(n: int, what: str) -> str:
     return f"{n} {what}{'' if n == 1 else 's'}"
 
 
-def _id_key(rid: str):
-    digits = "".join(ch for ch in rid if ch.isdigit())
-    return (rid.rstrip("0123456789"), int(digits) if digits else 0, rid)
-
-
 def _innermost_closed(proof: Proof, ctx: int, here: tuple):
     """The outermost subproof around ctx that is not open at `here`."""
     ch = proof.chain(ctx)
@@ -194,10 +190,10 @@ def _fresh_problem(schema: Schema, sigma: dict, ln, ordered_lines, proof: Proof,
             continue
         name = value[1]
         places = []
-        if c not in _cmetas(schema.conclusion):
+        if c not in constant_metas(schema.conclusion):
             places.append(("this line", ln.formula))
         for (i, f), pat in zip(ordered_lines, schema.lines):
-            if c not in _cmetas(pat):
+            if c not in constant_metas(pat):
                 places.append((f"line {i}", f))
         places += [(f"premise {p.n}", p.formula) for p in proof.lines if p.kind == "premise"]
         places += [(f"the open assumption on line {proof.subproofs[sid].start}",
@@ -207,10 +203,3 @@ def _fresh_problem(schema: Schema, sigma: dict, ln, ordered_lines, proof: Proof,
                 return (f"{ln.rule} needs a new constant for {c}, but {name} occurs in {where} "
                         f"(eigenvariable condition)")
     return ""
-
-
-def _cmetas(pattern) -> set:
-    from worldspec.compiler.proof.schema import _term_metas
-    out: set = set()
-    _term_metas(pattern, out, "cmeta")
-    return out

@@ -64,7 +64,6 @@ DEFAULT_SPELLING = {
     "ex": ("exists", ("exists", "∃")),
     "turnstile": ("|-", ("|-", "⊢")),
 }
-CONNECTIVES = tuple(DEFAULT_SPELLING)
 
 
 @attrs.frozen
@@ -324,50 +323,57 @@ def _var(depth: int) -> str:
     return _VARS[depth] if depth < len(_VARS) else f"x{depth}"
 
 
-def show(f, notation: Notation = DEFAULT) -> str:
-    """The formula in the world's printed spelling, with the fewest parentheses that read clearly."""
+def show(f, notation: Notation = DEFAULT, names=None) -> str:
+    """The formula in the world's printed spelling, with the fewest parentheses that read clearly.
+
+    `names(kind, name)` respells a schema's metavariables ("meta", "tmeta", "cmeta") and the
+    variable of a substitution ("subvar"); without it they print as written.
+    """
     w = dict(notation.printed)
-    return _show(f, w, 0)
+    return _show(f, w, 0, names)
 
 
-def _show_term(t, w, depth: int) -> str:
+def _show_term(t, depth: int, names) -> str:
     tag = t[0]
     if tag == "c":
         return t[1]
     if tag == "bv":
         return _var(depth - 1 - t[1])
     if tag == "f":
-        return f"{t[1]}({', '.join(_show_term(a, w, depth) for a in t[2])})"
-    if tag in ("tmeta", "cmeta", "var"):
+        return f"{t[1]}({', '.join(_show_term(a, depth, names) for a in t[2])})"
+    if tag in ("tmeta", "cmeta"):
+        return t[1] if names is None else names(tag, t[1])
+    if tag == "var":
         return t[1]
     if tag == "hole":
         return "x"
     return "?"
 
 
-def _show(f, w, depth: int) -> str:
+def _show(f, w, depth: int, names) -> str:
     tag = f[0]
     if tag == "atom":
         if f[1] == "=":
-            return f"{_show_term(f[2][0], w, depth)} = {_show_term(f[2][1], w, depth)}"
+            return f"{_show_term(f[2][0], depth, names)} = {_show_term(f[2][1], depth, names)}"
         if not f[2]:
             return f[1]
-        return f"{f[1]}({', '.join(_show_term(t, w, depth) for t in f[2])})"
+        return f"{f[1]}({', '.join(_show_term(t, depth, names) for t in f[2])})"
     if tag == "bot":
         return w["bot"]
     if tag == "meta":
-        return f[1]
+        return f[1] if names is None else names("meta", f[1])
     if tag == "subst":
-        return f"{f[1]}[{_show_term(f[2], w, depth)}/{f[3]}]"
+        meta, var = (f[1], f[3]) if names is None else (names("meta", f[1]), names("subvar", f[3]))
+        return f"{meta}[{_show_term(f[2], depth, names)}/{var}]"
     if tag == "not":
-        return w["not"] + _wrap_unary(f[1], w, depth)
+        return w["not"] + _wrap_unary(f[1], w, depth, names)
     if tag in QUANT:
         sep = "" if not _NAME_RE.fullmatch(w[tag]) else " "
-        return f"{w[tag]}{sep}{_var(depth)} " + _wrap_unary(f[1], w, depth + 1)
+        return f"{w[tag]}{sep}{_var(depth)} " + _wrap_unary(f[1], w, depth + 1, names)
     # binary
     left, right = f[1], f[2]
-    ls = _show(left, w, depth)
-    rs = _show(right, w, depth)
+    ls = _show(left, w, depth, names)
+    rs = _show(right, w, depth, names)
     if _needs_parens(left, tag, "left"):
         ls = f"({ls})"
     if _needs_parens(right, tag, "right"):
@@ -375,8 +381,8 @@ def _show(f, w, depth: int) -> str:
     return f"{ls} {w[tag]} {rs}"
 
 
-def _wrap_unary(f, w, depth: int) -> str:
-    s = _show(f, w, depth)
+def _wrap_unary(f, w, depth: int, names) -> str:
+    s = _show(f, w, depth, names)
     if f[0] in BINARY or (f[0] == "atom" and f[1] == "="):
         return f"({s})"
     return s

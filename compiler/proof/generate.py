@@ -16,7 +16,7 @@ import random
 from typing import Iterator
 
 from worldspec.compiler.proof import formula as F
-from worldspec.compiler.proof.schema import Schema, build
+from worldspec.compiler.proof.schema import Schema, all_patterns, build, term_metas
 
 _ATOMS = [("atom", "P", ()), ("atom", "Q", ()), ("atom", "R", ())]
 _CLOSED = _ATOMS + [("not", ("atom", "P", ())), ("and", ("atom", "P", ()), ("atom", "Q", ()))]
@@ -29,12 +29,11 @@ VARIANTS = ("plain", "same_line", "twice", "reversed")
 
 def metavariables(schema: Schema) -> tuple[list, list, list]:
     """(formula metas with their variable, term metas, constant metas) of a schema."""
-    from worldspec.compiler.proof.schema import _all_patterns, _term_metas
     tm: set = set()
     cm: set = set()
-    for p in _all_patterns(schema.lines, schema.subs, schema.conclusion):
-        _term_metas(p, tm, "tmeta")
-        _term_metas(p, cm, "cmeta")
+    for p in all_patterns(schema.lines, schema.subs, schema.conclusion):
+        term_metas(p, tm, "tmeta")
+        term_metas(p, cm, "cmeta")
     return list(schema.metas), sorted(tm), sorted(cm)
 
 

@@ -186,7 +186,8 @@ def _occurrences(p, out: list) -> None:
         _occurrences(p[2], out)
 
 
-def _all_patterns(lines, subs, conclusion):
+def all_patterns(lines, subs, conclusion):
+    """Every formula pattern of a schema: cited lines, subproof ends, conclusion."""
     yield from lines
     for a, c in subs:
         yield a
@@ -196,7 +197,7 @@ def _all_patterns(lines, subs, conclusion):
 
 def _resolve_metas(lines, subs, conclusion) -> dict:
     occ: list = []
-    for p in _all_patterns(lines, subs, conclusion):
+    for p in all_patterns(lines, subs, conclusion):
         _occurrences(p, occ)
     var: dict[str, str | None] = {}
     names = dict.fromkeys(o[1] for o in occ)
@@ -250,7 +251,7 @@ def _check_term(t) -> None:
 
 def _validate(s: Schema) -> None:
     occ: list = []
-    for p in _all_patterns(s.lines, s.subs, s.conclusion):
+    for p in all_patterns(s.lines, s.subs, s.conclusion):
         _occurrences(p, occ)
     for name in dict.fromkeys(o[1] for o in occ):
         plain = [o for o in occ if o[1] == name and o[0] == "meta"]
@@ -259,33 +260,45 @@ def _validate(s: Schema) -> None:
             raise FormulaError(f"{name} appears only as {name}[t/x]; the schema must fix {name} elsewhere, "
                                f"e.g. forall x {name}")
     cm = set()
-    for p in _all_patterns(s.lines, s.subs, s.conclusion):
-        _term_metas(p, cm, "cmeta")
+    for p in all_patterns(s.lines, s.subs, s.conclusion):
+        term_metas(p, cm, "cmeta")
     for c in s.fresh:
         if c not in cm:
             raise FormulaError(f"fresh {c}: {c} does not occur in the schema")
 
 
-def _term_metas(p, out: set, kind: str) -> None:
+def pattern_terms(p):
+    """Every term a pattern mentions (atoms' arguments, substituted terms), function arguments included."""
     tag = p[0]
     if tag == "atom":
         for t in p[2]:
-            _term_meta_in(t, out, kind)
+            yield from _subterms(t)
     elif tag == "subst":
-        _term_meta_in(p[2], out, kind)
+        yield from _subterms(p[2])
     elif tag == "not" or tag in F.QUANT:
-        _term_metas(p[1], out, kind)
+        yield from pattern_terms(p[1])
     elif tag in F.BINARY:
-        _term_metas(p[1], out, kind)
-        _term_metas(p[2], out, kind)
+        yield from pattern_terms(p[1])
+        yield from pattern_terms(p[2])
 
 
-def _term_meta_in(t, out: set, kind: str) -> None:
-    if t[0] == kind:
-        out.add(t[1])
-    elif t[0] == "f":
+def _subterms(t):
+    yield t
+    if t[0] == "f":
         for a in t[2]:
-            _term_meta_in(a, out, kind)
+            yield from _subterms(a)
+
+
+def term_metas(p, out: set, kind: str) -> None:
+    """Add the names of the term ("tmeta") or constant ("cmeta") metavariables in pattern p to out."""
+    out.update(t[1] for t in pattern_terms(p) if t[0] == kind)
+
+
+def constant_metas(pattern) -> set:
+    """The constant metavariables (c, d) a pattern mentions."""
+    out: set = set()
+    term_metas(pattern, out, "cmeta")
+    return out
 
 
 # ---------------------------------------------------------------- rendering
@@ -295,6 +308,8 @@ def _render(lines, subs, conclusion, conditions, notation, rename: dict | None) 
     w = dict(notation.printed)
 
     def name(kind: str, n: str) -> str:
+        if kind == "subvar":
+            return "x"  # the variable of A[t/x] is a placeholder
         if rename is None:
             return n
         key = (kind, n)
@@ -305,45 +320,12 @@ def _render(lines, subs, conclusion, conditions, notation, rename: dict | None) 
             rename[key] = pool[used] if used < len(pool) else f"{pool[0]}{used}"
         return rename[key]
 
-    def term(t, depth):
-        tag = t[0]
-        if tag in ("tmeta", "cmeta"):
-            return name(tag, t[1])
-        if tag == "f":
-            return f"{t[1]}({', '.join(term(a, depth) for a in t[2])})"
-        return F._show_term(t, w, depth)
+    def fm(p):
+        return F.show(p, notation, name)
 
-    def fm(p, depth):
-        tag = p[0]
-        if tag == "meta":
-            return name("meta", p[1])
-        if tag == "subst":
-            return f"{name('meta', p[1])}[{term(p[2], depth)}/x]"
-        if tag == "atom":
-            if p[1] == "=":
-                return f"{term(p[2][0], depth)} = {term(p[2][1], depth)}"
-            return p[1] if not p[2] else f"{p[1]}({', '.join(term(t, depth) for t in p[2])})"
-        if tag == "bot":
-            return w["bot"]
-        if tag == "not":
-            return w["not"] + wrap(p[1], depth)
-        if tag in F.QUANT:
-            sep = " " if F._NAME_RE.fullmatch(w[tag]) else ""
-            return f"{w[tag]}{sep}{F._var(depth)} " + wrap(p[1], depth + 1)
-        ls, rs = fm(p[1], depth), fm(p[2], depth)
-        if F._needs_parens(p[1], tag, "left"):
-            ls = f"({ls})"
-        if F._needs_parens(p[2], tag, "right"):
-            rs = f"({rs})"
-        return f"{ls} {w[tag]} {rs}"
-
-    def wrap(p, depth):
-        s = fm(p, depth)
-        return f"({s})" if p[0] in F.BINARY or (p[0] == "atom" and p[1] == "=") else s
-
-    parts = [fm(p, 0) for p in lines] + [f"[{fm(a, 0)} ... {fm(c, 0)}]" for a, c in subs]
+    parts = [fm(p) for p in lines] + [f"[{fm(a)} ... {fm(c)}]" for a, c in subs]
     text = ", ".join(parts)
-    text = (text + " " if text else "") + f"{w['turnstile']} {fm(conclusion, 0)}"
+    text = (text + " " if text else "") + f"{w['turnstile']} {fm(conclusion)}"
     conds = []
     for c in conditions:
         if c.startswith("fresh "):
@@ -357,7 +339,7 @@ def _render(lines, subs, conclusion, conditions, notation, rename: dict | None) 
 
 # ---------------------------------------------------------------- matching
 
-_DELAYED = "__delayed"
+DELAYED = "__delayed"  # the sigma key of substitution patterns queued until their metavariable is bound
 
 
 def match(p, f, sigma: dict, depth: int = 0) -> bool:
@@ -375,7 +357,7 @@ def match(p, f, sigma: dict, depth: int = 0) -> bool:
         return old == value
     if tag == "subst":
         if p[1] not in sigma:
-            sigma.setdefault(_DELAYED, []).append((p, f))
+            sigma.setdefault(DELAYED, []).append((p, f))
             return True
         return _match_subst(p, f, sigma)
     if tag != f[0]:
@@ -504,7 +486,7 @@ def _solve_hole_term(a, b, found: list) -> bool:
 def resolve(sigma: dict) -> bool:
     """Settle queued substitution patterns: by the now-bound metavariable, or by
     anti-unifying the formulas a metavariable must produce (t = s, A[t/x] |- A[s/x])."""
-    queue = sigma.pop(_DELAYED, None)
+    queue = sigma.pop(DELAYED, None)
     if not queue:
         return True
     groups: dict[str, list] = {}
@@ -595,25 +577,7 @@ def build(p, sigma: dict):
 
 def unbound_terms(p, sigma: dict, out: set) -> None:
     """Term metavariables of p not yet bound (for enumeration)."""
-    tag = p[0]
-    if tag == "atom":
-        for t in p[2]:
-            _unbound_term(t, sigma, out)
-    elif tag == "subst":
-        _unbound_term(p[2], sigma, out)
-    elif tag == "not" or tag in F.QUANT:
-        unbound_terms(p[1], sigma, out)
-    elif tag in F.BINARY:
-        unbound_terms(p[1], sigma, out)
-        unbound_terms(p[2], sigma, out)
-
-
-def _unbound_term(t, sigma, out) -> None:
-    if t[0] in ("tmeta", "cmeta") and t[1] not in sigma:
-        out.add((t[0], t[1]))
-    elif t[0] == "f":
-        for a in t[2]:
-            _unbound_term(a, sigma, out)
+    out.update((t[0], t[1]) for t in pattern_terms(p) if t[0] in ("tmeta", "cmeta") and t[1] not in sigma)
 
 
 def fits(schema: Schema, lines: list, subs: list, conclusion) -> list[dict]:
@@ -642,7 +606,7 @@ def premises_fit(schema: Schema, lines: list, subs: list) -> bool:
     for (pa, pc), (fa, fc) in zip(schema.subs, subs):
         if not match(pa, fa, sigma) or not match(pc, fc, sigma):
             return False
-    queue = sigma.get(_DELAYED, [])
+    queue = sigma.get(DELAYED, [])
     for p, f in queue:  # a queued pattern whose metavariable got bound later can be checked now
         if p[1] in sigma and not _match_subst(p, f, sigma):
             return False

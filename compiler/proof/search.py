@@ -36,7 +36,7 @@ from __future__ import annotations
 import attrs
 
 from worldspec.compiler.proof import formula as F
-from worldspec.compiler.proof.schema import Schema, _DELAYED, build, match, resolve
+from worldspec.compiler.proof.schema import DELAYED, Schema, build, constant_metas, match, resolve, unbound_terms
 
 
 @attrs.frozen
@@ -162,11 +162,10 @@ def instances(rules: dict[str, Schema], formulas: list, limit: int = 200_000) ->
                 if v is None:
                     continue
                 fresh.add(v[1])
-                from worldspec.compiler.proof.checker import _cmetas
-                if c not in _cmetas(schema.conclusion) and v[1] in F.constants(forms[-1]):
+                if c not in constant_metas(schema.conclusion) and v[1] in F.constants(forms[-1]):
                     bad = True
                 for p, f in zip(schema.lines, forms[:nl]):
-                    if c not in _cmetas(p) and v[1] in F.constants(f):
+                    if c not in constant_metas(p) and v[1] in F.constants(f):
                         bad = True
             if bad:
                 continue
@@ -189,8 +188,8 @@ def instances(rules: dict[str, Schema], formulas: list, limit: int = 200_000) ->
 def _enumerate(pats, i, sigma, index, buckets):
     if i == len(pats):
         s = dict(sigma)
-        if _DELAYED in s:
-            s[_DELAYED] = list(s[_DELAYED])
+        if DELAYED in s:
+            s[DELAYED] = list(s[DELAYED])
         if resolve(s):
             yield s
         return
@@ -204,14 +203,13 @@ def _enumerate(pats, i, sigma, index, buckets):
     key = "*" if p[0] in ("meta", "subst") else ((p[0], p[1]) if p[0] == "atom" else p[0])
     for cand in buckets.get(key, ()):
         s = dict(sigma)
-        if _DELAYED in s:
-            s[_DELAYED] = list(s[_DELAYED])
+        if DELAYED in s:
+            s[DELAYED] = list(s[DELAYED])
         if match(p, cand, s):
             yield from _enumerate(pats, i + 1, s, index, buckets)
 
 
 def _ready(p, sigma) -> bool:
-    from worldspec.compiler.proof.schema import unbound_terms
     missing: set = set()
     unbound_terms(p, sigma, missing)
     return not missing and build(p, sigma) is not None

@@ -1,4 +1,4 @@
-"""The `proof` world kind: a spec of inference rules -> a proof-checking World.
+"""The proof kind's spec reader: a spec of inference rules -> a ProofWorld (compiler/proof/world.py).
 
 A proof world declares its base (manual) rules as `infer` blocks with a schema
 and a manual entry, patches some of them with `rule` blocks (the discovery
@@ -6,26 +6,21 @@ targets), names red herrings among the rest, and gives tasks as sequents
 (`premises`, `goal`) with a reference proof, or designates a goal `unprovable`
 under a named `bounds` block, which the certifier then checks by exhaustive
 bounded search. See docs/proof-worlds.md.
-
-The World offers the same surface as a program World: probe = check one proof,
-verify = check an answer to a task (or accept the declared decline form on an
-unprovable goal), requires = knockout, certify = the report of
-compiler/certify.py plus the certifier's bounds for each unprovable goal.
 """
 from __future__ import annotations
 
 import re
-from typing import Iterator
 
 import attrs
 
 from worldspec import ast
-from worldspec.compiler.api import Kind, Budget, CaseResult, Example, Feedback, Rule, Task, ToolSpec, Verdict, WorldHeader
-from worldspec.compiler.common import BUDGET_KEYS, draw_params, interpolate
-from worldspec.compiler.proof import checker, formula as F, generate, proofs, search
+from worldspec.compiler.api import Budget, Example, Kind, Rule, Task
+from worldspec.compiler.common import draw_params, interpolate, read_budget
+from worldspec.compiler.proof import checker, formula as F, proofs, search
 from worldspec.compiler.proof.formula import FormulaError
 from worldspec.compiler.proof.manual import render_manual, sequent
 from worldspec.compiler.proof.schema import Schema, parse_schema
+from worldspec.compiler.proof.world import DEFAULT_DECLINE, InferRule, ProofTask, ProofWorld
 from worldspec.diagnostics import SpecError, did_you_mean, source_line
 from worldspec.meta import MetaCompiler
 from worldspec.values import EvalError
@@ -36,311 +31,16 @@ SYNTAX_KEYS = {"not": "not", "and": "and", "or": "or", "implies": "imp", "imp": 
                "turnstile": "turnstile", "premise": "premise", "assume": "assume"}
 TASK_FIELDS = ("prompt", "premises", "premise", "goal", "solution", "naive", "unprovable")
 BOUND_KEYS = ("size", "depth", "lines", "nodes", "constants")
-DEFAULT_DECLINE = "UNPROVABLE"
-
-
-@attrs.frozen
-class InferRule:
-    id: str
-    title: str
-    schema: Schema
-    doc: str
-
-
-@attrs.frozen
-class ProofTask:
-    task: Task
-    premises: tuple
-    goal: tuple
-    unprovable: bool
-    bounds: search.Bounds
-    bounds_name: str
-
-
-@attrs.frozen(eq=False)
-class ProofWorld(WorldHeader):
-    notation: F.Notation = attrs.field(repr=False)
-    infer: dict = attrs.field(repr=False)  # id -> InferRule (base)
-    patches: dict = attrs.field(repr=False)  # id -> Schema (true)
-    applied: frozenset = frozenset()
-    task_data: dict = attrs.field(repr=False, factory=dict)
-    decline: str = DEFAULT_DECLINE
-    premise_word: str = "premise"
-    assume_word: str = "assume"
-    default_bounds: search.Bounds = search.Bounds()
-    source: str = ""
-    cache: dict = attrs.field(repr=False, factory=dict)  # shared by every variant
-
-    # ------------------------------------------------------------ variants
-
-
-    @property
-    def protocol(self) -> str:
-        """How the runner runs this world (compiler.api.PROTOCOLS)."""
-        return "milestone"
-
-    @property
-    def schemas(self) -> dict[str, Schema]:
-        """The rule table in force: base schemas with the applied patches."""
-        key = ("schemas", self.applied)
-        if key not in self.cache:
-            table = {rid: r.schema for rid, r in self.infer.items()}
-            for rid in self.applied:
-                table[rid] = self.patches[rid]
-            self.cache[key] = table
-        return self.cache[key]
-
-    @property
-    def is_true(self) -> bool:
-        return self.applied == frozenset(self.patches)
-
-    def variant(self, applied) -> "ProofWorld":
-        return attrs.evolve(self, applied=frozenset(applied))
-
-    def base_world(self) -> "ProofWorld":
-        return self.variant(())
-
-    def true_world(self) -> "ProofWorld":
-        return self.variant(self.patches)
-
-    def knockout(self, rule_id: str) -> "ProofWorld":
-        return self.variant(r for r in self.patches if r != rule_id)
-
-    def rule(self, rule_id: str) -> Rule:
-        for r in self.rules + self.herrings:
-            if r.id == rule_id:
-                return r
-        raise KeyError(rule_id)
-
-    # ------------------------------------------------------------ checking
-
-    def _read(self, text: str) -> proofs.Proof:
-        return proofs.read(text, self.notation, (self.premise_word,) + proofs.PREMISE_WORDS,
-                           (self.assume_word,) + proofs.ASSUME_WORDS)
-
-    def check(self, text: str) -> checker.Result:
-        """The checker's verdict on a proof under this world's rules (never raises)."""
-        try:
-            return checker.check(self._read(text), self.schemas, self.notation)
-        except RecursionError:
-            return checker.Result(False, False, message="the proof nests too deeply to check")
-
-    def verdict_text(self, result: checker.Result) -> str:
-        """The compact verdict an agent sees."""
-        if result.accepted:
-            return (f"accepted: {sequent(result.premises, result.conclusion, self.notation)} "
-                    f"({result.lines} line{'s' if result.lines != 1 else ''})")
-        if result.ok:
-            return f"not a finished proof: {result.message}"
-        if not result.line:
-            return f"rejected: {result.message}"
-        where = f"line {result.line}" + (f" ({result.rule})" if result.rule else "")
-        checked = f" Lines 1-{result.line - 1} check." if result.line > 2 else (
-            " Line 1 checks." if result.line == 2 else "")
-        return f"rejected at {where}: {result.message}.{checked}"
-
-    def charge(self, text: str) -> int:
-        """Probe units: one per proof (0 when the text has no numbered line)."""
-        if not isinstance(text, str):
-            return 0
-        return 1 if any(re.match(r"\s*\d", ln) for ln in text.splitlines()) else 0
-
-    def probe(self, text: str) -> Feedback:
-        """Check one proof as an agent would: one unit, capped verdict, never raising."""
-        if not isinstance(text, str):
-            return Feedback("rejected: the proof must be text", 0, "parse_error")
-        units = self.charge(text)
-        if not units:
-            return Feedback(f"rejected: no numbered proof lines; write one step per line, e.g. "
-                            f"`1. P {self.notation.word('imp')} Q    {self.premise_word}`. Nothing was "
-                            f"checked.", 0, "parse_error")
-        result = self.check(text)
-        return self._capped(self.verdict_text(result), units, "ok" if result.accepted else "error")
-
-    def _capped(self, text: str, units: int, status: str) -> Feedback:
-        lines_cap, chars_cap = self.budget.feedback_lines, self.budget.feedback_chars
-        lines = text.split("\n")
-        if len(lines) <= lines_cap and len(text) <= chars_cap:
-            return Feedback(text, units, status)
-        notice = "[feedback truncated]"
-        out = "\n".join(lines[: lines_cap - 1])
-        if len(out) + len(notice) + 1 > chars_cap:
-            out = out[: chars_cap - len(notice) - 1]
-        return Feedback(out + "\n" + notice, units, status, truncated=True)
-
-    # ------------------------------------------------------------ grading
-
-    def task(self, task) -> Task:
-        return self.task_data[task if isinstance(task, str) else task.id].task
-
-    def is_decline(self, answer: str) -> bool:
-        text = answer.strip().strip("`").strip()
-        text = re.sub(r"^[\"'*_]+|[\"'*_.!]+$", "", text).strip()
-        return text.upper() == self.decline.upper()
-
-    def unprovable(self, task) -> bool:
-        """Whether declining is the right answer here: the designation in the true world, the
-        certifier's verdict in any other rule system."""
-        data = self.task_data[task if isinstance(task, str) else task.id]
-        if self.is_true:
-            return data.unprovable
-        return self.search(data.task.id).certified_unprovable
-
-    def search(self, task) -> search.Outcome:
-        """The bounded search for a task's sequent under this world's rules (cached)."""
-        data = self.task_data[task if isinstance(task, str) else task.id]
-        key = ("search", self.applied, data.task.id)
-        if key not in self.cache:
-            self.cache[key] = search.search(self.schemas, data.premises, data.goal, data.bounds,
-                                            notation=self.notation)
-        return self.cache[key]
-
-    def verify(self, task, answer: str) -> Verdict:
-        """Exact grading: a proof that checks and proves the task's goal from its premises, or
-        (for a goal designated unprovable) the decline form."""
-        data = self.task_data[task if isinstance(task, str) else task.id]
-        t = data.task
-        want = sequent(data.premises, data.goal, self.notation)
-        if not isinstance(answer, str) or not answer.strip():
-            return Verdict(t.id, False, "no answer")
-        if self.is_decline(answer):
-            if self.unprovable(t.id):
-                return self._verdict(t.id, True, "declined correctly: the goal has no proof", want, answer)
-            return self._verdict(t.id, False, "declined, but the goal can be proved", want, answer)
-        result = self.check(answer)
-        if self.is_true and data.unprovable:
-            note = " (this proof checks; please report it)" if result.accepted else ""
-            return self._verdict(t.id, False, f"the goal is designated unprovable; only {self.decline} "
-                                 f"earns credit{note}", want, answer)
-        if not result.accepted:
-            return self._verdict(t.id, False, self.verdict_text(result), want, answer)
-        extra = [p for p in result.premises if p not in data.premises]
-        if extra:
-            return self._verdict(t.id, False, f"the proof uses the premise {F.show(extra[0], self.notation)}, "
-                                 f"which the task does not give", want, answer)
-        if result.conclusion != data.goal:
-            return self._verdict(t.id, False, f"the proof ends with {F.show(result.conclusion, self.notation)}, "
-                                 f"not the goal {F.show(data.goal, self.notation)}", want, answer)
-        return self._verdict(t.id, True, "the proof checks and proves the goal", want, answer)
-
-    @staticmethod
-    def _verdict(tid, ok, detail, want, answer) -> Verdict:
-        return Verdict(tid, ok, detail, (CaseResult((), want, answer.strip(), ok),))
-
-    def requires(self, task) -> frozenset[str]:
-        """Patched rules without which the reference proof no longer checks (or, for an
-        unprovable goal, without which the goal becomes provable within its bounds)."""
-        tid = task if isinstance(task, str) else task.id
-        key = ("requires", tid)
-        if key not in self.cache:
-            true = self.true_world()
-            data = self.task_data[tid]
-            needed = set()
-            # Every knockout's rules are among the true rules plus the base ones: when even
-            # that union cannot prove an unprovable goal, no knockout can.
-            hopeless = data.unprovable and self._union_search(tid).certified_unprovable
-            for rid in sorted(self.patches):
-                knocked = true.knockout(rid)
-                if data.unprovable:
-                    if hopeless:
-                        continue
-                    outcome = knocked.search(tid)
-                    if (outcome.found and len(proofs.clean(outcome.proof)) <= data.bounds.lines
-                            and knocked.verify(tid, outcome.proof).passed):
-                        needed.add(rid)  # provable within the bounds once the rule is reverted
-                elif not knocked.verify(tid, data.task.solution).passed:
-                    needed.add(rid)
-            self.cache[key] = frozenset(needed)
-        return self.cache[key]
-
-    def _union_search(self, tid: str) -> search.Outcome:
-        key = ("union", tid)
-        if key not in self.cache:
-            table = dict(self.true_world().schemas)
-            for rid in self.patches:
-                table[f"{rid}~base"] = self.infer[rid].schema
-            data = self.task_data[tid]
-            self.cache[key] = search.search(table, data.premises, data.goal, data.bounds, notation=self.notation)
-        return self.cache[key]
-
-    # ------------------------------------------------------------ rules and tools
-
-    @property
-    def open_book(self) -> str:
-        lines = [f"The complete list of ways {self.name} differs from its manual:"]
-        for r in self.rules:
-            lines.append(f"- {r.id} ({r.title}): {r.statement} Schema: `{r.equation}`")
-        return "\n".join(lines)
-
-    @property
-    def report_instructions(self) -> str:
-        return (f"Write one line per rule you believe differs from the manual: the rule id, a colon, and "
-                f"its true schema in the manual's schema notation, for example `r1: A "
-                f"{self.notation.word('and')} B {self.notation.word('turnstile')} B ; distinct`. If you "
-                f"cannot tell any rule, write UNKNOWN.")
-
-    @property
-    def tool(self) -> ToolSpec:
-        b = self.budget
-        return ToolSpec(
-            "check_proof",
-            f"Check one {self.name} proof with the real proof checker. Each call checks one proof (one "
-            f"probe unit). The verdict says `accepted` with the sequent proved, or names the first line "
-            f"that fails, the rule it cites and why. Feedback is capped at {b.feedback_lines} lines and "
-            f"{b.feedback_chars} characters.",
-            "proof",
-            f"The complete proof, one numbered line per step: `N. FORMULA JUSTIFICATION`, where the "
-            f"justification is `{self.premise_word}`, `{self.assume_word}`, or a rule id followed by the "
-            f"cited lines and subproof ranges (`ID 1, 3-5`); subproof lines start with bars `|`.")
-
-    def grade_equation(self, rule_id: str, text: str) -> bool:
-        """Whether a stated schema is exactly the rule's true schema (up to renaming of
-        metavariables and, for unordered rules, the order of premises)."""
-        try:
-            truth = self.schemas.get(rule_id) if self.is_true else self.true_world().schemas.get(rule_id)
-            if truth is None or not isinstance(text, str):
-                return False
-            stated = text.strip().strip("`").strip()
-            stated = re.sub(r"^(rule\s+)?" + re.escape(rule_id) + r"\s*(\(\s*\))?\s*[:=]\s*", "", stated)
-            return parse_schema(stated, self.notation).canonical() == truth.canonical()
-        except (FormulaError, RecursionError, ValueError, KeyError):
-            return False
-
-    @property
-    def reit_rule(self) -> str | None:
-        """A rule that restates a line (A |- A), the same in every variant, if the world has one."""
-        return self._helper("A |- A")
-
-    @property
-    def inst_rule(self) -> str | None:
-        return self._helper("forall x A |- A[t/x]")
-
-    def _helper(self, canonical: str) -> str | None:
-        for rid, r in self.infer.items():
-            if rid not in self.patches and r.schema.canonical() == canonical:
-                return rid
-        return None
-
-    def probe_generator(self, seed: int = 0) -> Iterator[str]:
-        """Seeded one-rule proofs built from the manual's schemas (fixed-probe exploration)."""
-        base = {rid: r.schema for rid, r in self.infer.items()}
-        return generate.probe_stream(base, seed, self.reit_rule, self.notation, self.premise_word,
-                                     self.assume_word, self.inst_rule)
-
-    def certify(self, progress=None) -> dict:
-        from worldspec.compiler.proof.certify import certify
-        return certify(self, progress)
-
-
-# ================================================================ compiling the spec
 
 
 def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProofWorld:
     """Compile a `kind proof` spec into its true ProofWorld (at `seed`, or the declared one)."""
-    return _Compiler(spec, spec.seed if seed is None else seed).world()
+    return Reader(spec, spec.seed if seed is None else seed).world()
 
 
-class _Compiler:
+class Reader:
+    """Reads one proof spec: params, notation and bounds are kept while its sections are read."""
+
     def __init__(self, spec: ast.Spec, seed: int):
         self.spec = spec
         self.seed = seed
@@ -348,11 +48,13 @@ class _Compiler:
         self.mc = MetaCompiler(self.params)
 
     def text(self, s: str) -> str:
+        """A spec string with the params filled in."""
         return interpolate(s, self.params)
 
     # ---------------------------------------------------------- reading fields
 
     def value(self, field: ast.Field, what: str):
+        """The one value of a field."""
         if len(field.args) != 1:
             raise SpecError(field.span, f"{field.key} takes one value, here {len(field.args)}", what)
         return self._eval(field.args[0], what)
@@ -366,12 +68,14 @@ class _Compiler:
             raise SpecError(e.span, f"cannot evaluate this value: {err.message}", what) from None
 
     def string(self, field: ast.Field, what: str) -> tuple[str, ast.Span]:
+        """The one string of a field, and its span."""
         v = self.value(field, what)
         if not isinstance(v, str):
             raise SpecError(field.args[0].span, f"{field.key} needs a string, not {v!r}", what)
         return self.text(v), field.args[0].span
 
     def strings(self, field: ast.Field, what: str) -> list[tuple[str, ast.Span]]:
+        """Every string of a field, with their spans."""
         out = []
         for e in field.args:
             v = self._eval(e, what)
@@ -381,12 +85,14 @@ class _Compiler:
         return out
 
     def int_field(self, field: ast.Field, what: str) -> int:
+        """The one non-negative integer of a field."""
         v = self.value(field, what)
         if type(v) is not int or v < 0:
             raise SpecError(field.span, f"{field.key} needs a non-negative integer, not {v!r}", what)
         return v
 
     def formula(self, text: str, span: ast.Span, what: str):
+        """A formula of the spec, or a SpecError at its column."""
         try:
             return F.parse(text, self.notation)
         except FormulaError as e:
@@ -394,6 +100,7 @@ class _Compiler:
                             "Formulas use the world's connectives; see docs/proof-worlds.md.") from None
 
     def schema(self, text: str, span: ast.Span, what: str) -> Schema:
+        """A schema of the spec, or a SpecError at its column."""
         try:
             return parse_schema(text, self.notation)
         except FormulaError as e:
@@ -403,6 +110,7 @@ class _Compiler:
     # ---------------------------------------------------------- sections
 
     def world(self) -> ProofWorld:
+        """Read every section; the true ProofWorld."""
         spec = self.spec
         self.reject_program_sections()
         self.notation, self.words = self.read_syntax()
@@ -426,10 +134,12 @@ class _Compiler:
         herrings = self.read_herrings(infer, patches)
         self.bounds = self.read_bounds(generic["bounds"])
         budget = self.read_budget()
-        world = ProofWorld(spec.name, spec.version, spec.kind, self.seed, spec.seed, self.text(spec.summary),
-                           tuple(self.params.items()), "", (), (), rules, herrings, budget, self.notation, infer,
-                           patches, frozenset(patches), {}, decline, self.words["premise"],
-                           self.words["assume"], self.bounds.get("default", search.Bounds()), spec.file, {})
+        world = ProofWorld(
+            name=spec.name, version=spec.version, kind=spec.kind, seed=self.seed, default_seed=spec.seed,
+            summary=self.text(spec.summary), params=tuple(self.params.items()), manual="", examples=(), tasks=(),
+            rules=rules, herrings=herrings, budget=budget, notation=self.notation, infer=infer, patches=patches,
+            applied=frozenset(patches), task_data={}, decline=decline, premise_word=self.words["premise"],
+            assume_word=self.words["assume"], source=spec.file, cache={})
         manual = render_manual(world, self.text(spec.manual),
                                [(r.id, r.title, r.schema, r.doc) for r in infer.values()], budget)
         world = attrs.evolve(world, manual=manual)
@@ -439,10 +149,12 @@ class _Compiler:
                             task_data=task_data)
 
     def reject_program_sections(self) -> None:
+        """A proof world has no base block, defs or unit costs."""
         spec = self.spec
         if spec.base:
             raise SpecError(spec.base[0].span, "a proof world has no base block",
-                            "Declare the manual's rules with infer blocks: infer r1 \"title\" { schema \"...\" doc \"...\" }")
+                            "Declare the manual's rules with infer blocks: "
+                            "infer r1 \"title\" { schema \"...\" doc \"...\" }")
         if spec.defs:
             raise SpecError(spec.defs[0].span, "a proof world has no defs", "Remove the def.")
         if spec.unit_costs:
@@ -450,6 +162,7 @@ class _Compiler:
                             "Remove the unit_cost entries from the budget.")
 
     def read_syntax(self):
+        """The notation and the premise/assume words of the syntax block."""
         overrides, words = {}, {"premise": "premise", "assume": "assume"}
         for e in self.spec.syntax:
             key = SYNTAX_KEYS.get(e.key)
@@ -470,6 +183,7 @@ class _Compiler:
                             "Give each connective its own spelling.") from None
 
     def read_infer(self, blocks) -> dict[str, InferRule]:
+        """The base rules: infer blocks."""
         out: dict[str, InferRule] = {}
         for g in blocks:
             if not g.name:
@@ -497,6 +211,7 @@ class _Compiler:
         return out
 
     def read_rules(self, infer):
+        """The patches (rule blocks) and the Rule records they give."""
         patches: dict[str, Schema] = {}
         rules = []
         for r in self.spec.rules:
@@ -535,10 +250,12 @@ class _Compiler:
                                     "Leave the equation out: it is the schema.")
                 equation = self.text(r.equation)
             patches[r.id] = schema
-            rules.append(Rule(r.id, self.text(r.title), f"rule {r.id}", False, self.text(r.statement), equation, ()))
+            rules.append(Rule(id=r.id, title=self.text(r.title), target=f"rule {r.id}", herring=False,
+                              statement=self.text(r.statement), equation=equation))
         return patches, tuple(rules)
 
     def read_herrings(self, infer, patches) -> tuple[Rule, ...]:
+        """The herrings: base rules that behave as documented."""
         out, seen = [], set()
         for h in self.spec.herrings:
             if h.id in seen or h.id in patches:
@@ -550,10 +267,12 @@ class _Compiler:
             if h.target in patches:
                 raise SpecError(h.span, f"herring {h.id} names {h.target}, but rule {h.target} patches it",
                                 "A herring must behave exactly as documented.")
-            out.append(Rule(h.id, self.text(h.note), f"rule {h.target}", True, self.text(h.note), "", ()))
+            out.append(Rule(id=h.id, title=self.text(h.note), target=f"rule {h.target}", herring=True,
+                            statement=self.text(h.note), equation=""))
         return tuple(out)
 
     def read_bounds(self, blocks) -> dict[str, search.Bounds]:
+        """The named bounds blocks of the unprovability certifier."""
         out = {}
         for g in blocks:
             if not g.name:
@@ -573,19 +292,13 @@ class _Compiler:
         return out
 
     def read_budget(self) -> Budget:
-        values = {"units_per_call": 1}
-        for key, v in self.spec.budget:
-            if key not in BUDGET_KEYS:
-                raise SpecError(self.spec.span, f"unknown budget entry {key!r}", did_you_mean(key, BUDGET_KEYS).strip()
-                                or "Entries: " + ", ".join(sorted(BUDGET_KEYS)) + ".")
-            values[key] = v
-        if "max_calls" not in values:
-            values["max_calls"] = values.get("rounds", 4) * values.get("calls_per_round", 12)
-        return Budget(**values, unit_costs=(("proof", 1),))
+        """One unit per proof checked."""
+        return read_budget(self.spec, (("proof", 1),), units_per_call=1)
 
     # ---------------------------------------------------------- examples and tasks
 
-    def proof_field(self, fields, what: str):
+    def proof_field(self, fields):
+        """The proof text of an example's fields, and its span."""
         for f in fields:
             if f.key in ("proof", "program"):
                 return self.string(f, 'proof """..."""')
@@ -593,6 +306,7 @@ class _Compiler:
 
     def check_proof(self, world: ProofWorld, text: str, span: ast.Span, what: str,
                     base: bool = False) -> checker.Result:
+        """The checker's result on a proof of the spec; a located SpecError when it fails."""
         w = world.base_world() if base else world
         result = w.check(text)
         if not result.accepted:
@@ -603,10 +317,11 @@ class _Compiler:
         return result
 
     def example(self, world: ProofWorld, e: ast.ExampleDecl) -> Example:
+        """A worked example with the checker's verdict."""
         for f in e.fields:
             if f.key not in ("proof", "program"):
                 raise SpecError(f.span, f"unknown example field {f.key!r}", 'An example holds proof """...""".')
-        text, span = self.proof_field(e.fields, "")
+        text, span = self.proof_field(e.fields)
         if text is None:
             text, span = (self.text(e.program), e.span) if e.program else (None, None)
         if not text:
@@ -616,6 +331,7 @@ class _Compiler:
         return Example(e.id, band, self.text(e.prompt), text.rstrip(), world.probe(text).text)
 
     def read_tasks(self, world: ProofWorld) -> dict[str, ProofTask]:
+        """Task id -> grading data; every reference and naive proof is checked."""
         out: dict[str, ProofTask] = {}
         for t in self.spec.tasks:
             if t.id in out:
@@ -672,8 +388,10 @@ class _Compiler:
                     f"subproof). If the goal cannot be proved in this system, answer exactly "
                     f"{self.decline} instead.")
             bounds = self.bounds[unprovable] if unprovable else self.bounds.get("default", search.Bounds())
-            task = Task(t.id, labels["band"], full, "proof", tuple(sorted(labels.items())), solution, naive)
-            out[t.id] = ProofTask(task, tuple(premises), goal, bool(unprovable), bounds, unprovable or "")
+            task = Task(id=t.id, band=labels["band"], prompt=full, shape="proof",
+                        labels=tuple(sorted(labels.items())), solution=solution, naive=naive)
+            out[t.id] = ProofTask(task=task, premises=tuple(premises), goal=goal, unprovable=bool(unprovable),
+                                  bounds=bounds, bounds_name=unprovable or "")
         partial = attrs.evolve(world, task_data=out)
         for t in self.spec.tasks:
             data = out[t.id]
@@ -684,6 +402,7 @@ class _Compiler:
         return out
 
     def check_task_proof(self, world, t, data: ProofTask, field: str, span, base: bool = False) -> None:
+        """A task's proof is accepted and proves the task's goal from its premises."""
         text = getattr(data.task, field)
         span = _string_span(t, field, span)
         result = self.check_proof(world, text, span, f"task {t.id}'s {field}", base=base)
