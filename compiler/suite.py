@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 
 from worldspec.compiler.build import KINDS, load_world
-from worldspec.compiler.program.certify import certify
 from worldspec.diagnostics import SpecError, SpecErrors
 
 
@@ -42,7 +41,7 @@ def certify_folder(path: str, seed: int | None = None, progress=None) -> dict:
     for w in worlds:
         if progress:
             progress(f"certifying {w.name}")
-        report = certify(w)
+        report = w.certify()
         problems += [f"{w.source}: {x}" for x in report["problems"]]
         entry = {"file": w.source, "world": w.name, "kind": w.kind, "certified": not report["problems"]}
         _count(counts["kind"], w.kind)
