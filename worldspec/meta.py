@@ -46,8 +46,11 @@ class Unit:
 
     def __call__(self, ctx, args: list):
         if self.variadic:  # the rest arguments are a new list: measured like any other
-            args = list(args[: self.arity - 1]) + [collection(ctx, list(args[self.arity - 1:]))]
-        frame = [None, ctx, *args]
+            fixed = self.arity - 1
+            rest = collection(ctx, list(args[fixed:]))
+            frame = [None, ctx, *args[:fixed], rest]
+        else:
+            frame = [None, ctx, *args]
         if self.nslots:
             frame.extend([None] * self.nslots)
         return self.body(frame)
