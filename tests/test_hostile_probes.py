@@ -123,6 +123,7 @@ def _strings():
     yield "aliencode", "string", 'EMIT(STITCH(ROAM(0, 99000), ""))'
     yield "aliencode", "string", "SET xs AS STRAND(\"" + "z" * 5000 + "\")\n" + "SET xs AS AMASS(xs, xs)\n" * 12 \
         + 'EMIT(GAUGE(STITCH(xs, "")))'
+    yield "aliencode", "string", 'SET s AS "' + "\u00df" * 19_000 + '"\n' + "SET s AS KNIT(s, s)\n" * 2 + "EMIT(GAUGE(ROAR(s)))"
     yield "aliencode", "string", "EMIT(VOICE(ROAM(0, 99000)))"
     yield "aliencode", "string", "EMIT(NUMERAL(VOICE(ROAM(0, 30))))"
     yield "aliencode", "string", 'SET s AS "9"\n' + "SET s AS KNIT(s, s)\n" * 13 + "EMIT(NUMERAL(s))"
@@ -179,6 +180,8 @@ def _random_bytes():
     for k in range(30):
         size = rng.choice((10, 200, 5000, 19_000))
         data = bytes(rng.randrange(256) for _ in range(size))
+        if k % 3:  # most random texts hold a NUL, refused at once: let the others reach the parser
+            data = data.replace(b"\x00", b" ")
         world = ("aliencode", "demo")[k % 2]
         yield world, "bytes", data.decode("latin-1")
         yield world, "bytes", data.decode("utf-8", errors="surrogateescape")

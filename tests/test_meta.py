@@ -421,6 +421,12 @@ def test_conversions_fail_as_errors_not_python_exceptions(src, error):
     assert "surrogate" in info.value.message or "number" in info.value.message or "too large" in info.value.message
 
 
+def test_a_case_change_cannot_grow_text_past_the_limit():
+    assert ev("len(upper(s))", s="\u00df" * 50_000) == 100_000
+    with pytest.raises(LimitError, match="value too large"):
+        ev("upper(s)", s="\u00df" * 50_001)
+
+
 def test_chr_either_side_of_the_surrogates():
     assert ev("chr(55295)") == "\ud7ff" and ev("chr(57344)") == "\ue000"
 

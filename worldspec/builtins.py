@@ -541,7 +541,10 @@ def _str1(name, fn):
     def f(ctx, s):
         _need(type(s) is str, f"{name}: expected a string, got {{}}", s)
         ctx.pay(len(s) // CHARS_PER_UNIT)
-        return fn(s)
+        r = fn(s)
+        if type(r) is str and len(r) > MAX_LEN:  # upper("ß") is "SS": case changes can grow text
+            raise LimitError(TOO_LARGE)
+        return r
     return f
 
 
