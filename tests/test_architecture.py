@@ -49,7 +49,6 @@ TALLY = str(Path(__file__).resolve().parent / "worlds" / "tally.world")
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("end_to_end", "rule_ids_in_report"): "runner",
     ("worldspec.cli", "function_import"): "worldspec/cli.py",
-    ("worldspec.meta", "function_import"): "worldspec/meta.py",
     ("worldspec.runner.blackbox", "cycle"): "runner",
     ("worldspec.runner.blackbox", "function_import"): "runner",
     ("worldspec.runner.blackbox", "private_import"): "runner",

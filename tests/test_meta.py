@@ -13,7 +13,8 @@ from worldspec.compiler import compile_spec
 from worldspec.diagnostics import SpecError
 from worldspec.meta import MetaCompiler
 from worldspec.parser import parse_expr, parse_spec
-from worldspec.values import MAX_INT_BITS, MAX_LEN, Ctx, EvalError, Function, LimitError, same
+from worldspec.values import (MAX_INT_BITS, MAX_LEN, MAX_NEST, Ctx, EvalError, Function, LimitError, measure,
+                              same, weight)
 
 
 def ev(src: str, max_steps: int | None = None, **env):
@@ -332,6 +333,115 @@ def test_str_of_a_shared_nested_value_is_a_limit():
         ev("len(str(repeat(repeat(1, 1000), 1000)))")
 
 
+# ---------------------------------------------------------------- weights: shared structure, work charged
+
+
+def test_weight_counts_a_shared_part_as_often_as_it_is_reachable():
+    ctx = Ctx()
+    a = list(range(40_000))
+    assert weight(ctx, a) == 40_000
+    assert weight(ctx, [a, a]) == 80_002  # two slots, and the 40,000 elements twice
+    assert measure(ctx, [[a], 1]) == (40_003, 3)
+    assert weight(ctx, {"k": a}) == 40_001
+    assert weight(ctx, ["x" * 640, "y"]) == 12  # a string weighs a unit per 64 characters
+    assert weight(ctx, 5) == 0 and measure(ctx, []) == (0, 1)
+    with pytest.raises(LimitError, match="value too large"):
+        weight(ctx, [a, a, a])
+
+
+@pytest.mark.parametrize("src", [
+    "fold(fn(a, x) => [a, a], [1], range(40))",
+    "fold(fn(a, x) => concat(a, a), [[1]], range(40))",
+    "fold(fn(a, x) => append(a, a), [], range(40))",
+    "fold(fn(a, x) => repeat(a, 2), 1, range(40))",
+    "fold(fn(a, x) => [a] * 2, [1], range(40))",
+    "fold(fn(a, x) => put(put({}, 1, a), 2, a), {}, range(40))",
+    "fold(fn(a, x) => zip(a, a), range(10), range(40))",
+    "fold(fn(a, x) => enumerate([a, a]), [1], range(40))",
+    "fold(fn(a, x) => map(fn(y) => a, [1, 2]), [1], range(40))",
+    "fold(fn(a, x) => values({1: a, 2: a}), [1], range(40))",
+    "repeat(repeat(repeat(1, 100), 100), 100)",
+    "repeat(\"" + "x" * 6400 + "\", 1000)",
+])
+def test_shared_structure_is_refused_as_it_is_built(src):
+    with quick(0.5), pytest.raises(LimitError, match="value too large"):
+        ev(src)
+
+
+@pytest.mark.parametrize("use", [
+    "a == b", "a != b", "a < b", "sort([a, b])", "count([a], b)", "contains([a], b)", "index_of([a], b)",
+    "max([a, b])", "str(a)",
+])
+def test_no_builtin_meets_a_doubled_value(use):
+    # the value would have 2^40 leaves: comparing it would run for hours inside C
+    src = f"let a = fold(fn(v, x) => [v, v], [1], range(40)) in let b = fold(fn(v, x) => [v, v], [2], range(40)) in {use}"
+    with quick(0.5), pytest.raises(LimitError, match="value too large"):
+        ev(src)
+
+
+def test_nesting_of_values_is_limited():
+    assert len(ev(f"fold(fn(a, x) => [a], [], range({MAX_NEST - 1}))")) == 1
+    with quick(0.5), pytest.raises(LimitError, match="nests too deeply"):
+        ev(f"fold(fn(a, x) => [a], [], range({MAX_NEST}))")
+    with pytest.raises(LimitError, match="nests too deeply"):
+        ev("fold(fn(a, x) => append([x], a), [], range(30000))")
+
+
+def steps(src: str, **env) -> int:
+    ctx = Ctx(10 ** 9)
+    unit = MetaCompiler().unit("<test>", list(env), parse_expr(src))
+    unit(ctx, list(env.values()))
+    return ctx.steps
+
+
+@pytest.mark.parametrize("src", [
+    "a == b", "a != b", "a < b", "sort(a)", "count(a, 1)", "contains(a, true)", "index_of(a, [1])",
+    "max(a)", "sum(a)", "str(a)", "reverse(a)", "slice(a, 0, len(a))", "append(a, 1)", "concat(a, b)",
+    "join(repeat(\"ab\", len(a)), \",\")", "zip(a, b)", "any(a)",
+])
+def test_work_is_charged_in_proportion_to_the_values_walked(src):
+    small = steps(src, a=list(range(100)), b=list(range(100)))
+    large = steps(src, a=list(range(12_000)), b=list(range(12_000)))
+    assert small <= 30 and large >= 50 * max(small, 2), (small, large)
+
+
+def test_charged_work_ends_a_comparison_loop():
+    src = "fold(fn(acc, x) => acc + len(filter(fn(y) => a == b, [1])), 0, range(100000))"
+    with quick(2.0), pytest.raises(LimitError, match="step limit"):
+        ev(src, a=list(range(90_000)), b=list(range(90_000)))
+
+
+@pytest.mark.parametrize("src,error", [
+    ("int(\"\u00b2\")", EvalError), ("int(\"" + "9" * 5000 + "\")", LimitError),
+    ("int(\"-" + "1" * 100 + "\")", LimitError), ("chr(55296)", EvalError), ("chr(57343)", EvalError),
+])
+def test_conversions_fail_as_errors_not_python_exceptions(src, error):
+    with pytest.raises(error) as info:
+        ev(src)
+    assert "surrogate" in info.value.message or "number" in info.value.message or "too large" in info.value.message
+
+
+def test_a_case_change_cannot_grow_text_past_the_limit():
+    assert ev("len(upper(s))", s="\u00df" * 50_000) == 100_000
+    with pytest.raises(LimitError, match="value too large"):
+        ev("upper(s)", s="\u00df" * 50_001)
+
+
+def test_chr_either_side_of_the_surrogates():
+    assert ev("chr(55295)") == "\ud7ff" and ev("chr(57344)") == "\ue000"
+
+
+def test_a_doubling_param_is_a_spec_error_not_a_hang():
+    spec = RUNAWAY.replace("seed 1\n", "seed 1\nparam P = fold(fn(a, x) => [a, a], [1], range(40))\n")
+    with quick(1.0), pytest.raises(SpecError, match="value too large"):
+        compile_spec(parse_spec(spec, "runaway.world"))
+
+
+def test_a_doubling_equation_grades_as_wrong_quickly(runaway):
+    with quick(2.0):
+        assert not runaway.grade_equation("R1", "(fold (fn (a x) (list a a)) (list n) (range 40))")
+
+
 def test_round_with_huge_negative_digits_is_bounded():
     with quick(0.1):
         try:
@@ -370,6 +480,9 @@ base {
   op JOIN(n: int) -> str = let s = join(repeat("a", n), "") in join(repeat(s, n), "")  "join"
   op FOLD(n: int) -> int = fold(fn(a, x) => a * a + 1, 2, range(n))  "fold"
   op WIDE(n: int) -> list = repeat(repeat(1, n), n)  "a shared nested list"
+  op DOUBLE(n: int) -> list = fold(fn(a, x) => [a, a], [1], range(n))  "a doubled list"
+  op TWINS(n: int) -> bool = fold(fn(a, x) => [a, a], [1], range(n)) == fold(fn(a, x) => [a, a], [2], range(n))  "twins"
+  op SORTED(n: int) -> list = sort(repeat(range(n), n))  "sorted copies"
   op ID(n: int) -> int = n  "identity"
 }
 rule R1 "ID squares its argument" {
@@ -395,6 +508,9 @@ def runaway():
     ("EMIT(FOLD(100))", "integer too large"),
     ("EMIT(ID(100))", "integer too large"),
     ("EMIT(WIDE(200))", "too large"),
+    ("EMIT(DOUBLE(40))", "value too large"),
+    ("EMIT(TWINS(40))", "value too large"),
+    ("EMIT(SORTED(1000))", "value too large"),
 ])
 def test_rule_bodies_that_build_huge_values_are_stopped_by_limits(runaway, probe, fragment):
     with quick(2.0):

@@ -1,21 +1,31 @@
 """The meta-language's fixed builtin library (documented in docs/language.md).
 
-Each builtin is `fn(ctx, *args)`; `ctx` pays for work proportional to the size
-of what it builds or walks, so no spec can run away. Errors speak in domain
-words and never reveal computed internals (a rule's hidden offset, say).
+Each builtin is `fn(ctx, *args)`. Every list or map it builds is measured
+(`values.sized` / `values.collection`: weight counted with shared parts as often
+as they are reachable, refused past the limits), and `ctx` pays steps in
+proportion to the work it does: elements copied, compared, searched, sorted or
+printed (`Ctx.pay`), so no spec or program can run away even inside C code.
+Errors speak in domain words and never reveal computed internals (a rule's
+hidden offset, say).
 """
 from __future__ import annotations
 
 import math
 import operator
 
-from worldspec.values import (MAX_INT_BITS, MAX_LEN, EvalError, Function, LimitError, check_int,
-                              check_len, same, show as _show, truthy as _truthy, type_name)
+from worldspec.values import (CHARS_PER_UNIT, MAX_INT_BITS, MAX_LEN, TOO_LARGE, EvalError, Function,
+                              LimitError, check_int, collection, measure, same, show as _show, sized,
+                              truthy as _truthy, type_name, weight)
+
+MAX_INT_DIGITS = 80  # 2^256 has 78 decimal digits: longer numerals are over the limit
+PY_COST = 4  # an element visited by a Python loop costs about as much as four visited in C
 
 
-def _need(cond: bool, message: str) -> None:
+def _need(cond: bool, message: str, *values) -> None:
+    """Fail with `message` unless cond; each {} in it names the type of one of `values`
+    (formatted only on failure: these checks sit on every operator's path)."""
     if not cond:
-        raise EvalError(message)
+        raise EvalError(message.format(*map(type_name, values)) if values else message)
 
 
 def _is_int(v) -> bool:
@@ -38,11 +48,6 @@ def _callable(f, who: str):
     raise EvalError(f"{who}: expected a function, got {type_name(f)}")
 
 
-def _call(ctx, f, *args):
-    ctx.charge(1)
-    return f.call(list(args))
-
-
 # ---------------------------------------------------------------- arithmetic (also infix)
 
 
@@ -63,11 +68,23 @@ def _arith(name, op, strs=False):
                 raise LimitError(f"integer too large (more than {MAX_INT_BITS} bits)")
             return r
         if strs and ta is tb and ta in (str, list):
-            if len(a) + len(b) > MAX_LEN:
-                raise LimitError(f"value too large (more than {MAX_LEN} elements)")
-            return a + b
+            return _joined(ctx, a, b)
         raise EvalError(f"'{name}' cannot combine {type_name(a)} and {type_name(b)}")
     return f
+
+
+def _joined(ctx, a, b):
+    """a + b for two strings or two lists, measured before it is built."""
+    if type(a) is str:
+        if len(a) + len(b) > MAX_LEN:
+            raise LimitError(TOO_LARGE)
+        ctx.pay((len(a) + len(b)) // CHARS_PER_UNIT)
+        return a + b
+    (wa, na), (wb, nb) = measure(ctx, a), measure(ctx, b)
+    if wa + wb > MAX_LEN:
+        raise LimitError(TOO_LARGE)
+    ctx.pay(len(a) + len(b))
+    return sized(ctx, a + b, wa + wb, max(na, nb, 1))
 
 
 add = _arith("+", operator.add, strs=True)
@@ -79,36 +96,43 @@ def mul(ctx, a, b):
     if type(a) in (str, list) and type(b) is int:
         a, b = b, a
     if type(a) is int and type(b) in (str, list):
-        if max(a, 0) * len(b) > MAX_LEN:
-            raise LimitError(f"value too large (more than {MAX_LEN} elements)")
-        ctx.charge(max(a, 0) * len(b) // 16)
-        return b * a
+        n = min(max(a, 0), MAX_LEN + 1)  # past MAX_LEN copies only an empty b fits, and stays empty
+        if type(b) is str:
+            if n * len(b) > MAX_LEN:
+                raise LimitError(TOO_LARGE)
+            ctx.pay(n * len(b) // CHARS_PER_UNIT)
+            return b * n
+        w, nest = measure(ctx, b)
+        if n * w > MAX_LEN:
+            raise LimitError(TOO_LARGE)
+        ctx.pay(n * len(b))
+        return sized(ctx, b * n, n * w, max(nest, 1))
     return _mul_num(ctx, a, b)
 
 
 def floordiv(ctx, a, b):
-    _need(_is_num(a) and _is_num(b), f"'//' cannot combine {type_name(a)} and {type_name(b)}")
+    _need(_is_num(a) and _is_num(b), "'//' cannot combine {} and {}", a, b)
     if b == 0:
         raise EvalError("division by zero")
     return a // b
 
 
 def truediv(ctx, a, b):
-    _need(_is_num(a) and _is_num(b), f"'/' cannot combine {type_name(a)} and {type_name(b)}")
+    _need(_is_num(a) and _is_num(b), "'/' cannot combine {} and {}", a, b)
     if b == 0:
         raise EvalError("division by zero")
     return a / b
 
 
 def mod(ctx, a, b):
-    _need(_is_num(a) and _is_num(b), f"'%' cannot combine {type_name(a)} and {type_name(b)}")
+    _need(_is_num(a) and _is_num(b), "'%' cannot combine {} and {}", a, b)
     if b == 0:
         raise EvalError("modulo by zero")
     return a % b
 
 
 def power(ctx, a, b):
-    _need(_is_num(a) and _is_num(b), f"'**' cannot combine {type_name(a)} and {type_name(b)}")
+    _need(_is_num(a) and _is_num(b), "'**' cannot combine {} and {}", a, b)
     if _is_int(a) and _is_int(b):
         if b < 0:
             raise EvalError("negative exponent")
@@ -126,7 +150,7 @@ def power(ctx, a, b):
 
 def _bits(name, op):
     def f(ctx, a, b):
-        _need(_is_int(a) and _is_int(b), f"'{name}' needs integers, got {type_name(a)} and {type_name(b)}")
+        _need(_is_int(a) and _is_int(b), f"'{name}' needs integers, got {{}} and {{}}", a, b)
         return op(a, b)
     return f
 
@@ -153,7 +177,7 @@ def shr(ctx, a, b):
 
 
 def neg(ctx, a):
-    _need(_is_num(a), f"cannot negate {type_name(a)}")
+    _need(_is_num(a), "cannot negate {}", a)
     return -a
 
 
@@ -161,16 +185,34 @@ def _cmp(name, op):
     def f(ctx, a, b):
         ta, tb = type(a), type(b)
         if (ta in (int, float) and tb in (int, float)) or (ta is tb and ta in (str, list)):
-            return op(a, b)
+            if ta is not int and ta is not float:
+                _pay_compare(ctx, a, b)
+            try:
+                return op(a, b)
+            except TypeError:  # lists whose elements Python cannot order
+                raise EvalError(f"'{name}' cannot compare these lists") from None
         raise EvalError(f"'{name}' cannot compare {type_name(a)} and {type_name(b)}")
     return f
 
 
+def _pay_compare(ctx, a, b) -> None:
+    """Comparing two values walks at most the lighter one (values of two types: nothing)."""
+    t = type(a)
+    if t is not type(b):
+        return
+    if t is str:
+        ctx.pay(min(len(a), len(b)) // CHARS_PER_UNIT)
+    elif t is list or t is dict:
+        ctx.pay(PY_COST * min(weight(ctx, a), weight(ctx, b)))
+
+
 def eq(ctx, a, b):
+    _pay_compare(ctx, a, b)
     return same(a, b)
 
 
 def ne(ctx, a, b):
+    _pay_compare(ctx, a, b)
     return not same(a, b)
 
 
@@ -185,6 +227,40 @@ INFIX = {"+": add, "-": sub, "*": mul, "//": floordiv, "/": truediv, "%": mod, "
 # ---------------------------------------------------------------- sequences
 
 
+def _visits(ctx, xs) -> int:
+    """Element visits of one pass over a list (its weight) or a string (its length)."""
+    return len(xs) if type(xs) is str else weight(ctx, xs)
+
+
+def _flat(ctx, xs) -> bool:
+    """A string, or a list none of whose elements is a collection or a long string."""
+    return type(xs) is str or weight(ctx, xs) == len(xs)
+
+
+def _part(ctx, xs, part):
+    """Elements of xs, copied (a slice, a reordering, a filtered list): flat when xs is."""
+    if type(part) is str:
+        ctx.pay(len(part) // CHARS_PER_UNIT)
+        return part
+    ctx.pay(len(part))
+    if _flat(ctx, xs):
+        return sized(ctx, part, len(part), 1)
+    return collection(ctx, part)
+
+
+def _search(ctx, xs: list, x) -> bool:
+    """Pay for comparing x with every element of xs. True when Python's own `==`
+    (run in C) agrees with `same` for x: a string, none, or a number that no bool
+    equals; else the caller compares element by element with `same`, and each
+    comparison walks at most the lighter of the two values."""
+    t = type(x)
+    if t is str or x is None or ((t is int or t is float) and x != 0 and x != 1):
+        ctx.pay(len(xs))
+        return True
+    ctx.pay(PY_COST * (len(xs) + min(weight(ctx, xs), len(xs) * weight(ctx, x))))
+    return False
+
+
 def len_(ctx, xs):
     if type(xs) in (list, str, dict):
         return len(xs)
@@ -195,12 +271,17 @@ def get(ctx, xs, i):
     if type(i) is int and type(xs) in (list, str) and 0 <= i < len(xs):
         return xs[i]
     if type(xs) is dict:
+        if type(i) in (int, str):  # keys are ints and strings only: a hash lookup is exact
+            if i in xs:
+                return xs[i]
+            raise EvalError("key not found")
+        ctx.pay(PY_COST * len(xs))
         for k in xs:
             if same(k, i):
                 return xs[k]
         raise EvalError("key not found")
     _seq(xs, "get")
-    _need(_is_int(i), f"get: position must be an integer, got {type_name(i)}")
+    _need(_is_int(i), "get: position must be an integer, got {}", i)
     if 0 <= i < len(xs):
         return xs[i]
     raise EvalError("index out of range")
@@ -209,23 +290,30 @@ def get(ctx, xs, i):
 def slice_(ctx, xs, lo, hi):
     _seq(xs, "slice")
     _need(_is_int(lo) and _is_int(hi), "slice: bounds must be integers")
-    ctx.charge(len(xs) // 64)
-    return xs[max(lo, 0):max(hi, 0)]
+    return _part(ctx, xs, xs[max(lo, 0):max(hi, 0)])
 
 
 def reverse(ctx, xs):
-    ctx.charge(len(_seq(xs, "reverse")) // 64)
-    return xs[::-1]
+    _seq(xs, "reverse")
+    if type(xs) is str:
+        ctx.pay(len(xs) // CHARS_PER_UNIT)
+        return xs[::-1]
+    w, nest = measure(ctx, xs)
+    ctx.pay(len(xs))
+    return sized(ctx, xs[::-1], w, nest)
 
 
 def sort(ctx, xs):
-    _need(type(xs) is list, f"sort: expected a list, got {type_name(xs)}")
-    ctx.charge(len(xs) // 8)
-    if all(_is_num(x) for x in xs) or all(type(x) is str for x in xs):
-        return sorted(xs)
-    if all(type(x) is list for x in xs):
+    _need(type(xs) is list, "sort: expected a list, got {}", xs)
+    w, nest = measure(ctx, xs)
+    # about n log n comparisons, each walking at most the lighter element
+    ctx.pay(max(w, len(xs)) * max(len(xs).bit_length(), 1))
+    types = _types(ctx, xs)
+    if types <= _NUMBERS or types <= _STRINGS:
+        return sized(ctx, sorted(xs), w, nest)
+    if types <= _LISTS:
         try:
-            return sorted(xs)
+            return sized(ctx, sorted(xs), w, nest)
         except TypeError:
             pass
     raise EvalError("sort: elements cannot be compared")
@@ -238,33 +326,48 @@ def range_(ctx, *a):
         raise EvalError("range: step must not be zero")
     start, stop, step = (0, a[0], 1) if len(a) == 1 else (a[0], a[1], a[2] if len(a) == 3 else 1)
     if max(0, (stop - start + step - (1 if step > 0 else -1)) // step) > MAX_LEN:
-        raise LimitError(f"value too large (more than {MAX_LEN} elements)")
+        raise LimitError(TOO_LARGE)
     r = range(start, stop, step)
-    ctx.charge(len(r) // 16)
-    return list(r)
+    ctx.pay(len(r))
+    return sized(ctx, list(r), len(r), 1)
+
+
+def _pairs(ctx, out: list, flat: bool):
+    """A list of fresh two-element lists (zip, enumerate)."""
+    if flat:
+        return sized(ctx, out, 3 * len(out), 2)
+    return collection(ctx, out)
 
 
 def zip_(ctx, xs, ys):
     _seq(xs, "zip"), _seq(ys, "zip")
-    return [[x, y] for x, y in zip(xs, ys)]
+    n = min(len(xs), len(ys))
+    if 3 * n > MAX_LEN:  # each pair is a list of two: three slots at least
+        raise LimitError(TOO_LARGE)
+    ctx.pay(3 * n)
+    return _pairs(ctx, [[x, y] for x, y in zip(xs, ys)], _flat(ctx, xs) and _flat(ctx, ys))
 
 
 def enumerate_(ctx, xs):
-    return [[i, x] for i, x in enumerate(_seq(xs, "enumerate"))]
+    _seq(xs, "enumerate")
+    if 3 * len(xs) > MAX_LEN:
+        raise LimitError(TOO_LARGE)
+    ctx.pay(3 * len(xs))
+    return _pairs(ctx, [[i, x] for i, x in enumerate(xs)], _flat(ctx, xs))
 
 
 def map_(ctx, f, xs):
     f = _callable(f, "map")
     _seq(xs, "map")
     ctx.charge(len(xs))
-    return [f.call([x]) for x in xs]
+    return collection(ctx, [f.call([x]) for x in xs])
 
 
 def filter_(ctx, f, xs):
     f = _callable(f, "filter")
     _seq(xs, "filter")
     ctx.charge(len(xs))
-    return [x for x in xs if _truthy(f.call([x]))]
+    return _part(ctx, xs, [x for x in xs if _truthy(f.call([x]))])
 
 
 def fold(ctx, f, init, xs):
@@ -277,63 +380,85 @@ def fold(ctx, f, init, xs):
     return acc
 
 
+# Python's truthiness coincides with the language's on every value kind, so
+# any and all run in C.
+
 def any_(ctx, xs):
-    return any(_truthy(x) for x in _seq(xs, "any"))
+    ctx.pay(len(_seq(xs, "any")))
+    return any(xs)
 
 
 def all_(ctx, xs):
-    return all(_truthy(x) for x in _seq(xs, "all"))
+    ctx.pay(len(_seq(xs, "all")))
+    return all(xs)
+
+
+_NUMBERS, _STRINGS, _LISTS = frozenset((int, float)), frozenset((str,)), frozenset((list,))
+
+
+def _types(ctx, xs) -> frozenset:
+    """The element types of a list (a pass in C)."""
+    ctx.pay(len(xs))
+    return frozenset(map(type, xs))
 
 
 def sum_(ctx, xs):
     _seq(xs, "sum")
-    _need(all(_is_num(x) and type(x) is not bool for x in xs), "sum: expected numbers")
+    _need(_types(ctx, xs) <= _NUMBERS, "sum: expected numbers")
     return check_int(sum(xs))
 
 
-def min_(ctx, *a):
-    xs = a[0] if len(a) == 1 else list(a)
-    _seq(xs, "min")
-    _need(len(xs) > 0, "min of an empty list")
-    try:
-        return min(xs)
-    except TypeError:
-        raise EvalError("min: elements cannot be compared") from None
+def _extreme(name, pick):
+    def f(ctx, *a):
+        xs = a[0] if len(a) == 1 else list(a)
+        _seq(xs, name)
+        _need(len(xs) > 0, f"{name} of an empty list")
+        ctx.pay(_visits(ctx, xs))
+        try:
+            return pick(xs)
+        except TypeError:
+            raise EvalError(f"{name}: elements cannot be compared") from None
+    return f
 
 
-def max_(ctx, *a):
-    xs = a[0] if len(a) == 1 else list(a)
-    _seq(xs, "max")
-    _need(len(xs) > 0, "max of an empty list")
-    try:
-        return max(xs)
-    except TypeError:
-        raise EvalError("max: elements cannot be compared") from None
+min_ = _extreme("min", min)
+max_ = _extreme("max", max)
 
 
 def concat(ctx, a, b):
     _need(type(a) is type(b) and type(a) in (list, str), "concat: expected two lists or two strings")
-    return check_len(a + b)
+    return _joined(ctx, a, b)
 
 
 def append(ctx, xs, x):
-    _need(type(xs) is list, f"append: expected a list, got {type_name(xs)}")
-    return check_len(xs + [x])
+    _need(type(xs) is list, "append: expected a list, got {}", xs)
+    (w, nest), (xw, xn) = measure(ctx, xs), measure(ctx, x)
+    if w + 1 + xw > MAX_LEN:
+        raise LimitError(TOO_LARGE)
+    ctx.pay(len(xs))
+    return sized(ctx, xs + [x], w + 1 + xw, max(nest, xn + 1))
 
 
 def contains(ctx, xs, x):
     if type(xs) is str:
         _need(type(x) is str, "contains: a string can only contain strings")
+        ctx.pay(len(xs) // CHARS_PER_UNIT)
         return x in xs
     _seq(xs, "contains")
+    if _search(ctx, xs, x):
+        return x in xs
     return any(same(y, x) for y in xs)
 
 
 def index_of(ctx, xs, x):
     if type(xs) is str:
         _need(type(x) is str, "index_of: a string can only contain strings")
+        ctx.pay(len(xs) // CHARS_PER_UNIT)
         return xs.find(x)
-    for i, y in enumerate(_seq(xs, "index_of")):
+    _seq(xs, "index_of")
+    if _search(ctx, xs, x):
+        return xs.index(x) if x in xs else -1
+    for i, y in enumerate(xs):
         if same(y, x):
             return i
     return -1
@@ -341,26 +466,32 @@ def index_of(ctx, xs, x):
 
 def count(ctx, xs, x):
     if type(xs) is str:
+        ctx.pay(len(xs) // CHARS_PER_UNIT)
         return xs.count(x) if type(x) is str and x else 0
-    return sum(1 for y in _seq(xs, "count") if same(y, x))
+    _seq(xs, "count")
+    if _search(ctx, xs, x):
+        return xs.count(x)
+    return sum(1 for y in xs if same(y, x))
 
 
 def take(ctx, xs, n):
     _need(_is_int(n), "take: count must be an integer")
-    return _seq(xs, "take")[:max(n, 0)]
+    return _part(ctx, xs, _seq(xs, "take")[:max(n, 0)])
 
 
 def drop(ctx, xs, n):
     _need(_is_int(n), "drop: count must be an integer")
-    return _seq(xs, "drop")[max(n, 0):]
+    return _part(ctx, xs, _seq(xs, "drop")[max(n, 0):])
 
 
 def repeat(ctx, x, n):
     _need(_is_int(n), "repeat: count must be an integer")
-    if n > MAX_LEN:
-        raise LimitError(f"value too large (more than {MAX_LEN} elements)")
-    ctx.charge(max(n, 0) // 16)
-    return [x] * max(n, 0)
+    n = max(n, 0)
+    xw, xn = measure(ctx, x)
+    if n * (1 + xw) > MAX_LEN:
+        raise LimitError(TOO_LARGE)
+    ctx.pay(n)
+    return sized(ctx, [x] * n, n * (1 + xw), xn + 1)
 
 
 # ---------------------------------------------------------------- maps
@@ -368,16 +499,21 @@ def repeat(ctx, x, n):
 
 def keys(ctx, m):
     _need(type(m) is dict, "keys: expected a map")
-    return list(m.keys())
+    ctx.pay(len(m))
+    return collection(ctx, list(m.keys()))
 
 
 def values(ctx, m):
     _need(type(m) is dict, "values: expected a map")
-    return list(m.values())
+    ctx.pay(len(m))
+    return collection(ctx, list(m.values()))
 
 
 def has(ctx, m, k):
     _need(type(m) is dict, "has: expected a map")
+    if type(k) in (int, str):  # keys are ints and strings only: a hash lookup is exact
+        return k in m
+    ctx.pay(PY_COST * len(m))
     return any(same(k, j) for j in m)
 
 
@@ -385,9 +521,17 @@ def put(ctx, m, k, v):
     _need(type(m) is dict, "put: expected a map")
     # bools are kept out: Python would merge the keys true and 1
     _need(type(k) in (int, str), "put: keys must be integers or strings")
+    w, nest = measure(ctx, m)
+    vw, vn = measure(ctx, v)
+    if k in m:
+        w -= 1 + weight(ctx, k) + weight(ctx, m[k])
+    w += 1 + weight(ctx, k) + vw
+    if w > MAX_LEN:
+        raise LimitError(TOO_LARGE)
+    ctx.pay(len(m))
     out = dict(m)
     out[k] = v
-    return check_len(out)
+    return sized(ctx, out, w, max(nest, vn + 1))
 
 
 # ---------------------------------------------------------------- strings
@@ -395,15 +539,18 @@ def put(ctx, m, k, v):
 
 def _str1(name, fn):
     def f(ctx, s):
-        _need(type(s) is str, f"{name}: expected a string, got {type_name(s)}")
-        return fn(s)
+        _need(type(s) is str, f"{name}: expected a string, got {{}}", s)
+        ctx.pay(len(s) // CHARS_PER_UNIT)
+        r = fn(s)
+        if type(r) is str and len(r) > MAX_LEN:  # upper("ß") is "SS": case changes can grow text
+            raise LimitError(TOO_LARGE)
+        return r
     return f
 
 
 upper = _str1("upper", str.upper)
 lower = _str1("lower", str.lower)
 strip = _str1("strip", str.strip)
-chars = _str1("chars", list)
 ord_ = _str1("ord", lambda s: ord(s) if len(s) == 1 else _fail("ord: expected one character"))
 
 
@@ -411,16 +558,32 @@ def _fail(msg):
     raise EvalError(msg)
 
 
+def _pieces(ctx, parts: list, chars: int):
+    """A list of strings cut from `chars` characters of text."""
+    ctx.pay(len(parts) + chars // CHARS_PER_UNIT)
+    w = len(parts) + chars // CHARS_PER_UNIT  # the pieces weigh at most the text
+    if w > MAX_LEN:
+        w = len(parts) + sum(len(p) // CHARS_PER_UNIT for p in parts)
+    return sized(ctx, parts, w, 1)
+
+
+def chars(ctx, s):
+    _need(type(s) is str, "chars: expected a string, got {}", s)
+    return _pieces(ctx, list(s), 0)
+
+
 def split(ctx, s, sep):
     _need(type(s) is str and type(sep) is str, "split: expected two strings")
-    return s.split(sep) if sep else list(s)
+    return _pieces(ctx, s.split(sep) if sep else list(s), len(s))
 
 
 def join(ctx, xs, sep):
-    _need(type(xs) is list and all(type(x) is str for x in xs) and type(sep) is str,
-          "join: expected a list of strings and a string")
-    if sum(map(len, xs)) + len(sep) * max(len(xs) - 1, 0) > MAX_LEN:
-        raise LimitError(f"value too large (more than {MAX_LEN} elements)")
+    _need(type(xs) is list and type(sep) is str, "join: expected a list of strings and a string")
+    _need(_types(ctx, xs) <= _STRINGS, "join: expected a list of strings and a string")
+    total = sum(map(len, xs)) + len(sep) * max(len(xs) - 1, 0)
+    if total > MAX_LEN:
+        raise LimitError(TOO_LARGE)
+    ctx.pay(total // CHARS_PER_UNIT)
     return sep.join(xs)
 
 
@@ -428,8 +591,9 @@ def replace(ctx, s, old, new):
     _need(all(type(x) is str for x in (s, old, new)), "replace: expected three strings")
     if old == "":
         return s
+    ctx.pay(len(s) // CHARS_PER_UNIT)
     if s.count(old) * max(len(new) - len(old), 0) + len(s) > MAX_LEN:
-        raise LimitError(f"value too large (more than {MAX_LEN} elements)")
+        raise LimitError(TOO_LARGE)
     return s.replace(old, new)
 
 
@@ -445,6 +609,8 @@ def endswith(ctx, s, p):
 
 def chr_(ctx, n):
     _need(_is_int(n) and 0 <= n < 0x110000, "chr: expected a code point")
+    # a lone surrogate is not text: no encoder (the log, the console) could write it
+    _need(not 0xD800 <= n <= 0xDFFF, "chr: a surrogate code point (55296 to 57343) is not a character")
     return chr(n)
 
 
@@ -453,12 +619,14 @@ def _words(ctx):
 
 
 def str_(ctx, v):
-    return _show(v, *_words(ctx))
+    return show(ctx, v)
 
 
 def show(ctx, v):
     """The world's own rendering (its words for true, false and none)."""
-    return _show(v, *_words(ctx))
+    text = _show(v, *_words(ctx))
+    ctx.pay(PY_COST * len(text))  # rendering is a Python walk: about a character per visit
+    return text
 
 
 def int_(ctx, v):
@@ -473,26 +641,29 @@ def int_(ctx, v):
     if type(v) is str:
         t = v.strip()
         if t[:1] in "+-" and t[1:].isdigit() or t.isdigit():
-            if len(t) > 80:
+            if len(t) > MAX_INT_DIGITS:  # also keeps Python's digit limit out of reach
                 raise LimitError(f"integer too large (more than {MAX_INT_BITS} bits)")
-            return int(t)
+            try:
+                return check_int(int(t))
+            except ValueError:  # digits Python does not read as a number (superscripts)
+                raise EvalError("int: not a number") from None
         raise EvalError("int: not a number")
     raise EvalError(f"int: cannot convert {type_name(v)}")
 
 
 def float_(ctx, v):
-    _need(_is_num(v), f"float: cannot convert {type_name(v)}")
+    _need(_is_num(v), "float: cannot convert {}", v)
     return float(v)
 
 
 def abs_(ctx, v):
-    _need(_is_num(v), f"abs: expected a number, got {type_name(v)}")
+    _need(_is_num(v), "abs: expected a number, got {}", v)
     return abs(v)
 
 
 def _math1(name, fn, domain=lambda x: True):
     def f(ctx, x):
-        _need(_is_num(x), f"{name}: expected a number, got {type_name(x)}")
+        _need(_is_num(x), f"{name}: expected a number, got {{}}", x)
         _need(domain(x), f"{name}: argument out of range")
         try:
             r = fn(x)

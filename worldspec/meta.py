@@ -16,7 +16,7 @@ import attrs
 from worldspec import ast
 from worldspec.builtins import BUILTINS, FORBIDDEN, INFIX, neg as _neg
 from worldspec.diagnostics import SpecError, did_you_mean
-from worldspec.values import MAX_INT_BITS, EvalError, Function, LimitError
+from worldspec.values import MAX_INT_BITS, Ctx, EvalError, Function, LimitError, collection
 
 MAX_META_DEPTH = 200
 
@@ -45,9 +45,12 @@ class Unit:
     uses_ctx: bool  # reads scope flags, so its result depends on where it runs
 
     def __call__(self, ctx, args: list):
-        if self.variadic:
-            args = list(args[: self.arity - 1]) + [list(args[self.arity - 1:])]
-        frame = [None, ctx, *args]
+        if self.variadic:  # the rest arguments are a new list: measured like any other
+            fixed = self.arity - 1
+            rest = collection(ctx, list(args[fixed:]))
+            frame = [None, ctx, *args[:fixed], rest]
+        else:
+            frame = [None, ctx, *args]
         if self.nslots:
             frame.extend([None] * self.nslots)
         return self.body(frame)
@@ -122,7 +125,6 @@ class MetaCompiler:
 
     def constant(self, e: ast.Expr, ctx=None):
         """Evaluate a closed expression now (params, case values)."""
-        from worldspec.values import Ctx
         u = self.unit("<const>", [], e)
         return u(ctx or Ctx(), [])
 
@@ -138,7 +140,7 @@ class MetaCompiler:
 
     def _ListExpr(self, e: ast.ListExpr, s):
         items = [self.expr(x, s) for x in e.items]
-        return lambda f: [c(f) for c in items]
+        return lambda f: collection(f[1], [c(f) for c in items])
 
     def _MapExpr(self, e: ast.MapExpr, s):
         pairs = [(self.expr(k, s), self.expr(v, s)) for k, v in e.pairs]
@@ -150,7 +152,7 @@ class MetaCompiler:
                 if type(key) not in (int, str):  # true would merge with 1
                     raise EvalError("map keys must be integers or strings")
                 out[key] = v(f)
-            return out
+            return collection(f[1], out)
         return build
 
     def _Var(self, e: ast.Var, s):

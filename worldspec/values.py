@@ -3,13 +3,29 @@
 Values are plain Python ints, floats, bools, strings, lists, dicts and None,
 plus `Function` (anything callable from a spec). Errors raised while running
 are EvalError (a runtime error the agent sees) or LimitError (a resource cap).
+
+Work, not just size, is charged. A collection's *weight* counts its element
+slots at every level, a shared part as often as it is reachable (a list of two
+references to a 2^20-element list weighs about 2^21), plus one unit per
+CHARS_PER_UNIT characters of each string in it. Every collection built while
+running is measured when it is built (`collection`, `sized`), so a doubling
+loop hits the limit at once, and the weight is cached on the evaluation
+context so that operations walking a value (comparison, sorting, counting,
+searching, printing) can pay steps in proportion to it (`Ctx.pay`).
 """
 from __future__ import annotations
 
 MAX_INT_BITS = 256
-MAX_LEN = 100_000
+MAX_LEN = 100_000  # the heaviest collection, and the longest string
+MAX_NEST = 100  # lists and maps nested deeper than this are refused
 MAX_STEPS = 200_000
 MAX_DEPTH = 64
+WORK_PER_STEP = 64  # element visits (or string units) that cost one step
+CHARS_PER_UNIT = 64  # characters of a string that weigh one unit
+SIZE_CACHE_SLOTS = 1_000_000  # element slots the weight cache may keep alive
+
+TOO_LARGE = f"value too large (more than {MAX_LEN} elements)"
+TOO_DEEP = f"value nests too deeply (more than {MAX_NEST} levels of lists)"
 
 
 class EvalError(Exception):
@@ -49,9 +65,12 @@ class Function:
 
 
 class Ctx:
-    """Evaluation context: scope flags read by rule bodies, and the step budget."""
+    """Evaluation context: scope flags read by rule bodies, the step budget, and
+    the weights of the collections measured so far (id -> (value, weight, nesting);
+    the entry keeps its value alive, so the id cannot be reused while cached)."""
 
-    __slots__ = ("in_function", "in_loop", "loop_depth", "call_depth", "steps", "max_steps", "meta_depth")
+    __slots__ = ("in_function", "in_loop", "loop_depth", "call_depth", "steps", "max_steps", "meta_depth",
+                 "sizes", "cached_slots")
 
     def __init__(self, max_steps: int = MAX_STEPS):
         self.in_function = False
@@ -61,11 +80,104 @@ class Ctx:
         self.steps = 0
         self.max_steps = max_steps
         self.meta_depth = 0
+        self.sizes: dict[int, tuple] = {}
+        self.cached_slots = 0
 
     def charge(self, n: int) -> None:
+        """Pay n steps; past the budget, a LimitError."""
         self.steps += n
         if self.steps > self.max_steps:
             raise LimitError(f"step limit reached ({self.max_steps} steps)")
+
+    def pay(self, work: int) -> None:
+        """Pay for `work` element visits or string units: a step per WORK_PER_STEP."""
+        if work >= WORK_PER_STEP:
+            self.charge(work // WORK_PER_STEP)
+
+
+# ---------------------------------------------------------------- weights
+
+
+def weight(ctx: Ctx, v) -> int:
+    """The weight of a value (0 for numbers, bools, none and functions)."""
+    t = type(v)
+    if t is list or t is dict:
+        hit = ctx.sizes.get(id(v))
+        return hit[1] if hit is not None else _walk(ctx, v, 1)[0]
+    if t is str:
+        return len(v) // CHARS_PER_UNIT
+    return 0
+
+
+def measure(ctx: Ctx, v) -> tuple[int, int]:
+    """(weight, nesting) of a value; nesting is 0 for anything but a list or map."""
+    t = type(v)
+    if t is list or t is dict:
+        hit = ctx.sizes.get(id(v))
+        return (hit[1], hit[2]) if hit is not None else _walk(ctx, v, 1)
+    if t is str:
+        return len(v) // CHARS_PER_UNIT, 0
+    return 0, 0
+
+
+def collection(ctx: Ctx, v):
+    """A freshly built list or map, measured element by element: refused past the
+    limits, else returned (and its weight cached)."""
+    _walk(ctx, v, 1)
+    return v
+
+
+def sized(ctx: Ctx, v, w: int, nest: int):
+    """A freshly built list or map whose weight and nesting the builder computed."""
+    if w > MAX_LEN:
+        raise LimitError(TOO_LARGE)
+    if nest > MAX_NEST:
+        raise LimitError(TOO_DEEP)
+    if nest > 1 or len(v) >= 32:  # a short flat list is measured again as fast as it is looked up
+        _remember(ctx, v, w, nest)
+    return v
+
+
+def _remember(ctx: Ctx, v, w: int, nest: int) -> None:
+    ctx.cached_slots += len(v) + 1
+    if ctx.cached_slots > SIZE_CACHE_SLOTS:  # dropping the cache costs only re-measuring
+        ctx.sizes.clear()
+        ctx.cached_slots = len(v) + 1
+    ctx.sizes[id(v)] = (v, w, nest)
+
+
+def _walk(ctx: Ctx, v, level: int) -> tuple[int, int]:
+    """Weight and nesting of a list or map; a part measured before is looked up, not walked.
+
+    Every nested part is cached once walked, so a shared part is walked once; and
+    the walk stops as soon as the weight passes MAX_LEN, so even without the cache
+    it visits at most MAX_LEN slots.
+    """
+    if level > MAX_NEST:
+        raise LimitError(TOO_DEEP)
+    w, inner = len(v), 0
+    if w > MAX_LEN:
+        raise LimitError(TOO_LARGE)
+    sizes = ctx.sizes
+    for x in (v if type(v) is list else [*v.keys(), *v.values()]):
+        t = type(x)
+        if t is list or t is dict:
+            hit = sizes.get(id(x))
+            xw, xn = (hit[1], hit[2]) if hit is not None else _walk(ctx, x, level + 1)
+            w += xw
+            if xn > inner:
+                inner = xn
+            if w > MAX_LEN:
+                raise LimitError(TOO_LARGE)
+        elif t is str:
+            w += len(x) // CHARS_PER_UNIT
+    if w > MAX_LEN:
+        raise LimitError(TOO_LARGE)
+    if level + inner > MAX_NEST:
+        raise LimitError(TOO_DEEP)
+    if inner or len(v) >= 32:
+        _remember(ctx, v, w, inner + 1)
+    return w, inner + 1
 
 
 def type_name(v) -> str:
@@ -78,12 +190,28 @@ def type_name(v) -> str:
 
 
 def same(a, b) -> bool:
-    """Equality that keeps bools and ints apart (True is not 1)."""
+    """Equality that keeps bools and ints apart (True is not 1).
+
+    Work is at most the smaller weight of the two values (shared parts that are
+    the same object are not walked); callers that run untrusted code pay for it
+    first (`builtins.eq`).
+    """
     if a is b:  # also keeps shared sub-structures from being walked twice
         return True
     ta, tb = type(a), type(b)
     if ta is list and tb is list:
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b):
+            if x is y:
+                continue
+            tx = type(x)
+            if tx is type(y) and (tx is int or tx is str):
+                if x != y:
+                    return False
+            elif not same(x, y):
+                return False
+        return True
     if ta is dict and tb is dict:
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if (ta is bool) != (tb is bool):
@@ -124,10 +252,17 @@ def show(v, true: str = "true", false: str = "false", none: str = "none") -> str
     if type(v) is str:
         return v
     if type(v) is int:
-        return str(v)
+        return _int_text(v)
     out: list[str] = []
     _render(v, out, [0], (true, false, none), top=True)
     return "".join(out)
+
+
+def _int_text(n: int) -> str:
+    try:
+        return str(n)
+    except ValueError:  # past Python's digit limit: no value the limits allow gets here
+        raise LimitError(f"integer too large to print (more than {MAX_INT_BITS} bits)") from None
 
 
 def _render(v, out: list, size: list, words, top: bool = False) -> None:
@@ -139,7 +274,7 @@ def _render(v, out: list, size: list, words, top: bool = False) -> None:
     elif v is None:
         piece = words[2]
     elif t is int:
-        piece = str(v)
+        piece = _int_text(v)
     elif t is str:
         piece = v if top else '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     elif t is float:

@@ -9,6 +9,7 @@ limit) comes back as a `ProgramError` or `EvalError`, never a Python crash.
 """
 from __future__ import annotations
 
+import re
 import sys
 
 from lark import Token, Tree
@@ -16,12 +17,14 @@ from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, Unex
 
 from worldspec.diagnostics import did_you_mean
 from worldspec.parser import unquote
-from worldspec.values import MAX_DEPTH, Ctx, EvalError, Function, LimitError, show as std_show, type_name
+from worldspec.values import (MAX_DEPTH, MAX_INT_BITS, Ctx, EvalError, Function, LimitError, show as std_show,
+                              type_name)
 
 MAX_PROGRAM_CHARS = 20_000
 MAX_NESTING = 40
 MAX_OUTPUT_LINES = 2_000
 MAX_OUTPUT_CHARS = 100_000
+MAX_INT_DIGITS = 80  # 2^256 has 78 digits; Python will not read over 4,300
 
 BREAK, CONTINUE, RETURN = 1, 2, 3
 
@@ -85,12 +88,18 @@ def _nesting(text: str) -> int:
     return max(best, max(indents, default=0) // 2)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def parse_program(surface, text: str) -> Tree:
     """A program's syntax tree in the world's surface (ProgramError when it cannot run)."""
     if len(text) > MAX_PROGRAM_CHARS:
         raise ProgramError(f"program too long ({len(text)} characters; the limit is {MAX_PROGRAM_CHARS})")
     if "\x00" in text:
         raise ProgramError("program contains a NUL character")
+    # a lone surrogate is not text: echoed in feedback it would break every encoder
+    if _SURROGATE.search(text):
+        raise ProgramError("program contains a lone surrogate (U+D800 to U+DFFF), which is not a character")
     if _nesting(text) > MAX_NESTING:
         raise ProgramError(f"program nests too deeply (more than {MAX_NESTING} levels)")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -240,10 +249,14 @@ class ProgramCompiler:
         def output(run):
             words = run.words
             vals = [p(run) for p in parts]
-            if show is None:
-                shown = [std_show(v, *words) for v in vals]
-            else:
-                shown = [_as_text(show(run, [v]), "show") for v in vals]
+            # stop rendering once the line is over the output limit: many
+            # arguments each just under the print limit would otherwise all be rendered
+            shown, room = [], MAX_OUTPUT_CHARS - run.out_chars
+            for v in vals:
+                shown.append(std_show(v, *words) if show is None else _as_text(show(run, [v]), "show"))
+                room -= len(shown[-1]) + 1
+                if room < 0:
+                    break
             line = " ".join(shown) if out_hook is None else _as_text(out_hook(run, [shown]), "output")
             run.out_chars += len(line) + 1
             run.out.append(line)
@@ -304,9 +317,7 @@ class ProgramCompiler:
             xs = seq(run)
             if iterate is not None:
                 xs = iterate(run, [xs])
-            if type(xs) is str:
-                xs = list(xs)
-            elif type(xs) is not list:
+            if type(xs) is not list and type(xs) is not str:  # a string is walked in place, not copied
                 raise EvalError(f"cannot loop over a value of type {type_name(xs)}")
             return _loop(run, _bind_each(run, name, xs, assign), body)
         return for_
@@ -369,13 +380,20 @@ class ProgramCompiler:
         """The closure that evaluates an expression."""
         if isinstance(node, Token):
             if node.type == "INT":
-                return self._literal("int_literal", int(str(node)), node)
+                return self._literal("int_literal", self._int(node), node)
             if node.type == "STRING":
                 return self._literal("str_literal", unquote(str(node)), node)
             if node.type == "NAME":
                 return self._var(str(node))
             raise self.error(node, f"unexpected {str(node)!r}")
         return getattr(self, "_e_" + node.data)(node)
+
+    def _int(self, node) -> int:
+        """An integer literal, refused past the integer limit before Python reads it."""
+        digits = str(node).lstrip("+-").lstrip("0")
+        if len(digits) > MAX_INT_DIGITS or (int(str(node)) >> MAX_INT_BITS) not in (0, -1):
+            raise self.error(node, f"integer literal too large (more than {MAX_INT_BITS} bits)")
+        return int(str(node))
 
     def _literal(self, hook_name, value, node):
         hook = self.sem.hooks.get(hook_name)
