@@ -1,4 +1,4 @@
-"""The ExplorationBench protocol: one trajectory, its rounds and its milestones.
+"""The milestone protocol (ExplorationBench): one trajectory, its rounds and its milestones.
 
 A trajectory is one continuous conversation in the provider's structured
 format (tool-call ids kept): worked examples (context, no calls) -> M0 ->
@@ -8,7 +8,7 @@ report, and every held-out task is answered `answers` times, each in a fresh
 copy. Milestone copies run in the background while exploration goes on;
 nothing from a copy returns to the history.
 
-Conditions (explorationbench.txt A.4):
+Conditions (explorationbench.txt A.4; conditions.py builds their inputs):
 
   autonomous    the model chooses its probes
   hindsight     the probes of a best trajectory are replayed, executed live;
@@ -23,44 +23,29 @@ Conditions (explorationbench.txt A.4):
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
-import re
+from pathlib import Path
 from typing import Sequence
 
 import attrs
 
-from . import metrics
-from .models import FatalError, LostError, Model, Reply, Request, ToolCall
+from .. import metrics
+from ..agents import MILESTONE_AGENTS, milestone_agent
+from ..answers import extract_answer, reportable_rules
+from ..models import FatalError, LostError, Model, Reply, Request, ToolCall
+from .base import Plan, fingerprint
+from .conditions import (ProbeScript, Volume, default_volume, fixed_script, hindsight_script, round_slots,
+                         split_reference, volume_from)
 
-CONDITIONS = ("autonomous", "hindsight", "fixed", "without-tool", "direct",
-              "open-book-m0", "a4-open-book")
+CONDITIONS = ("autonomous", "hindsight", "fixed", "without-tool", "direct", "open-book-m0", "a4-open-book")
 
+
+def conv_id(system: str, condition: str, r: int) -> str:
+    return f"{system}|{condition}|{r}"
 
 
 # ----------------------------------------------------------------------------
 # What the model reads
-
-
-def tool_schema(world) -> dict:
-    tool = world.tool
-    for attr in ("openai_schema", "schema", "to_openai"):
-        fn = getattr(tool, attr, None)
-        if callable(fn):
-            return fn()
-    param = getattr(tool, "parameter", None) or "program"
-    pdesc = getattr(tool, "parameter_description", None) or "The probe to run."
-    return {"type": "function", "function": {
-        "name": tool.name,
-        "description": tool.description,
-        "parameters": {"type": "object",
-                       "properties": {param: {"type": "string", "description": pdesc}},
-                       "required": [param]},
-    }}
-
-
-def tool_parameter(world) -> str:
-    return getattr(world.tool, "parameter", None) or "program"
 
 
 def system_prompt(world) -> str:
@@ -109,11 +94,9 @@ def round_prompt(world, t: int, *, slots: int, left: int, mode: str, turns: int 
 
 def rules_prompt(world, t: int) -> str:
     # The world owns how its rules are stated (equation notation, schema ids, ...).
-    body = getattr(world, "report_instructions", None) or (
-        "Write one line per rule you believe differs from the manual, as `NAME: what it does`, "
-        "or UNKNOWN if you cannot tell any rule.")
     return (f"Milestone M{t}. Tools are disabled. Report the rules of this world that you believe "
-            f"differ from the manual.\n\n{body}\n\nPut the whole report in one fenced code block.")
+            f"differ from the manual.\n\n{world.report_instructions}\n\nPut the whole report in one "
+            "fenced code block.")
 
 
 def task_prompt(task, t: int) -> str:
@@ -123,163 +106,7 @@ def task_prompt(task, t: int) -> str:
 
 
 def open_book_note(world) -> str:
-    return ("The complete list of rules in which this world differs from its manual:\n"
-            + world.open_book)
-
-
-# ----------------------------------------------------------------------------
-# Reading replies
-
-_FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
-
-
-def extract_answer(text: str | None) -> str:
-    """The last fenced code block of a reply, or the whole reply if it has none."""
-    if not text:
-        return ""
-    blocks = _FENCE.findall(text)
-    if blocks:
-        return blocks[-1].strip("\n")
-    return text.strip()
-
-
-_REPORT_LINE = re.compile(
-    r"^\s*(?:[-*]\s*)?`?(?:(?P<kind>op|hook|rule)\s+)?(?P<name>[A-Za-z_][\w]*)\s*"
-    r"(?:\((?P<params>[^()]*)\))?\s*(?:=|:)\s*(?P<eq>.+?)`?\s*$")
-
-
-def parse_rule_report(text: str | None) -> list[tuple[str, str, str]]:
-    """[(kind, name, equation)] from a rule report.
-
-    Lines read `op NAME(params) = EQ`, `hook NAME(params) = EQ`, `NAME(params) = EQ`,
-    `rule ID: EQ` or `ID: EQ`; kind is "" when the line does not say it."""
-    body = extract_answer(text)
-    out = []
-    for line in body.splitlines():
-        if not line.strip() or line.strip().upper() == "UNKNOWN":
-            continue
-        m = _REPORT_LINE.match(line)
-        if not m:
-            continue
-        eq = m.group("eq").strip()
-        if not eq or eq.upper() == "UNKNOWN":
-            continue
-        out.append((m.group("kind") or "", m.group("name"), eq))
-    return out
-
-
-def _split_target(target: str) -> tuple[str, str]:
-    kind, _, name = target.strip().partition(" ")
-    return kind.lower(), name.strip().lower()
-
-
-def reportable_rules(world) -> list:
-    """The perturbed rules a rule report is graded on: those with an equation."""
-    return [r for r in world.rules if not getattr(r, "herring", False) and r.equation]
-
-
-def grade_rule_report(world, text: str | None) -> dict:
-    """Each reportable rule is correct when the last line naming its target states an
-    equation that World.grade_equation accepts. A line without a kind (`PLUCK(xs, i) =
-    ...`, `r11: ...`) names the rule whose target has that name."""
-    rules = reportable_rules(world)
-    by_key = {_split_target(r.target): r for r in rules}
-    by_name: dict[str, list] = {}
-    for r in rules:
-        by_name.setdefault(_split_target(r.target)[1], []).append(r)
-    stated: dict[str, str] = {}
-    extraneous = []
-    for kind, name, eq in parse_rule_report(text):
-        key = (kind.lower(), name.lower())
-        if kind and key in by_key:
-            stated[by_key[key].id] = eq
-        elif not kind and name.lower() in by_name:
-            for r in by_name[name.lower()]:
-                stated[r.id] = eq
-        else:
-            extraneous.append(f"{kind} {name}".strip())
-    correct, errors = [], []
-    for rule in rules:
-        eq = stated.get(rule.id)
-        if eq is None:
-            continue
-        try:
-            ok = bool(world.grade_equation(rule.id, eq))
-        except Exception as e:  # noqa: BLE001 — an ungradable statement is not correct
-            ok = False
-            errors.append(f"{rule.id}: {type(e).__name__}: {e}")
-        if ok:
-            correct.append(rule.id)
-    return {"stated": len(stated) + len(extraneous), "correct": correct,
-            "extraneous": sorted(set(extraneous)), "errors": errors}
-
-
-# ----------------------------------------------------------------------------
-# Probe scripts (hindsight, fixed) and volumes
-
-
-@attrs.frozen
-class ProbeScript:
-    """Per round, per model turn, the probes to submit."""
-
-    rounds: tuple[tuple[tuple[str, ...], ...], ...]
-    source: str = ""
-
-
-@attrs.frozen
-class Volume:
-    """Per round, per tool-calling turn, the probe units of each call (fixed probes),
-    and the model turns of each round (without-tool: tool-calling turns plus the
-    turn that ended the round)."""
-
-    rounds: tuple[tuple[tuple[int, ...], ...], ...]
-    model_turns: tuple[int, ...] = ()
-    source: str = ""
-
-    def turns(self, t: int) -> int:
-        if self.model_turns:
-            return self.model_turns[t - 1] if t - 1 < len(self.model_turns) else 0
-        return len(self.rounds[t - 1]) if t - 1 < len(self.rounds) else 0
-
-
-def default_volume(world) -> Volume:
-    """The full budget: calls_per_round single-call turns per round, up to max_calls."""
-    b = world.budget
-    left = b.max_calls
-    rounds = []
-    for _ in range(b.rounds):
-        n = max(0, min(b.calls_per_round, left))
-        left -= n
-        rounds.append(tuple((0,) for _ in range(n)))  # 0: any charge within the cap
-    return Volume(tuple(rounds), source="default budget")
-
-
-def fixed_script(world, volume: Volume, seed: int) -> ProbeScript:
-    """Probes from the world's generator (fixed seed), matched to the volume's units."""
-    gen = world.probe_generator(seed)
-    cap = world.budget.units_per_call
-    pool: list[tuple[str, int]] = []
-
-    def draw(units: int) -> str:
-        for i, (p, c) in enumerate(pool):
-            if (units and c == units) or (not units and 0 < c <= cap):
-                return pool.pop(i)[0]
-        for _ in range(2000):
-            p = next(gen)
-            try:
-                c = int(world.charge(p))
-            except Exception:  # noqa: BLE001 — a generated probe that cannot be charged is skipped
-                continue
-            if (units and c == units) or (not units and 0 < c <= cap):
-                return p
-            if 0 < c <= cap and len(pool) < 200:
-                pool.append((p, c))
-        if pool:
-            return pool.pop(0)[0]
-        return next(gen)
-
-    rounds = tuple(tuple(tuple(draw(u) for u in turn) for turn in rnd) for rnd in volume.rounds)
-    return ProbeScript(rounds, source=f"generator seed {seed}, volume from {volume.source}")
+    return "The complete list of rules in which this world differs from its manual:\n" + world.open_book
 
 
 # ----------------------------------------------------------------------------
@@ -301,10 +128,9 @@ class Trajectory:
     def __init__(self, rt, world, model: Model, condition: str, index: int, *, answers: int,
                  script: ProbeScript | None = None, volume: Volume | None = None,
                  settings: dict | None = None):
-        if condition not in CONDITIONS:
-            raise FatalError(f"unknown condition {condition!r}")
         self.rt = rt
         self.world = world
+        self.grader = rt.grader(world)
         self.model = model
         self.condition = condition
         self.index = index
@@ -312,13 +138,14 @@ class Trajectory:
         self.script = script
         self.volume = volume
         self.settings = dict(settings or {})
-        self.conv = f"{model.name}|{condition}|{index}"
+        self.conv = conv_id(model.name, condition, index)
         self.sample = f"{condition}/r{index}"
         self.history: list[dict] = []
         self.c = Counters()
         self.step = 0
-        self.tool = tool_schema(world)
-        self.param = tool_parameter(world)
+        self.tool = world.tool.schema()
+        self.tool_name = world.tool.name
+        self.param = world.tool.parameter
         self.status = "running"
         self.error: str | None = None
         self.tool_seq = 0
@@ -352,8 +179,7 @@ class Trajectory:
     # -- the trajectory ------------------------------------------------------
 
     async def run(self) -> dict:
-        b = self.world.budget
-        n = b.rounds
+        n = self.world.budget.rounds
         cond = self.condition
         self.add({"role": "system", "content": system_prompt(self.world)})
         self.add({"role": "user", "content": opening_prompt(self.world, open_book=cond == "open-book-m0")})
@@ -402,12 +228,12 @@ class Trajectory:
 
     def record(self, milestones: list[dict]) -> dict:
         dyn = metrics.trajectory_dynamics(milestones)
-        valid = self.status == "complete" and all(m.get("lost", 0) == 0 for m in milestones)
+        lost = sum(m.get("lost", 0) for m in milestones)
         rec = {
             "world": self.world.name, "system": self.model.name, "condition": self.condition,
             "trajectory": self.index, "milestones": milestones, "status": self.status,
-            "valid": valid, "endpoint": milestones[-1]["accuracy"] if milestones else None,
-            **dyn,
+            "valid": self.status == "complete" and lost == 0, "lost": lost,
+            "endpoint": milestones[-1]["accuracy"] if milestones else None, **dyn,
         }
         if self.error:
             rec["error"] = self.error
@@ -415,9 +241,7 @@ class Trajectory:
             rec["probe_source"] = self.script.source
         elif self.volume is not None:
             rec["probe_source"] = self.volume.source
-        digest = hashlib.sha256(json.dumps(rec, sort_keys=True).encode()).hexdigest()[:16]
-        self.rt.emit({"type": "trajectory", "id": f"trajectory:{self.conv}:{digest}",
-                      "conv": self.conv, "record": rec})
+        self.rt.emit_record("trajectory", self.conv, self.conv, rec)
         self._progress(done=True, status=self.status, accuracy=rec["endpoint"])
         return rec
 
@@ -454,10 +278,10 @@ class Trajectory:
             turn = self.step - 1
             for tc in reply.tool_calls:
                 if used >= slots:
-                    self._tool_result(t, turn, tc, None, over_budget=True)
+                    await self._tool_result(t, turn, tc, None, over_budget=True)
                     continue
                 used += 1
-                self._tool_result(t, turn, tc, self._program(tc))
+                await self._tool_result(t, turn, tc, self._program(tc))
 
     async def _round_scripted(self, t: int) -> None:
         rounds = self.script.rounds if self.script else ()
@@ -473,13 +297,13 @@ class Trajectory:
             probes = probes[: max(0, slots - used)]
             if not probes:
                 break
-            calls = tuple(ToolCall(id=f"{self.condition}_{t}_{j}_{i}", name=self.tool["function"]["name"],
+            calls = tuple(ToolCall(id=f"{self.condition}_{t}_{j}_{i}", name=self.tool_name,
                                    arguments=json.dumps({self.param: p}))
                           for i, p in enumerate(probes))
             self.add({"role": "assistant", "content": None, "tool_calls": [c.to_json() for c in calls]})
             for c, p in zip(calls, probes):
                 used += 1
-                self._tool_result(t, self.step, c, p)
+                await self._tool_result(t, self.step, c, p)
             reply = await self._explore(t, tools=True, tool_choice="none")
             if reply.content:
                 self.add(reply.message(with_tool_calls=False))
@@ -496,7 +320,7 @@ class Trajectory:
             self.add(reply.message(with_tool_calls=False))
 
     def _program(self, tc: ToolCall) -> str | None:
-        if tc.name != self.tool["function"]["name"]:
+        if tc.name != self.tool_name:
             return None
         try:
             args = json.loads(tc.arguments or "{}")
@@ -506,9 +330,9 @@ class Trajectory:
             return args[self.param]
         return None
 
-    def _tool_result(self, t: int, turn: int, tc: ToolCall, program: str | None,
-                     over_budget: bool = False) -> None:
-        name = self.tool["function"]["name"]
+    async def _tool_result(self, t: int, turn: int, tc: ToolCall, program: str | None,
+                           over_budget: bool = False) -> None:
+        name = self.tool_name
         units, truncated = 0, False
         if over_budget:
             status = "over_budget"
@@ -524,7 +348,7 @@ class Trajectory:
                         f"{{\"{self.param}\": \"...\"}}. Nothing was run.")
         else:
             self.c.attempted += 1
-            fb = self.world.probe(program)
+            fb = await self.grader.probe(program)
             status, units, truncated = fb.status, int(fb.units), bool(fb.truncated)
             if status == "rejected":
                 self.c.rejected += 1
@@ -562,8 +386,7 @@ class Trajectory:
             except LostError as e:
                 return e
 
-        grader = self.rt.grader(world)
-
+        grader = self.grader
         reportable = reportable_rules(world)
 
         async def rules():
@@ -603,12 +426,9 @@ class Trajectory:
             ms_tokens += tokens
 
         scores = metrics.milestone_accuracy(verdicts, self.answers)
-        if reportable:
-            covered = [tk.id for tk in world.tasks if await grader.requires(tk) <= correct_rules]
-        else:
-            covered = []
-        cov = metrics.milestone_accuracy({k: verdicts[k] for k in covered}, self.answers)
+        covered = [tk.id for tk in world.tasks if await grader.requires(tk) <= correct_rules] if reportable else []
         unc_ids = [tk.id for tk in world.tasks if tk.id not in set(covered)] if reportable else []
+        cov = metrics.milestone_accuracy({k: verdicts[k] for k in covered}, self.answers)
         unc = metrics.milestone_accuracy({k: verdicts[k] for k in unc_ids}, self.answers)
         rec = {
             "t": t,
@@ -629,9 +449,160 @@ class Trajectory:
         }
         if rules_lost:
             rec["lost"] += 1
-        digest = hashlib.sha256(json.dumps(rec, sort_keys=True).encode()).hexdigest()[:16]
-        self.rt.emit({"type": "milestone", "id": f"milestone:{self.conv}:m{t}:{digest}",
-                      "conv": self.conv, "system": self.model.name, "condition": self.condition,
-                      "trajectory": self.index, "record": rec})
+        self.rt.emit_record("milestone", f"{self.conv}:m{t}", self.conv, rec, system=self.model.name,
+                            condition=self.condition, trajectory=self.index)
         self._progress(milestone=t, accuracy=rec["accuracy"])
         return rec
+
+
+# ----------------------------------------------------------------------------
+# A run of one world
+
+
+@attrs.define
+class MilestoneLineup:
+    """Every (system, condition, trajectory) of one world; hindsight waits for the same system's
+    autonomous trajectories when no `hindsight_from` run is named."""
+
+    world: object
+    systems: list
+    config: object
+    answers: int
+    scripts: dict  # system -> hindsight ProbeScript read from a named run
+    volume: Volume | None  # the fixed/without-tool reference read from a named run
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.systems)
+
+    @property
+    def model_ids(self) -> tuple[str, ...]:
+        return tuple(m.model_id for m in self.systems)
+
+    def trajectories(self, condition: str) -> range:
+        c = self.config
+        return range(1, (c.trajectories if condition == "autonomous" else c.control_trajectories) + 1)
+
+    def jobs(self) -> list[str]:
+        return [conv_id(m.name, cond, r) for m in self.systems for cond in self.config.conditions
+                for r in self.trajectories(cond)]
+
+    def plan(self) -> Plan:
+        b = self.world.budget
+        per_milestone = (1 if reportable_rules(self.world) else 0) + len(self.world.tasks) * self.answers
+        n = b.rounds
+        turns = [s for s in round_slots(b) if s]
+        explore = {"open-book-m0": (0, 1), "direct": (0, n + 1), "a4-open-book": (sum(s + 1 for s in turns), 1),
+                   "autonomous": (sum(s + 1 for s in turns), n + 1)}
+        rows = []
+        for name in self.names:
+            for cond in self.config.conditions:
+                k = len(self.trajectories(cond))
+                calls, ms = explore.get(cond, (sum(turns), n + 1))  # scripted conditions: one turn per call
+                rows.append((name, cond, k, calls * k, ms, ms * per_milestone * k))
+        return Plan(f"world {self.world.name}: {len(self.world.tasks)} tasks x {self.answers} answers, {n} rounds",
+                    ("system", "condition", "n", "explore<=", "milestones", "milestone calls"), tuple(rows),
+                    sum(r[3] + r[5] for r in rows))
+
+    async def run(self, rt, out: Path) -> list[dict]:
+        world, config = self.world, self.config
+        done = {m.name: asyncio.Event() for m in self.systems}
+
+        async def one(model: Model, condition: str, r: int) -> dict:
+            script = vol = None
+            if condition == "hindsight":
+                script = self.scripts.get(model.name)
+                if script is None:
+                    await done[model.name].wait()
+                    try:
+                        script = hindsight_script(out, model.name, world.budget.rounds)
+                    except FatalError as e:  # every autonomous trajectory of this system was lost
+                        conv = conv_id(model.name, condition, r)
+                        rec = {"world": world.name, "system": model.name, "condition": condition,
+                               "trajectory": r, "milestones": [], "status": "error", "valid": False,
+                               "lost": 0, "endpoint": None, "error": str(e)}
+                        rt.emit_record("trajectory", conv, conv, rec)
+                        return rec
+            elif condition == "fixed":
+                vol = self.volume or default_volume(world)
+                script = fixed_script(world, vol, config.fixed_seed)
+            elif condition == "without-tool":
+                vol = self.volume or default_volume(world)
+            return await Trajectory(rt, world, model, condition, r, answers=self.answers, script=script,
+                                    volume=vol, settings=config.settings).run()
+
+        async def group(model: Model, condition: str) -> list[dict]:
+            try:
+                return await asyncio.gather(*(one(model, condition, r) for r in self.trajectories(condition)))
+            finally:
+                if condition == "autonomous":
+                    done[model.name].set()
+
+        for m in self.systems:
+            if "autonomous" not in config.conditions:
+                done[m.name].set()
+        tasks = [asyncio.ensure_future(group(m, c)) for m in self.systems for c in config.conditions]
+        try:
+            groups = await asyncio.gather(*tasks)
+        except BaseException:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        return [rec for g in groups for rec in g]
+
+
+class Milestone:
+    name = "milestone"
+    many_worlds = False
+    config_keys = ("conditions", "trajectories", "control_trajectories", "answers", "hindsight_from",
+                   "volume_from", "fixed_seed")
+
+    def default_agents(self, worlds) -> tuple[str, ...]:
+        return MILESTONE_AGENTS
+
+    def lineup(self, worlds, models, agents, config) -> MilestoneLineup:
+        (world,) = worlds
+        for c in config.conditions:
+            if c not in CONDITIONS:
+                raise FatalError(f"unknown condition {c!r}; choose from {', '.join(CONDITIONS)}")
+        if "hindsight" in config.conditions and not config.hindsight_from \
+                and "autonomous" not in config.conditions:
+            raise FatalError("the hindsight condition replays a best autonomous trajectory: name a "
+                             "previous run with --hindsight-from DIR, or add --condition autonomous")
+        if config.trajectories < 1 or config.control_trajectories < 1:
+            raise FatalError("--trajectories and --control-trajectories must be at least 1")
+        if not world.tasks:
+            raise FatalError(f"{world.name} has no held-out tasks: there is nothing to score")
+        systems = list(models) + [milestone_agent(a, world) for a in agents]
+        n = world.budget.rounds
+        scripts = {}
+        if "hindsight" in config.conditions and config.hindsight_from:
+            # a named run is read before anything starts, so a wrong directory costs no calls
+            path, system = split_reference(config.hindsight_from)
+            scripts = {m.name: hindsight_script(path, system or m.name, n) for m in systems}
+        volume = None
+        if config.volume_from:
+            path, system = split_reference(config.volume_from)
+            volume = volume_from(path, system, n)
+        return MilestoneLineup(world, systems, config, config.answers or world.budget.answers, scripts, volume)
+
+    def world_identity(self, worlds, name: str) -> dict:
+        (world,) = worlds
+        content = {
+            "manual": world.manual,
+            "examples": [(e.id, e.prompt, e.program, e.output) for e in world.examples],
+            "tasks": [(t.id, t.prompt, t.shape, t.solution, t.naive) for t in world.tasks],
+            "rules": [(r.id, r.target, r.equation, r.statement) for r in world.rules],
+            "herrings": [(r.id, r.target) for r in world.herrings],
+            "budget": attrs.asdict(world.budget),
+            "tool": world.tool.name,
+        }
+        return {"name": world.name, "version": world.version, "seed": world.seed,
+                "fingerprint": fingerprint(content)}
+
+    def exploration_calls(self, world) -> int:
+        return world.budget.max_calls
+
+
+MILESTONE = Milestone()
