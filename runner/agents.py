@@ -26,10 +26,7 @@ from .answers import extract_answer, fenced, reportable_rules, rule_line
 from .log import load_run
 from .models import FatalError, Model, Reply, Request, ToolCall
 
-MILESTONE_AGENTS = ("oracle", "manual")
-BOX_AGENTS = ("oracle", "memorise")
 REPLAY = "replay:"
-_BOX_ALIASES = {"memorize": "memorise", "memoriser": "memorise"}
 
 
 class BuiltinAgent(Model):
@@ -56,8 +53,9 @@ class BuiltinAgent(Model):
     def rules(self) -> str:
         return "UNKNOWN"
 
-    def answer(self, task_id: str, request: Request) -> str:  # pragma: no cover
-        raise NotImplementedError
+    def answer(self, task_id: str, request: Request) -> str:
+        """The reference answer (an oracle's; the other agents answer their own way)."""
+        return self.world.task(task_id).solution
 
 
 # ----------------------------------------------------------------------------
@@ -105,9 +103,6 @@ class OracleAgent(MilestoneAgent):
 
     def rules(self) -> str:
         return "\n".join(rule_line(r) for r in reportable_rules(self.world)) or "UNKNOWN"
-
-    def answer(self, task_id: str, request: Request) -> str:
-        return self.world.task(task_id).solution
 
 
 class ManualAgent(MilestoneAgent):
@@ -162,16 +157,17 @@ def replay_key(d: dict) -> tuple:
             d.get("answer_index", 0), d.get("step"))
 
 
+MILESTONE_AGENTS = {"oracle": OracleAgent, "manual": ManualAgent}
+
+
 def milestone_agent(spec: str, world) -> Model:
     """The built-in agent `--agent SPEC` of a milestone world."""
-    if spec == "oracle":
-        return OracleAgent(world)
-    if spec == "manual":
-        return ManualAgent(world)
     if spec.startswith(REPLAY):
         return ReplayAgent(spec[len(REPLAY):])
-    raise FatalError(f"unknown agent {spec!r} (built-in agents: {', '.join(MILESTONE_AGENTS)}, "
-                     f"{REPLAY}DIR[#SYSTEM])")
+    if spec not in MILESTONE_AGENTS:
+        raise FatalError(f"unknown agent {spec!r} (built-in agents: {', '.join(MILESTONE_AGENTS)}, "
+                         f"{REPLAY}DIR[#SYSTEM])")
+    return MILESTONE_AGENTS[spec](world)
 
 
 # ----------------------------------------------------------------------------
@@ -207,9 +203,6 @@ class BoxOracle(BoxAgent):
 
     name = model_id = "oracle"
 
-    def answer(self, task_id: str, request: Request) -> str:
-        return self.world.task(task_id).solution
-
 
 class Memoriser(BoxAgent):
     """Answers from what it observed; the world says how."""
@@ -220,14 +213,16 @@ class Memoriser(BoxAgent):
         return self.world.answer_from(task_id, self.observed(request))
 
 
+BOX_AGENTS = {"oracle": BoxOracle, "memorise": Memoriser}
+_BOX_ALIASES = {"memorize": "memorise", "memoriser": "memorise"}
+
+
 def box_agent(spec: str, world) -> Model:
     """The built-in agent `--agent SPEC` of a turn@shot world."""
-    spec = _BOX_ALIASES.get(spec, spec)
-    if spec == "oracle":
-        return BoxOracle(world)
-    if spec == "memorise":
-        return Memoriser(world)
-    raise FatalError(f"unknown agent {spec!r} for black boxes (built-in: {', '.join(BOX_AGENTS)})")
+    agent = BOX_AGENTS.get(_BOX_ALIASES.get(spec, spec))
+    if agent is None:
+        raise FatalError(f"unknown agent {spec!r} for black boxes (built-in: {', '.join(BOX_AGENTS)})")
+    return agent(world)
 
 
 # ----------------------------------------------------------------------------

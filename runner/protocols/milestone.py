@@ -436,7 +436,7 @@ class Trajectory:
             "calls": c.calls, "probe_units": c.units, "tokens": c.tokens_in + c.tokens_out,
             "rules_correct": len(correct_rules) if reportable else None,
             "rules_total": len(reportable),
-            "rules_stated_correctly": sorted(correct_rules),
+            "rules_stated_correctly": [r.id for r in reportable if r.id in correct_rules],  # in the world's order
             "rules_lost": rules_lost,
             "tokens_in": c.tokens_in, "tokens_out": c.tokens_out,
             "calls_attempted": c.attempted, "calls_rejected": c.rejected,
@@ -559,7 +559,7 @@ class Milestone:
                    "volume_from", "fixed_seed")
 
     def default_agents(self, worlds) -> tuple[str, ...]:
-        return MILESTONE_AGENTS
+        return tuple(MILESTONE_AGENTS)
 
     def lineup(self, worlds, models, agents, config) -> MilestoneLineup:
         (world,) = worlds

@@ -234,7 +234,7 @@ class TurnShot:
     config_keys = ("turns", "shots")
 
     def default_agents(self, worlds) -> tuple[str, ...]:
-        return BOX_AGENTS
+        return tuple(BOX_AGENTS)
 
     def lineup(self, worlds, models, agents, config) -> TurnShotLineup:
         for label, v in (("--turns", config.turns), ("--shots", config.shots)):
