@@ -10,8 +10,9 @@ Modules, in the order data flows through them (each imports only those above it)
   runtime      one model call (log replay, cache, per-model limit, retries, logging); world calls
   agents       the built-in agents: oracle, manual, replay, memorise, pool strategies
   config       RunConfig: what a run is asked to do, and its identity in the log header
-  protocols/   the registry of run protocols by World.protocol: milestone (+ conditions),
-               turn@shot, pool; each plays its sessions and plans its dry run
+  protocols/   the registry of run protocols by World.protocol: milestone (trajectory.py plays
+               one trajectory, conditions.py feeds it), turn@shot, pool; each plays its
+               sessions and plans its dry run
   report       trajectories.jsonl, summary.json, report.md, PNG curves: one loader, one table writer
   experiment   the orchestrator: lineup, log, runtime, sessions, outputs
   progress     the live display

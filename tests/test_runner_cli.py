@@ -20,6 +20,8 @@ from worldspec.cli import EXIT_INPUT, EXIT_INTERNAL, main
 from worldspec.compiler import KINDS
 from worldspec.runner.progress import Progress
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 def invoke(*args):
     """`worldspec ARGS` as a user types it."""
@@ -178,3 +180,19 @@ def test_worldspec_run_demo_needs_no_keys_and_never_imports_litellm(tmp_path):
     assert s["validity"]["valid"]
     oracle = next(g for g in s["results"] if g["system"] == "oracle")
     assert [m["accuracy"] for m in oracle["curve"]] == [100.0] * len(oracle["curve"])
+
+
+@pytest.mark.parametrize("target,args", [
+    ("interactive/trust.world", ["--agent", "allc"]),
+    ("oracle/cii-e01-running-maximum.world", ["--turns", "3"]),
+])
+def test_report_of_a_run_of_any_protocol_has_the_shape_the_run_wrote(tmp_path, target, args):
+    out = tmp_path / "run"
+    r = invoke("run", os.path.join(ROOT, "worlds", target), "--out", str(out), "--quiet", *args)
+    assert r.exit_code == 0, r.output
+    again = tmp_path / "again"
+    r = invoke("report", str(out), "--out", str(again))
+    assert r.exit_code == 0, r.output
+    for name in ("summary.json", "report.md", "trajectories.jsonl"):
+        assert (again / name).read_text() == (out / name).read_text(), name
+    assert json.loads((out / "summary.json").read_text())["validity"]["valid"]

@@ -101,7 +101,7 @@ def test_the_runner_reaches_worlds_through_the_world_protocol_only():
 
 def test_the_walk_sees_what_it_checks():
     # the checks above would pass vacuously on an empty graph
-    deps = GRAPH["worldspec.runner.protocols.milestone"]
-    assert {"worldspec.runner.metrics", "worldspec.runner.protocols.base"} <= deps  # `from .. import`, `from .`
+    deps = GRAPH["worldspec.runner.protocols.trajectory"]
+    assert {"worldspec.runner.metrics", "worldspec.runner.protocols.conditions"} <= deps  # `from .. import`, `from .`
     assert "worldspec.runner.experiment" in GRAPH["worldspec.runner.cli"]
     assert ("litellm", True) in imports(os.path.join(ROOT, "runner", "models.py"))

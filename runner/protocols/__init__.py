@@ -1,7 +1,7 @@
 """The run protocols, by the name a world gives in `World.protocol`.
 
   milestone   ExplorationBench: rounds of tool calls, milestones with rule reports
-              and held-out tasks, seven conditions (milestone.py, conditions.py)
+              and held-out tasks, seven conditions (milestone.py, trajectory.py, conditions.py)
   turn@shot   the Oracle benchmark: turns of inputs, then test samples with shots (turnshot.py)
   pool        a repeated game against an opponent pool (pool.py)
 

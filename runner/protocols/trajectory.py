@@ -1,0 +1,438 @@
+"""One trajectory of the milestone protocol: its conversation, rounds, tool calls and milestones.
+
+A trajectory is one continuous conversation in the provider's structured
+format (tool-call ids kept): worked examples (context, no calls) -> M0 ->
+N rounds of exploration, each followed by milestone M_t. A milestone forks
+the history into discarded, tool-disabled copies: one asks for the rule
+report, and every held-out task is answered `answers` times, each in a fresh
+copy. Milestone copies run in the background while exploration goes on;
+nothing from a copy returns to the history. How a round runs depends on the
+condition (milestone.py lists them; conditions.py builds their probe scripts).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Sequence
+
+import attrs
+
+from .. import metrics
+from ..answers import extract_answer, reportable_rules
+from ..models import LostError, Model, Reply, Request, ToolCall
+from .conditions import ProbeScript, Volume
+
+
+def conv_id(system: str, condition: str, r: int) -> str:
+    return f"{system}|{condition}|{r}"
+
+
+# ----------------------------------------------------------------------------
+# What the model reads
+
+
+def system_prompt(world) -> str:
+    return (
+        f"You are exploring {world.name}, an unfamiliar world. Its manual describes the usual "
+        "behaviour, but some rules of the world differ from the manual, and some names that look "
+        "suspicious behave exactly as documented. Learn how the world really works: the held-out "
+        "tasks you will be asked later are graded by executing your answers in the true world.")
+
+
+def opening_prompt(world, *, open_book: bool = False) -> str:
+    b = world.budget
+    parts = [f"# {world.name}", world.summary or "", "", "## Manual", world.manual.strip(), ""]
+    if world.examples:
+        parts.append("## Worked examples (outputs computed by the true world)")
+        for ex in world.examples:
+            parts += [f"### Example {ex.id} ({ex.band})", ex.prompt, "Program:",
+                      f"```\n{ex.program}\n```", "Output:", f"```\n{ex.output}\n```", ""]
+    if open_book:
+        parts += ["## The complete list of rules that differ from the manual", world.open_book, ""]
+    parts += [
+        "## How this session runs",
+        f"You will explore in {b.rounds} rounds with the tool `{world.tool.name}` "
+        f"(at most {b.calls_per_round} calls per round and {b.max_calls} in total; a call may use "
+        f"at most {b.units_per_call} probe units and a call over that is rejected whole and runs "
+        f"nothing; feedback is cut at {b.feedback_lines} lines and {b.feedback_chars} characters). "
+        "Before the first round and after every round you will be tested without tools: asked to "
+        "report the rules you believe differ from the manual and to answer held-out tasks.",
+    ]
+    return "\n".join(parts).strip()
+
+
+def round_prompt(world, t: int, *, slots: int, left: int, mode: str, turns: int = 0) -> str:
+    n = world.budget.rounds
+    if mode == "autonomous":
+        return (f"Exploration round {t} of {n}. Call `{world.tool.name}` to run probes: up to "
+                f"{slots} calls this round ({left} left in total). Reply without a tool call when "
+                "you are done with this round.")
+    if mode == "scripted":
+        return (f"Exploration round {t} of {n}. In this round the probes are chosen for you and run "
+                f"through `{world.tool.name}`; after each result, write down what you conclude "
+                "about the world's rules.")
+    return (f"Round {t} of {n}. No tool is available in this round: revise your hypotheses about "
+            f"the world's rules in writing (turn 1 of {turns}).")
+
+
+def rules_prompt(world, t: int) -> str:
+    # The world owns how its rules are stated (equation notation, schema ids, ...).
+    return (f"Milestone M{t}. Tools are disabled. Report the rules of this world that you believe "
+            f"differ from the manual.\n\n{world.report_instructions}\n\nPut the whole report in one "
+            "fenced code block.")
+
+
+def task_prompt(task, t: int) -> str:
+    return (f"Milestone M{t}. Tools are disabled. Answer held-out task {task.id} with what you "
+            f"know about this world.\n\n{task.prompt}\n\nPut your answer in a fenced code block; "
+            "only the last fenced block of your reply is graded.")
+
+
+def open_book_note(world) -> str:
+    return "The complete list of rules in which this world differs from its manual:\n" + world.open_book
+
+
+# ----------------------------------------------------------------------------
+# One trajectory
+
+
+@attrs.define
+class Counters:
+    calls: int = 0  # C: tool calls run by the world (not rejected)
+    attempted: int = 0  # tool calls that took a slot of the budget
+    rejected: int = 0  # of those, rejected whole by the world (over the unit cap)
+    units: int = 0  # P
+    tokens_in: int = 0  # T = tokens_in + tokens_out, exploration requests only
+    tokens_out: int = 0
+    requests: int = 0  # exploration requests
+
+
+class Trajectory:
+    def __init__(self, rt, world, model: Model, condition: str, index: int, *, answers: int,
+                 script: ProbeScript | None = None, volume: Volume | None = None,
+                 settings: dict | None = None):
+        self.rt = rt
+        self.world = world
+        self.grader = rt.grader(world)
+        self.model = model
+        self.condition = condition
+        self.index = index
+        self.answers = answers
+        self.script = script
+        self.volume = volume
+        self.settings = dict(settings or {})
+        self.conv = conv_id(model.name, condition, index)
+        self.sample = f"{condition}/r{index}"
+        self.history: list[dict] = []
+        self.c = Counters()
+        self.step = 0
+        self.tool = world.tool.schema()
+        self.tool_name = world.tool.name
+        self.param = world.tool.parameter
+        self.status = "running"
+        self.error: str | None = None
+        self.tool_seq = 0
+
+    # -- bookkeeping ---------------------------------------------------------
+
+    def add(self, msg: dict) -> None:
+        self.rt.emit({"type": "message", "id": f"msg:{self.conv}:{len(self.history)}",
+                      "conv": self.conv, "index": len(self.history), "message": msg})
+        self.history.append(msg)
+
+    def _progress(self, **kw) -> None:
+        if self.rt.progress is not None:
+            self.rt.progress.update(self.conv, system=self.model.name, condition=self.condition,
+                                    trajectory=self.index, **kw)
+
+    async def _explore(self, t: int, *, tools: bool, tool_choice: str | None = None) -> Reply:
+        req = Request(messages=tuple(self.history), tools=(self.tool,) if tools else None,
+                      tool_choice=tool_choice if tools else None, settings=self.settings,
+                      purpose="explore", sample=self.sample,
+                      meta={"conv": self.conv, "condition": self.condition, "trajectory": self.index,
+                            "t": t, "step": self.step, "prefix": len(self.history)})
+        self.step += 1
+        reply = await self.rt.call(self.model, req)
+        self.c.requests += 1
+        self.c.tokens_in += reply.usage.input_tokens
+        self.c.tokens_out += reply.usage.output_tokens
+        self._progress(round=t, calls=self.c.calls, tokens=self.c.tokens_in + self.c.tokens_out)
+        return reply
+
+    # -- the trajectory ------------------------------------------------------
+
+    async def run(self) -> dict:
+        n = self.world.budget.rounds
+        cond = self.condition
+        self.add({"role": "system", "content": system_prompt(self.world)})
+        self.add({"role": "user", "content": opening_prompt(self.world, open_book=cond == "open-book-m0")})
+        pending: list[asyncio.Task] = []
+
+        def milestone(t: int, open_book: bool = False) -> None:
+            snap = (tuple(self.history), attrs.evolve(self.c))
+            pending.append(asyncio.ensure_future(self.milestone(t, *snap, open_book=open_book)))
+
+        explores = cond not in ("open-book-m0", "direct")
+        limiter = self.rt.limiter(self.model)
+        if explores:
+            limiter.reserve()
+        try:
+            try:
+                if cond == "open-book-m0":
+                    milestone(0)
+                elif cond == "direct":
+                    for t in range(0, n + 1):
+                        milestone(t)
+                elif cond == "a4-open-book":
+                    for t in range(1, n + 1):
+                        await self.round(t)
+                    milestone(n, open_book=True)
+                else:
+                    milestone(0)
+                    for t in range(1, n + 1):
+                        await self.round(t)
+                        milestone(t)
+            except LostError as e:
+                self.status, self.error = "lost", f"exploration lost to infrastructure: {e}"
+            finally:
+                if explores:
+                    explores = False
+                    limiter.unreserve()
+            records = await asyncio.gather(*pending)
+        except BaseException:
+            if explores:
+                limiter.unreserve()
+            for p in pending:
+                p.cancel()
+            raise
+        if self.status == "running":
+            self.status = "complete"
+        return self.record(list(records))
+
+    def record(self, milestones: list[dict]) -> dict:
+        dyn = metrics.trajectory_dynamics(milestones)
+        lost = sum(m.get("lost", 0) for m in milestones)
+        rec = {
+            "world": self.world.name, "system": self.model.name, "condition": self.condition,
+            "trajectory": self.index, "milestones": milestones, "status": self.status,
+            "valid": self.status == "complete" and lost == 0, "lost": lost,
+            "endpoint": milestones[-1]["accuracy"] if milestones else None, **dyn,
+        }
+        if self.error:
+            rec["error"] = self.error
+        if self.script is not None:
+            rec["probe_source"] = self.script.source
+        elif self.volume is not None:
+            rec["probe_source"] = self.volume.source
+        self.rt.emit_record("trajectory", self.conv, self.conv, rec)
+        self._progress(done=True, status=self.status, accuracy=rec["endpoint"])
+        return rec
+
+    # -- rounds --------------------------------------------------------------
+
+    def _slots(self) -> tuple[int, int]:
+        b = self.world.budget
+        return b.calls_per_round, b.max_calls - self.c.attempted
+
+    async def round(self, t: int) -> None:
+        if self.condition in ("autonomous", "a4-open-book"):
+            await self._round_autonomous(t)
+        elif self.condition in ("hindsight", "fixed"):
+            await self._round_scripted(t)
+        elif self.condition == "without-tool":
+            await self._round_without_tool(t)
+        self.rt.emit({"type": "round_end", "id": f"round:{self.conv}:{t}", "conv": self.conv, "t": t,
+                      "calls": self.c.calls, "probe_units": self.c.units,
+                      "tokens": self.c.tokens_in + self.c.tokens_out})
+
+    async def _round_autonomous(self, t: int) -> None:
+        per_round, left = self._slots()
+        slots = min(per_round, left)
+        if slots <= 0:
+            return  # the run's call budget is spent: nothing to do this round
+        self.add({"role": "user", "content": round_prompt(self.world, t, slots=slots, left=left,
+                                                          mode="autonomous")})
+        used = 0
+        while used < slots:
+            reply = await self._explore(t, tools=True)
+            self.add(reply.message())
+            if not reply.tool_calls:
+                break
+            turn = self.step - 1
+            for tc in reply.tool_calls:
+                if used >= slots:
+                    await self._tool_result(t, turn, tc, None, over_budget=True)
+                    continue
+                used += 1
+                await self._tool_result(t, turn, tc, self._program(tc))
+
+    async def _round_scripted(self, t: int) -> None:
+        rounds = self.script.rounds if self.script else ()
+        turns = rounds[t - 1] if t - 1 < len(rounds) else ()
+        per_round, left = self._slots()
+        slots = min(per_round, left)
+        if not turns or slots <= 0:
+            return
+        self.add({"role": "user", "content": round_prompt(self.world, t, slots=slots, left=left,
+                                                          mode="scripted")})
+        used = 0
+        for j, probes in enumerate(turns):
+            probes = probes[: max(0, slots - used)]
+            if not probes:
+                break
+            calls = tuple(ToolCall(id=f"{self.condition}_{t}_{j}_{i}", name=self.tool_name,
+                                   arguments=json.dumps({self.param: p}))
+                          for i, p in enumerate(probes))
+            self.add({"role": "assistant", "content": None, "tool_calls": [c.to_json() for c in calls]})
+            for c, p in zip(calls, probes):
+                used += 1
+                await self._tool_result(t, self.step, c, p)
+            reply = await self._explore(t, tools=True, tool_choice="none")
+            if reply.content:
+                self.add(reply.message(with_tool_calls=False))
+
+    async def _round_without_tool(self, t: int) -> None:
+        turns = self.volume.turns(t) if self.volume else self.world.budget.calls_per_round
+        for k in range(turns):
+            if k == 0:
+                text = round_prompt(self.world, t, slots=0, left=0, mode="without-tool", turns=turns)
+            else:
+                text = f"Continue revising your hypotheses (turn {k + 1} of {turns})."
+            self.add({"role": "user", "content": text})
+            reply = await self._explore(t, tools=False)
+            self.add(reply.message(with_tool_calls=False))
+
+    def _program(self, tc: ToolCall) -> str | None:
+        if tc.name != self.tool_name:
+            return None
+        try:
+            args = json.loads(tc.arguments or "{}")
+        except (json.JSONDecodeError, TypeError):
+            return None
+        if isinstance(args, dict) and isinstance(args.get(self.param), str):
+            return args[self.param]
+        return None
+
+    async def _tool_result(self, t: int, turn: int, tc: ToolCall, program: str | None,
+                           over_budget: bool = False) -> None:
+        name = self.tool_name
+        units, truncated = 0, False
+        if over_budget:
+            status = "over_budget"
+            text = ("rejected: not run, this round's call budget is spent. End the round by "
+                    "replying without a tool call.")
+        elif program is None:
+            self.c.attempted += 1
+            status = "invalid"
+            if tc.name != name:
+                text = f"error: unknown tool {tc.name!r}; the only tool is {name!r}. Nothing was run."
+            else:
+                text = (f"error: invalid arguments; expected a JSON object "
+                        f"{{\"{self.param}\": \"...\"}}. Nothing was run.")
+        else:
+            self.c.attempted += 1
+            fb = await self.grader.probe(program)
+            status, units, truncated = fb.status, int(fb.units), bool(fb.truncated)
+            if status == "rejected":
+                self.c.rejected += 1
+            else:
+                self.c.calls += 1
+            self.c.units += units
+            text = fb.text if fb.text else "(no output)"
+        self.add({"role": "tool", "tool_call_id": tc.id, "content": text})
+        self.rt.emit({"type": "tool", "id": f"tool:{self.conv}:{self.tool_seq}", "conv": self.conv,
+                      "system": self.model.name, "condition": self.condition,
+                      "trajectory": self.index, "t": t, "turn": turn, "call_id": tc.id,
+                      "program": program, "status": status, "units": units,
+                      "truncated": truncated, "feedback": text})
+        self.tool_seq += 1
+
+    # -- milestones ----------------------------------------------------------
+
+    async def milestone(self, t: int, history: Sequence[dict], c: Counters, *,
+                        open_book: bool = False) -> dict:
+        world = self.world
+        prefix = tuple(history)
+        sample = f"{self.sample}/m{t}"
+        note = open_book_note(world) + "\n\n" if open_book else ""
+
+        def req(text: str, purpose: str, k: int = 0) -> Request:
+            return Request(messages=prefix + ({"role": "user", "content": note + text},),
+                           settings=self.settings, answer_index=k, purpose=purpose, sample=sample,
+                           meta={"conv": self.conv, "condition": self.condition,
+                                 "trajectory": self.index, "t": t, "step": None,
+                                 "prefix": len(prefix)})
+
+        async def ask(r: Request):
+            try:
+                return await self.rt.call(self.model, r)
+            except LostError as e:
+                return e
+
+        grader = self.grader
+        reportable = reportable_rules(world)
+
+        async def rules():
+            if not reportable:  # a world without rule equations (AlienLogic) asks for no report
+                return {"stated": 0, "correct": [], "extraneous": [], "errors": []}, False, 0
+            reply = await ask(req(rules_prompt(world, t), "rules"))
+            lost = not isinstance(reply, Reply)
+            report = await grader.rule_report(None if lost else reply.content)
+            self.rt.emit({"type": "rule_report", "id": f"rules:{self.conv}:m{t}", "conv": self.conv,
+                          "t": t, "lost": lost, **report})
+            return report, lost, 0 if lost else reply.usage.total
+
+        async def answer(task, k: int):
+            reply = await ask(req(task_prompt(task, t), f"task:{task.id}", k))
+            base = {"type": "verdict", "id": f"verdict:{self.conv}:m{t}:{task.id}:a{k}",
+                    "conv": self.conv, "t": t, "task": task.id, "answer_index": k}
+            if not isinstance(reply, Reply):
+                self.rt.emit({**base, "type": "lost", "id": None, "error": str(reply)})
+                return None, 0
+            text = extract_answer(reply.content)
+            try:
+                v = await grader.verify(task, text)
+            except Exception as e:  # noqa: BLE001 — a grader crash is a bug, never a wrong answer
+                self.rt.emit({**base, "type": "grader_error", "id": None,
+                              "error": f"{type(e).__name__}: {e}"})
+                return None, reply.usage.total
+            self.rt.emit({**base, "passed": bool(v.passed), "detail": v.detail, "answer": text})
+            return (1 if v.passed else 0), reply.usage.total
+
+        keys = [(task, k) for task in world.tasks for k in range(self.answers)]
+        results = await asyncio.gather(rules(), *(answer(task, k) for task, k in keys))
+        report, rules_lost, ms_tokens = results[0]
+        correct_rules = set(report["correct"])
+        verdicts: dict[str, list[int | None]] = {task.id: [None] * self.answers for task in world.tasks}
+        for (task, k), (y, tokens) in zip(keys, results[1:]):
+            verdicts[task.id][k] = y
+            ms_tokens += tokens
+
+        scores = metrics.milestone_accuracy(verdicts, self.answers)
+        covered = [tk.id for tk in world.tasks if await grader.requires(tk) <= correct_rules] if reportable else []
+        unc_ids = [tk.id for tk in world.tasks if tk.id not in set(covered)] if reportable else []
+        cov = metrics.milestone_accuracy({k: verdicts[k] for k in covered}, self.answers)
+        unc = metrics.milestone_accuracy({k: verdicts[k] for k in unc_ids}, self.answers)
+        rec = {
+            "t": t,
+            **scores,
+            "calls": c.calls, "probe_units": c.units, "tokens": c.tokens_in + c.tokens_out,
+            "rules_correct": len(correct_rules) if reportable else None,
+            "rules_total": len(reportable),
+            "rules_stated_correctly": [r.id for r in reportable if r.id in correct_rules],  # in the world's order
+            "rules_lost": rules_lost,
+            "tokens_in": c.tokens_in, "tokens_out": c.tokens_out,
+            "calls_attempted": c.attempted, "calls_rejected": c.rejected,
+            "exploration_requests": c.requests,
+            "milestone_tokens": ms_tokens,
+            "covered": {"n": len(covered), "accuracy": cov["accuracy"] if covered else None},
+            "uncovered": {"n": len(unc_ids), "accuracy": unc["accuracy"] if unc_ids else None},
+            "open_book": open_book,
+            "tasks": verdicts,
+        }
+        if rules_lost:
+            rec["lost"] += 1
+        self.rt.emit_record("milestone", f"{self.conv}:m{t}", self.conv, rec, system=self.model.name,
+                            condition=self.condition, trajectory=self.index)
+        self._progress(milestone=t, accuracy=rec["accuracy"])
+        return rec
