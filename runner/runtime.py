@@ -172,13 +172,13 @@ class Runtime:
         self.limiters: dict[str, PriorityLimiter] = {}
         self.stats = CallStats()
         self.fatal: str | None = None  # once set, no new request is sent
-        self._graders: dict[int, Grader] = {}
+        self._graders: dict = {}  # world -> its Grader (worlds compare by identity)
         self.digests = MessageDigests()
 
     def grader(self, world) -> Grader:
-        g = self._graders.get(id(world))
+        g = self._graders.get(world)
         if g is None:
-            g = self._graders[id(world)] = Grader(world)
+            g = self._graders[world] = Grader(world)
         return g
 
     def emit(self, event: dict) -> bool:
