@@ -28,7 +28,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))  # FakeWorld fallback
 
-from worldspec.runner.experiment import RunConfig, run_experiment  # noqa: E402
+from runner_fakes import FakeWorld  # noqa: E402
+from worldspec.compiler import load_world  # noqa: E402
+from worldspec.compiler.api import Budget  # noqa: E402
+from worldspec.runner.config import RunConfig  # noqa: E402
+from worldspec.runner.experiment import run_experiment  # noqa: E402
 from worldspec.runner.models import Reply, ScriptedModel, ToolCall, Usage  # noqa: E402
 
 
@@ -56,17 +60,12 @@ class TimedWorld:
 
 def load(world: str):
     try:
-        from worldspec.compiler import load_world
-
         w = load_world(world)
         if w.tasks:
             return w
         print(f"note: {world} has no tasks yet; using the test FakeWorld")
     except Exception as e:  # noqa: BLE001 — the benchmark still runs without the compiler
         print(f"note: cannot load {world} ({e}); using the test FakeWorld")
-    from runner_fakes import FakeWorld
-    from worldspec.compiler.api import Budget
-
     return FakeWorld(n_tasks=70, budget=Budget())
 
 
@@ -87,7 +86,7 @@ def full_budget_policy(world):
             if since < world.budget.calls_per_round:
                 n = sum(1 for m in msgs if m["role"] == "tool")
                 return Reply(content=None, tool_calls=(ToolCall(
-                    f"c{len(msgs)}", tool, json.dumps({"program": probes[n % len(probes)]})),),
+                    f"c{len(msgs)}", tool, json.dumps({world.tool.parameter: probes[n % len(probes)]})),),
                     usage=Usage(100, 10))
             return Reply(content="done", usage=Usage(100, 2))
         if req.purpose == "explore":
@@ -106,7 +105,7 @@ def one_run(world, latency: float, args, conditions=("autonomous",)):
                     max_connections=args.max_connections)
     with tempfile.TemporaryDirectory() as out:
         t0 = time.perf_counter()
-        res = asyncio.run(run_experiment(world, [model], cfg, out))
+        res = asyncio.run(run_experiment([world], [model], cfg, out))
         wall = time.perf_counter() - t0
         explore = {}
         start = end = None

@@ -60,7 +60,7 @@ def request_key(model: Model, request: Request, digests: MessageDigests | None =
         "messages": digests.digest(request.messages, meta.get("conv"), int(meta.get("prefix", 0))),
         "tools": request.tools or None,
         "tool_choice": request.tool_choice,
-        "settings": {**getattr(model, "settings", {}), **request.settings},
+        "settings": {**model.settings, **request.settings},
         "answer_index": request.answer_index,
         "sample": request.sample,
     }

@@ -12,6 +12,10 @@ a step finds its id already written and writes nothing; replies already in the
 log are reused instead of asking the model again. Nothing is lost (every event
 was flushed when it happened) and nothing is counted twice (each id appears
 once). A run directory is guarded by a lock file holding the writer's pid.
+
+Reading: `load_run(DIR)` is the one reader of a log; resume, reports, the
+hindsight and volume references and the replay agent all take what they need
+from the `LoggedRun` it returns.
 """
 from __future__ import annotations
 
@@ -19,8 +23,11 @@ import json
 import os
 import socket
 import time
+from collections import defaultdict
 from pathlib import Path
 from typing import Iterator
+
+import attrs
 
 LOG_VERSION = 1
 
@@ -42,6 +49,72 @@ def read_events(path: str | Path) -> Iterator[dict]:
                 yield json.loads(raw)
             except json.JSONDecodeError:
                 continue
+
+
+@attrs.define
+class LoggedRun:
+    """What a run log holds, read in one pass (the last record of a conversation wins)."""
+
+    path: Path
+    header: dict | None = None
+    ids: set = attrs.field(factory=set)
+    replies: dict = attrs.field(factory=dict)  # request key -> reply event
+    records: dict = attrs.field(factory=dict)  # conversation -> its last trajectory record
+    sessions: dict = attrs.field(factory=dict)  # session number -> its last status
+    started: int = 0  # sessions begun
+    errors: list = attrs.field(factory=list)  # why sessions failed
+    retries: int = 0
+    lost: int = 0  # calls lost to infrastructure (retries exhausted)
+    tools: dict = attrs.field(factory=lambda: defaultdict(list))  # conversation -> tool events
+    explore_turns: dict = attrs.field(factory=lambda: defaultdict(lambda: defaultdict(int)))  # conv -> t -> n
+
+    @property
+    def config(self) -> dict:
+        return (self.header or {}).get("config", {})
+
+    @property
+    def protocol(self) -> str:
+        """The run protocol that wrote the log (logs of the first edition said "explorationbench")."""
+        name = self.config.get("protocol", "milestone")
+        return "milestone" if name == "explorationbench" else name
+
+    @property
+    def last_session(self) -> str | None:
+        return self.sessions[max(self.sessions)] if self.sessions else None
+
+
+def load_run(directory: str | Path) -> LoggedRun:
+    """Read DIR/log.jsonl (or a log file's path); raises FileNotFoundError when there is none."""
+    path = Path(directory)
+    if path.is_dir():
+        path = path / "log.jsonl"
+    if not path.exists():
+        raise FileNotFoundError(f"no run log at {path}")
+    run = LoggedRun(path)
+    for i, ev in enumerate(read_events(path)):
+        typ = ev.get("type")
+        if "id" in ev:
+            run.ids.add(ev["id"])
+        if typ == "header" and i == 0:
+            run.header = ev
+        elif typ == "reply" and "key" in ev:
+            run.replies[ev["key"]] = ev
+        elif typ == "trajectory":
+            run.records[ev["conv"]] = ev["record"]
+        elif typ == "tool":
+            run.tools[ev["conv"]].append(ev)
+        elif typ == "request" and ev.get("purpose") == "explore":
+            run.explore_turns[ev.get("conv")][ev.get("t")] += 1
+        elif typ == "retry":
+            run.retries += 1
+        elif typ == "lost":
+            run.lost += 1
+        elif typ == "session":
+            run.sessions[ev.get("session", 0)] = ev.get("status")
+            run.started += ev.get("status") == "started"
+            if ev.get("error"):
+                run.errors.append(ev["error"])
+    return run
 
 
 def _repair_tail(path: Path) -> None:
@@ -146,11 +219,11 @@ class RunLog:
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / "log.jsonl"
+        self.f = None
         self.lock = Lock(self.dir)
         self.lock.acquire()
         self.ids: set[str] = set()
         self.replies: dict[str, dict] = {}  # request key -> reply event
-        self.events_before: list[dict] = []
         self.sessions = 0
         self.resumed = False
         try:
@@ -167,25 +240,19 @@ class RunLog:
                     f"{self.path} already holds a run; pass --resume to continue it, "
                     "or choose another --out")
             _repair_tail(self.path)
-            events = list(read_events(self.path))
-            header = events[0] if events and events[0].get("type") == "header" else None
-            if header is None:
+            before = load_run(self.path)
+            if before.header is None:
                 raise RunDirError(f"{self.path} has no header line; it is not a worldspec run log")
-            diffs = config_diff(header.get("config", {}), config) + \
-                config_diff(header.get("world", {}), world)
+            diffs = config_diff(before.header.get("config", {}), config) + \
+                config_diff(before.header.get("world", {}), world)
             if diffs:
                 raise RunDirError(
                     f"cannot resume {self.dir}: the run was started with a different configuration:\n  "
                     + "\n  ".join(diffs))
-            self.header = header
-            self.events_before = events
-            for ev in events:
-                if "id" in ev:
-                    self.ids.add(ev["id"])
-                if ev.get("type") == "reply" and "key" in ev:
-                    self.replies[ev["key"]] = ev
-                if ev.get("type") == "session" and ev.get("status") == "started":
-                    self.sessions += 1
+            self.header = before.header
+            self.ids = before.ids
+            self.replies = before.replies
+            self.sessions = before.started
             self.resumed = True
             self.f = open(self.path, "a", encoding="utf-8")
         else:
@@ -217,7 +284,7 @@ class RunLog:
         return True
 
     def close(self, status: str, error: str | None = None) -> None:
-        if getattr(self, "f", None) is not None and not self.f.closed:
+        if self.f is not None and not self.f.closed:
             ev = {"type": "session", "id": f"session:{self.session}:{status}", "status": status,
                   "session": self.session}
             if error:

@@ -10,10 +10,17 @@
 * steps s_{r,t} = M_{r,t} - M_{r,t-1}; retained gain G_r = M_{r,N} - M_{r,0}
   (eq. 8); share of G_r carried by the largest step (defined when G_r > 0);
   regression: the trajectory ends at least 3 points below an earlier milestone.
+
+Then the summaries of finished sessions that report.py lays out: per (world,
+system, condition) for milestone worlds; per system x family x difficulty for
+turn@shot boxes; per system for pool play (score per round, cooperation and
+betrayal rates with bootstrap 95% intervals over matches, per-opponent scores).
 """
 from __future__ import annotations
 
 import math
+import random
+from collections import defaultdict
 from fractions import Fraction
 from typing import Mapping, Sequence
 
@@ -107,3 +114,139 @@ def best_of(trajectories: Sequence[Mapping]) -> dict:
         "endpoints": [_f(v) for v in vals],
         "best_record": r_star[2],
     }
+
+
+# ----------------------------------------------------------------------------
+# Summaries of finished sessions, per protocol (report.py lays them out)
+
+CURVE_KEYS = ("t", "accuracy", "passes", "sigma", "calls", "probe_units", "tokens", "rules_correct",
+              "milestone_tokens")
+FAMILY_ORDER = ("CII", "CRI", "PSI", "ERI", "IPI", "GSI")
+BOOTSTRAP = 2000
+
+
+def milestone_results(trajectories: Sequence[Mapping]) -> list[dict]:
+    """Per (world, system, condition): Best@n and its trajectory's curve, gain, rules and budgets."""
+    groups: dict[tuple, list] = defaultdict(list)
+    for t in trajectories:
+        if t.get("status") == "complete":
+            groups[(t["world"], t["system"], t["condition"])].append(t)
+    out = []
+    for (world, system, condition), trajs in sorted(groups.items()):
+        b = best_of(trajs)
+        best = b.pop("best_record")
+        ms = best["milestones"]
+        last = ms[-1] if ms else {}
+        out.append({
+            "world": world, "system": system, "condition": condition, **b,
+            "curve": [{k: m.get(k) for k in CURVE_KEYS} for m in ms],
+            "m0": ms[0]["accuracy"] if ms and ms[0]["t"] == 0 else None,
+            "gain": best.get("gain"),
+            "largest_step_share": best.get("largest_step_share"),
+            "regressions": sum(1 for t in trajs if t.get("regression")),
+            "rules_correct": last.get("rules_correct"),
+            "rules_total": last.get("rules_total"),
+            "rules_stated": last.get("rules_stated_correctly") if last.get("rules_correct") is not None else None,
+            "budget": {"C": last.get("calls"), "P": last.get("probe_units"), "T": last.get("tokens")} if ms else None,
+            "covered": last.get("covered"),
+            "uncovered": last.get("uncovered"),
+            "valid": all(t.get("valid") for t in trajs),
+        })
+    return out
+
+
+def family_key(f: str):
+    """The paper's family order, then any other family by name."""
+    return (FAMILY_ORDER.index(f) if f in FAMILY_ORDER else len(FAMILY_ORDER), f)
+
+
+def _mean(xs):
+    xs = [x for x in xs if x is not None]
+    return round(sum(xs) / len(xs), 2) if xs else None
+
+
+def box_accuracy(records: Sequence[Mapping]) -> dict:
+    """Per system: accuracy by family x difficulty, by family, by difficulty and overall (mean over boxes)."""
+    by_sys: dict[str, dict] = {}
+    for system in dict.fromkeys(r["system"] for r in records):
+        mine = [r for r in records if r["system"] == system]
+        fam = lambda r: r.get("family") or "-"  # noqa: E731
+        cells = defaultdict(list)
+        for r in mine:
+            cells[f"{fam(r)}/{r.get('difficulty') or '-'}"].append(r["endpoint"])
+        diff = {d: _mean([r["endpoint"] for r in mine if r.get("difficulty") == d]) for d in ("easy", "hard")}
+        by_sys[system] = {
+            "cells": {k: {"accuracy": _mean(v), "boxes": len(v)} for k, v in cells.items()},
+            "families": {f: _mean([r["endpoint"] for r in mine if fam(r) == f])
+                         for f in sorted({fam(r) for r in mine}, key=family_key)},
+            "difficulty": diff, "boxes": len(mine), "overall": _mean([r["endpoint"] for r in mine]),
+            "rank_key": (diff["easy"] or 0) + (diff["hard"] or 0),
+        }
+    return by_sys
+
+
+def box_results(records: Sequence[Mapping]) -> list[dict]:
+    """One row per (box, system): its accuracy and the curve of its one milestone."""
+    return [{"world": r["world"], "system": r["system"], "condition": r["condition"], "best": r["endpoint"],
+             "mean": r["endpoint"], "worst": r["endpoint"], "n": 1, "best_trajectory": 1,
+             "curve": [{k: m.get(k) for k in CURVE_KEYS if k in m} for m in r["milestones"]],
+             "family": r.get("family"), "difficulty": r.get("difficulty"), "turns_used": r.get("turns_used"),
+             "valid": r.get("valid")} for r in records]
+
+
+def pool_rates(matches: Sequence[Mapping]) -> dict:
+    """Score per round, cooperation rate and betrayal rate over whole matches."""
+    rounds = sum(m["rounds"] for m in matches)
+    score = sum(m["score"] for m in matches)
+    coop = sum(m.get("cooperations", 0) for m in matches)
+    chances = sum(m.get("betrayal_chances", 0) for m in matches)
+    betray = sum(m.get("betrayals", 0) for m in matches)
+    return {"score_per_round": score / rounds if rounds else None,
+            "cooperation_rate": coop / rounds if rounds else None,
+            "betrayal_rate": betray / chances if chances else None}
+
+
+def bootstrap(matches: Sequence[Mapping], key: str, seed: str, n: int = BOOTSTRAP) -> tuple | None:
+    """A 95% percentile interval of a pool rate, resampling whole matches."""
+    if not matches:
+        return None
+    rng = random.Random(seed)
+    vals = []
+    for _ in range(n):
+        v = pool_rates([matches[rng.randrange(len(matches))] for _ in matches])[key]
+        if v is not None:
+            vals.append(v)
+    if not vals:
+        return None
+    vals.sort()
+    return (round(vals[int(0.025 * (len(vals) - 1))], 4), round(vals[int(0.975 * (len(vals) - 1))], 4))
+
+
+def pool_results(records: Sequence[Mapping], baselines: Sequence[str]) -> list[dict]:
+    """Per system: the rates with bootstrap intervals, per-opponent scores, best/mean/worst match."""
+    by_sys: dict[str, list] = defaultdict(list)
+    for r in records:
+        if r.get("status") == "complete":
+            by_sys[r["system"]].append(r)
+    out = []
+    for system, ms in by_sys.items():
+        world = ms[0]["world"]
+        main = pool_rates(ms)
+        per_match = [m["per_round"] for m in ms if m["per_round"] is not None]
+        best = max(range(len(ms)), key=lambda i: ms[i]["per_round"] or 0)
+        row = {"world": world, "system": system, "condition": "pool", "baseline": system in baselines,
+               "n": len(ms), "rounds": sum(m["rounds"] for m in ms),
+               "best": round(max(per_match), 4) if per_match else None,
+               "mean": round(sum(per_match) / len(per_match), 4) if per_match else None,
+               "worst": round(min(per_match), 4) if per_match else None,
+               "best_trajectory": ms[best]["match"], "curve": [],
+               "invalid_moves": sum(m.get("invalid_moves", 0) for m in ms)}
+        for key in ("score_per_round", "cooperation_rate", "betrayal_rate"):
+            v = main[key]
+            row[key] = round(v, 4) if v is not None else None
+            row[key + "_ci"] = bootstrap(ms, key, f"{world}:{system}:{key}")
+        row["per_opponent"] = {o: round(pool_rates([m for m in ms if m["opponent"] == o])["score_per_round"], 4)
+                               for o in dict.fromkeys(m["opponent"] for m in ms)}
+        out.append(row)
+    out.sort(key=lambda r: (-(r["score_per_round"] or 0), r["system"]))
+    return out

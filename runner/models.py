@@ -1,19 +1,17 @@
-"""Who answers: one async model interface and its implementations.
+"""Who answers, as the protocols see it: one async model interface and its providers.
 
-`Model.complete(request) -> Reply` is the only thing the protocol calls.
-Implementations:
+`Model.complete(request) -> Reply` is the only thing a protocol calls (through
+runtime.Runtime.call). Here:
 
-* `LitellmModel`   any litellm model string (litellm imported lazily, inside
-                   the call path only, so `check`/`probe` never pay for it);
-* `OracleAgent`    states the true rule equations, submits reference solutions
-                   (the pipeline's self-test: must score 100%);
-* `ManualAgent`    trusts the manual: submits naive solutions (recall-only floor);
-* `ReplayAgent`    replays the replies of a recorded run (`replay:DIR[#SYSTEM]`);
-* `ScriptedModel`  a function of the request, for tests and benchmarks.
+* the records of a conversation turn: `Request`, `Reply`, `ToolCall`, `Usage`;
+* provider errors: `TransientError` (429, 5xx, timeouts, connection errors:
+  retried by `call_with_retries` under a `RetryPolicy`), `FatalError` (400,
+  401, ...: the run stops with a readable message), `LostError` (retries spent);
+* `LitellmModel`: any litellm model string (litellm is imported on the first
+  call, so `check`/`probe`/built-in runs never pay for it);
+* `ScriptedModel`: a function of the request, for tests and benchmarks.
 
-Provider errors are classified here into `TransientError` (429, 5xx,
-timeouts, connection errors: retried by `call_with_retries`) and `FatalError`
-(400, 401, ...: the run stops with a readable message).
+The built-in agents (oracle, manual, memorise, replay, strategies) are in agents.py.
 """
 from __future__ import annotations
 
@@ -21,9 +19,8 @@ import asyncio
 import json
 import os
 import random
-import time
-from pathlib import Path
-from typing import Any, Awaitable, Callable
+from types import MappingProxyType
+from typing import Any, Awaitable, Callable, Mapping
 
 import attrs
 
@@ -160,6 +157,7 @@ class Model:
     name: str = "model"
     model_id: str = "model"
     api_base: str | None = None
+    settings: Mapping = MappingProxyType({})  # generation settings of every request (part of the cache key)
     cacheable: bool = False
     # requests in flight at once for this model (None: the run's default)
     max_connections: int | None = None
@@ -357,99 +355,7 @@ def reply_from_openai(resp: Any) -> Reply:
 
 
 # ----------------------------------------------------------------------------
-# Built-in agents (no network)
-
-
-def _last_user_is_round_start(request: Request) -> bool:
-    return bool(request.messages) and request.messages[-1].get("role") == "user"
-
-
-def fenced(text: str) -> str:
-    return f"```\n{text}\n```"
-
-
-class _BuiltinAgent(Model):
-    cacheable = False
-
-    def __init__(self, world, probe_seed: int = 0):
-        self.world = world
-        self._probe_seed = probe_seed
-        self._probes: list[str] | None = None
-
-    def _probe(self, n: int) -> str:
-        """The n-th generator probe whose charge fits one call."""
-        if self._probes is None:
-            self._probes = []
-            cap = self.world.budget.units_per_call
-            gen = self.world.probe_generator(self._probe_seed)
-            for _ in range(500):
-                p = next(gen)
-                try:
-                    if 0 < self.world.charge(p) <= cap:
-                        self._probes.append(p)
-                except Exception:  # noqa: BLE001 — a generator probe that cannot be charged is skipped
-                    continue
-                if len(self._probes) >= 16:
-                    break
-            if not self._probes:
-                self._probes.append(next(self.world.probe_generator(self._probe_seed)))
-        return self._probes[n % len(self._probes)]
-
-    def _explore(self, request: Request) -> Reply:
-        # One probe at the start of a round, then end the round: exercises the tool path.
-        if request.tools and request.tool_choice != "none" and _last_user_is_round_start(request):
-            tool = request.tools[0]["function"]["name"]
-            n = len(request.messages)
-            return Reply(content=None, tool_calls=(ToolCall(
-                id=f"{self.name}_{n}", name=tool,
-                arguments=json.dumps({getattr(self.world.tool, "parameter", "program"): self._probe(n)})),))
-        return Reply(content="Nothing more to probe this round.")
-
-    async def complete(self, request: Request) -> Reply:
-        if request.purpose == "explore":
-            return self._explore(request)
-        if request.purpose == "rules":
-            return Reply(content=self._rules())
-        if request.purpose.startswith("task:"):
-            return Reply(content=fenced(self._answer(request.purpose[5:])))
-        return Reply(content="")
-
-    def _task(self, task_id: str):
-        for t in self.world.tasks:
-            if t.id == task_id:
-                return t
-        raise FatalError(f"unknown task {task_id!r}")
-
-
-class OracleAgent(_BuiltinAgent):
-    name = model_id = "oracle"
-
-    def _rules(self) -> str:
-        lines = [rule_line(r) for r in self.world.rules
-                 if not getattr(r, "herring", False) and r.equation]
-        return fenced("\n".join(lines) if lines else "UNKNOWN")
-
-    def _answer(self, task_id: str) -> str:
-        return self._task(task_id).solution
-
-
-class ManualAgent(_BuiltinAgent):
-    name = model_id = "manual"
-
-    def _rules(self) -> str:
-        return fenced("UNKNOWN")
-
-    def _answer(self, task_id: str) -> str:
-        return self._task(task_id).naive
-
-
-def rule_line(rule) -> str:
-    """The report line stating a rule: `op PLUCK(xs, i) = (get xs (- i 1))` for an
-    operator or hook, `r11: A, B |- A & B` for a proof rule."""
-    kind, _, name = rule.target.partition(" ")
-    if kind in ("op", "hook"):
-        return f"{rule.target}({', '.join(rule.params)}) = {rule.equation}"
-    return f"{name or rule.id}: {rule.equation}"
+# Scripted
 
 
 class ScriptedModel(Model):
@@ -471,73 +377,3 @@ class ScriptedModel(Model):
         if asyncio.iscoroutine(out):
             out = await out
         return out
-
-
-class ReplayAgent(Model):
-    """Replays a recorded run: replies looked up by (condition, trajectory,
-    purpose, milestone, answer index, exploration step). Probes are executed
-    live by the protocol, so feedback is recomputed, not copied."""
-
-    cacheable = False
-
-    def __init__(self, spec: str):
-        path, _, system = spec.partition("#")
-        self.dir = Path(path)
-        log = self.dir / "log.jsonl"
-        if not log.exists():
-            raise FatalError(f"replay: no run log at {log}")
-        from .log import read_events  # noqa: PLC0415
-
-        replies: dict[str, dict[tuple, dict]] = {}
-        for ev in read_events(log):
-            if ev.get("type") != "reply" or "reply" not in ev:
-                continue
-            replies.setdefault(ev.get("system", ""), {})[_replay_key(ev)] = ev["reply"]
-        if not replies:
-            raise FatalError(f"replay: {log} records no replies")
-        if not system:
-            if len(replies) > 1:
-                raise FatalError(
-                    f"replay: {log} holds several systems ({', '.join(sorted(replies))}); "
-                    f"name one as replay:{path}#SYSTEM")
-            system = next(iter(replies))
-        if system not in replies:
-            raise FatalError(f"replay: system {system!r} not in {log} "
-                             f"(found {', '.join(sorted(replies))})")
-        self.recorded = replies[system]
-        self.name = f"replay({system})"
-        self.model_id = f"replay:{self.dir.resolve()}#{system}"
-
-    async def complete(self, request: Request) -> Reply:
-        key = _replay_key({**request.meta, "purpose": request.purpose,
-                           "answer_index": request.answer_index})
-        rec = self.recorded.get(key)
-        if rec is None:
-            raise FatalError(f"replay: {self.dir} has no recorded reply for {key}")
-        return Reply.from_json(rec)
-
-
-def _replay_key(d: dict) -> tuple:
-    return (d.get("condition"), d.get("trajectory"), d.get("purpose"), d.get("t"),
-            d.get("answer_index", 0), d.get("step"))
-
-
-BUILTIN_AGENTS = ("oracle", "manual")
-
-
-def make_model(spec: str, world, *, api_base: str | None = None, settings: dict | None = None,
-               timeout: float = 600.0, agent: bool = False) -> Model:
-    """A Model for `--agent SPEC` (agent=True) or `--model SPEC`."""
-    if agent:
-        if spec == "oracle":
-            return OracleAgent(world)
-        if spec == "manual":
-            return ManualAgent(world)
-        if spec.startswith("replay:"):
-            return ReplayAgent(spec[len("replay:"):])
-        raise FatalError(f"unknown agent {spec!r} (built-in agents: oracle, manual, replay:DIR)")
-    return LitellmModel(spec, api_base=api_base, settings=settings, timeout=timeout)
-
-
-def now() -> float:
-    return time.time()

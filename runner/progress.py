@@ -1,12 +1,17 @@
 """Live progress of a run: a rich table on a terminal, plain lines otherwise.
 
-One row per trajectory: system, condition, index, round, last milestone,
-tool calls and exploration tokens so far, accuracy so far, status.
+One row per session (a trajectory, a box session): system, condition, index,
+round, last milestone, tool calls and exploration tokens so far, accuracy so
+far, status. Sessions report through Runtime.progress.
 """
 from __future__ import annotations
 
 import sys
 import time
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
 
 
 class Progress:
@@ -22,9 +27,6 @@ class Progress:
 
     def __enter__(self):
         if self.live_mode:
-            from rich.console import Console  # noqa: PLC0415
-            from rich.live import Live  # noqa: PLC0415
-
             self._live = Live(self._table(), console=Console(file=self.stream),
                               refresh_per_second=4, transient=False)
             self._live.__enter__()
@@ -61,8 +63,6 @@ class Progress:
                   file=self.stream, flush=True)
 
     def _table(self):
-        from rich.table import Table  # noqa: PLC0415
-
         tab = Table(title=f"worldspec run — {time.monotonic() - self._t0:.0f}s", expand=False)
         for col in ("system", "condition", "#", "round", "milestone", "calls", "tokens",
                     "accuracy", "status"):

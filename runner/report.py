@@ -1,17 +1,19 @@
-"""Run outputs, derived from the run log (the source of truth).
+"""Run outputs, derived from the run log (the source of truth), for every protocol.
 
-`write_run_outputs(DIR)` reads DIR/log.jsonl and writes:
+`write_run_outputs(DIR)` reads DIR/log.jsonl (log.load_run) and writes:
 
-* trajectories.jsonl  one finished trajectory per line (the last record of
-                      each conversation: a resumed run that repaired a lost
-                      answer supersedes the earlier record);
-* summary.json        a validity stamp and, per (world, system, condition),
-                      best/mean/worst/n/best_trajectory and the best
-                      trajectory's per-milestone curve;
-* report.md           the paper-style tables;
+* trajectories.jsonl  one finished session per line (the last record of each
+                      conversation: a resumed run that repaired a lost answer
+                      supersedes the earlier record);
+* summary.json        {"protocol", "validity", "results", ...}: per (world, system,
+                      condition) best/mean/worst/n/best_trajectory and the best
+                      trajectory's curve, plus what the protocol's tables need;
+* report.md           the paper-style tables of the run's protocol;
 * curves-WORLD.png    milestone curves of each group's best trajectory.
 
-`write_report([DIR...], OUT)` merges several runs the same way.
+`write_report([DIR...], OUT)` merges runs of one protocol the same way. Every
+table goes through `table`, every number through `num`; `LAYOUTS` holds, per
+protocol, how the summary is computed and laid out.
 """
 from __future__ import annotations
 
@@ -19,109 +21,29 @@ import json
 import re
 from collections import defaultdict
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Sequence
 
-from . import metrics
-from .log import read_events
+import attrs
+import matplotlib
 
-CURVE_KEYS = ("t", "accuracy", "passes", "sigma", "calls", "probe_units", "tokens",
-              "rules_correct", "milestone_tokens")
+matplotlib.use("Agg")  # files only, never a window
+import matplotlib.pyplot as plt  # noqa: E402 — after choosing the backend
 
-
-def load_run(directory: str | Path) -> dict:
-    d = Path(directory)
-    log = d / "log.jsonl"
-    if not log.exists():
-        raise FileNotFoundError(f"no run log at {log}")
-    header = None
-    trajs: dict[str, dict] = {}
-    retries = lost = 0
-    sessions: dict[int, str] = {}
-    errors: list[str] = []
-    for ev in read_events(log):
-        typ = ev.get("type")
-        if typ == "header":
-            header = ev
-        elif typ == "trajectory":
-            trajs[ev["conv"]] = ev["record"]
-        elif typ == "retry":
-            retries += 1
-        elif typ == "lost":
-            lost += 1
-        elif typ == "session":
-            sessions[ev.get("session", 0)] = ev.get("status")
-            if ev.get("error"):
-                errors.append(ev["error"])
-    protocol = (header or {}).get("config", {}).get("protocol", "explorationbench")
-    if protocol != "explorationbench":
-        raise ValueError(f"{d} holds a {protocol} run, not an ExplorationBench (milestone) run; "
-                         "its report is written by its own protocol")
-    return {"dir": str(d), "header": header or {}, "trajectories": list(trajs.values()),
-            "retries": retries, "lost_events": lost, "sessions": sessions, "errors": errors}
+from . import metrics  # noqa: E402
+from .log import LoggedRun, load_run  # noqa: E402
 
 
-def validity(run: dict) -> dict:
-    cfg = run["header"].get("config", {})
-    expected = set()
-    for system in cfg.get("systems", []):
-        for cond in cfg.get("conditions", []):
-            n = cfg.get("trajectories", 1) if cond == "autonomous" else cfg.get("control_trajectories", 1)
-            for r in range(1, n + 1):
-                expected.add((system, cond, r))
-    finished = {(t["system"], t["condition"], t["trajectory"]) for t in run["trajectories"]
-                if t.get("status") == "complete"}
-    invalid = [f"{t['system']}|{t['condition']}|{t['trajectory']}" for t in run["trajectories"]
-               if not t.get("valid", False)]
-    lost_answers = sum(m.get("lost", 0) for t in run["trajectories"] for m in t["milestones"])
-    last_status = run["sessions"][max(run["sessions"])] if run["sessions"] else None
-    complete = expected <= finished and last_status == "success"
-    clean = not invalid and lost_answers == 0
-    return {
-        "valid": bool(complete and clean),
-        "complete": bool(complete),
-        "clean": bool(clean),
-        "expected_trajectories": len(expected),
-        "finished_trajectories": len(finished & expected) if expected else len(finished),
-        "missing": sorted("|".join(map(str, k)) for k in expected - finished),
-        "invalid_trajectories": invalid,
-        "lost_answers": lost_answers,
-        "retries": run["retries"],
-        "sessions": len(run["sessions"]),
-        "last_session": last_status,
-        "errors": run["errors"],
-    }
+class ReportError(Exception):
+    """Runs that cannot be reported together."""
 
 
-def summarize(trajectories: Sequence[dict]) -> list[dict]:
-    groups: dict[tuple, list[dict]] = defaultdict(list)
-    for t in trajectories:
-        if t.get("status") == "complete":
-            groups[(t["world"], t["system"], t["condition"])].append(t)
-    out = []
-    for (world, system, condition), trajs in sorted(groups.items()):
-        b = metrics.best_of(trajs)
-        best = b.pop("best_record")
-        ms = best["milestones"]
-        out.append({
-            "world": world, "system": system, "condition": condition,
-            **b,
-            "curve": [{k: m.get(k) for k in CURVE_KEYS} for m in ms],
-            "m0": ms[0]["accuracy"] if ms and ms[0]["t"] == 0 else None,
-            "gain": best.get("gain"),
-            "largest_step_share": best.get("largest_step_share"),
-            "regressions": sum(1 for t in trajs if t.get("regression")),
-            "rules_correct": ms[-1].get("rules_correct") if ms else None,
-            "rules_total": ms[-1].get("rules_total") if ms else None,
-            "budget": {"C": ms[-1].get("calls"), "P": ms[-1].get("probe_units"),
-                       "T": ms[-1].get("tokens")} if ms else None,
-            "covered": ms[-1].get("covered") if ms else None,
-            "uncovered": ms[-1].get("uncovered") if ms else None,
-            "valid": all(t.get("valid") for t in trajs),
-        })
-    return out
+def slug(s: str) -> str:
+    """A name safe in a file name: `curves-<slug>.png`, `runs/<slug>-TIME`."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", s).strip("-").lower() or "run"
 
 
-def _fmt(x, digits: int = 1) -> str:
+def num(x, digits: int = 1) -> str:
+    """A table cell: "—" for nothing, floats to `digits` places, anything else as it prints."""
     if x is None:
         return "—"
     if isinstance(x, float):
@@ -129,19 +51,74 @@ def _fmt(x, digits: int = 1) -> str:
     return str(x)
 
 
-def markdown(results: Sequence[dict], stamp: dict | None = None, images: Iterable[str] = ()) -> str:
-    lines = ["# worldspec run report", ""]
-    if stamp is not None:
-        ok = "valid" if stamp["valid"] else "INVALID"
-        lines.append(f"Run status: **{ok}** — {stamp['finished_trajectories']}/"
-                     f"{stamp['expected_trajectories']} trajectories finished, "
-                     f"{stamp['lost_answers']} answers lost to infrastructure, "
-                     f"{stamp['retries']} provider retries, {stamp['sessions']} session(s).")
-        if stamp.get("missing"):
-            lines.append(f"Missing: {', '.join(stamp['missing'])}.")
-        lines.append("")
+def table(head: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
+    """A Markdown table (cells are printed with str)."""
+    return ["| " + " | ".join(map(str, head)) + " |", "|" + "---|" * len(head)] + \
+        ["| " + " | ".join(map(str, row)) + " |" for row in rows]
+
+
+# ----------------------------------------------------------------------------
+# Validity
+
+
+def validity(run: LoggedRun) -> dict:
+    """Whether every expected session finished cleanly in a run that ended in success."""
+    expected = set(run.config.get("jobs", ()))
+    records = run.records
+    finished = {conv for conv, r in records.items() if r.get("status") == "complete"}
+    invalid = sorted(conv for conv, r in records.items() if not r.get("valid", False))
+    lost = sum(r.get("lost", 0) for r in records.values())
+    complete = expected <= finished and run.last_session == "success"
+    clean = not invalid and lost == 0
+    return {
+        "valid": bool(complete and clean), "complete": bool(complete), "clean": bool(clean),
+        "expected_trajectories": len(expected), "finished_trajectories": len(finished & expected),
+        "missing": sorted(expected - finished), "invalid_trajectories": invalid, "lost_answers": lost,
+        "retries": run.retries, "sessions": len(run.sessions), "last_session": run.last_session,
+        "errors": run.errors,
+    }
+
+
+def merged_validity(stamps: Sequence[dict], dirs: Sequence) -> dict:
+    """The stamp of several runs read as one."""
+    if len(stamps) == 1:
+        return stamps[0]
+    out = {k: all(s[k] for s in stamps) for k in ("valid", "complete", "clean")}
+    for k in ("expected_trajectories", "finished_trajectories", "lost_answers", "retries", "sessions"):
+        out[k] = sum(s[k] for s in stamps)
+    for k in ("missing", "invalid_trajectories", "errors"):
+        out[k] = [m for s in stamps for m in s[k]]
+    out["runs"] = [str(d) for d in dirs]
+    return out
+
+
+def status_line(stamp: dict, noun: str) -> list[str]:
+    lines = [f"Run status: **{'valid' if stamp['valid'] else 'INVALID'}** — {stamp['finished_trajectories']}/"
+             f"{stamp['expected_trajectories']} {noun} finished, {stamp['lost_answers']} answers lost to "
+             f"infrastructure, {stamp['retries']} provider retries, {stamp['sessions']} session(s)."]
+    if stamp.get("missing"):
+        lines.append(f"Missing: {', '.join(stamp['missing'][:20])}{' ...' if len(stamp['missing']) > 20 else ''}.")
+    return lines + [""]
+
+
+# ----------------------------------------------------------------------------
+# Milestone worlds
+
+
+def milestone_summary(records: Sequence[dict], header: dict) -> dict:
+    return {"results": metrics.milestone_results(records)}
+
+
+def milestone_headline(summary: dict) -> list[str]:
+    return table(("World", "System", "Condition", "Best", "Mean", "Worst", "n", "r*"),
+                 [(r["world"], r["system"], r["condition"], num(r["best"]), num(r["mean"]), num(r["worst"]),
+                   r["n"], r["best_trajectory"]) for r in summary["results"]])
+
+
+def milestone_markdown(summary: dict, images: Sequence[str]) -> list[str]:
+    lines = []
     by_world: dict[str, list[dict]] = defaultdict(list)
-    for r in results:
+    for r in summary["results"]:
         by_world[r["world"]].append(r)
     for world, rs in by_world.items():
         idx = {(r["system"], r["condition"]): r for r in rs}
@@ -152,97 +129,86 @@ def markdown(results: Sequence[dict], stamp: dict | None = None, images: Iterabl
                   "trajectory (lowest index breaks ties), Mean@n and worst endpoint over n "
                   "trajectories; G = retained gain; open-book columns are the endpoints of those "
                   f"conditions; rules = rules stated correctly at M{last_t}; C/P/T = tool calls, "
-                  "probe units, exploration tokens of the best trajectory.", "",
-                  f"| System | M0 | M{last_t} | Mean@n | Worst | n | G | O@M0 | A4+O | Rules | C | P | T |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "probe units, exploration tokens of the best trajectory.", ""]
+        rows = []
         for s in systems:
-            a = idx.get((s, "autonomous"))
-            o0 = idx.get((s, "open-book-m0"))
-            a4 = idx.get((s, "a4-open-book"))
-            if a is None:
-                row = [s] + ["—"] * 6
-            else:
-                row = [s, _fmt(a["m0"]), _fmt(a["best"]), _fmt(a["mean"]), _fmt(a["worst"]),
-                       str(a["n"]), _fmt(a["gain"])]
-            row += [_fmt(o0["best"]) if o0 else "—", _fmt(a4["best"]) if a4 else "—"]
+            a, o0, a4 = idx.get((s, "autonomous")), idx.get((s, "open-book-m0")), idx.get((s, "a4-open-book"))
+            row = [s] + ([num(a["m0"]), num(a["best"]), num(a["mean"]), num(a["worst"]), a["n"], num(a["gain"])]
+                         if a else ["—"] * 6)
+            row += [num(o0["best"]) if o0 else "—", num(a4["best"]) if a4 else "—"]
             if a is None:
                 row += ["—"] * 4
             else:
                 bud = a["budget"] or {}
                 rules = "—" if a["rules_correct"] is None else f"{a['rules_correct']}/{a['rules_total']}"
-                row += [rules, _fmt(bud.get("C")),
-                        _fmt(bud.get("P")), _fmt(bud.get("T"))]
-            lines.append("| " + " | ".join(row) + " |")
-        conds = [c for c in ("autonomous", "hindsight", "fixed", "without-tool", "direct",
-                             "open-book-m0", "a4-open-book") if any(k[1] == c for k in idx)]
+                row += [rules, num(bud.get("C")), num(bud.get("P")), num(bud.get("T"))]
+            rows.append(row)
+        lines += table(("System", "M0", f"M{last_t}", "Mean@n", "Worst", "n", "G", "O@M0", "A4+O", "Rules",
+                        "C", "P", "T"), rows)
+        conds = [c for c in ("autonomous", "hindsight", "fixed", "without-tool", "direct", "open-book-m0",
+                             "a4-open-book") if any(k[1] == c for k in idx)]
         if len(conds) > 1:
             lines += ["", "Endpoints by condition (Best@n for autonomous; the best of the "
-                      "control trajectories otherwise), with the gain from each condition's own M0.",
-                      "", "| System | " + " | ".join(conds) + " |",
-                      "|---|" + "---|" * len(conds)]
-            for s in systems:
-                cells = []
-                for c in conds:
-                    r = idx.get((s, c))
-                    if r is None:
-                        cells.append("—")
-                    elif r["gain"] is not None and len(r["curve"]) > 1:
-                        cells.append(f"{_fmt(r['best'])} ({r['gain']:+.1f})")
-                    else:
-                        cells.append(_fmt(r["best"]))
-                lines.append(f"| {s} | " + " | ".join(cells) + " |")
+                      "control trajectories otherwise), with the gain from each condition's own M0.", ""]
+            lines += table(["System", *conds], [[s] + [_endpoint(idx.get((s, c))) for c in conds] for s in systems])
         lines += ["", "Milestone curves of the best trajectories (accuracy % at M0..MN; σ = "
                   "population standard deviation of the per-pass scores at the last milestone):", ""]
         for r in rs:
-            curve = " → ".join(_fmt(m["accuracy"]) for m in r["curve"])
-            sig = _fmt(r["curve"][-1]["sigma"]) if r["curve"] else "—"
+            curve = " → ".join(num(m["accuracy"]) for m in r["curve"])
+            sig = num(r["curve"][-1]["sigma"]) if r["curve"] else "—"
             reg = f", {r['regressions']} regression(s)" if r["regressions"] else ""
             lines.append(f"- {r['system']} / {r['condition']} (r*={r['best_trajectory']} of "
                          f"{r['n']}): {curve} (σ {sig}{reg})")
+        stated = [r for r in rs if r.get("rules_stated") is not None]
+        if stated:
+            lines += ["", f"Rules stated correctly in the rule report at the last milestone of the best "
+                      "trajectory, by id:", ""]
+            lines += [f"- {r['system']} / {r['condition']}: {', '.join(r['rules_stated']) or 'none'} "
+                      f"({len(r['rules_stated'])}/{r['rules_total']})" for r in stated]
         cov_lines = []
         for r in rs:
             cov, unc = r.get("covered") or {}, r.get("uncovered") or {}
             if r["condition"] == "autonomous" and (cov.get("n") or unc.get("n")):
-                cov_lines.append(
-                    f"- {r['system']}: {cov.get('n', 0)} tasks covered (accuracy "
-                    f"{_fmt(cov.get('accuracy'))}), {unc.get('n', 0)} not covered (accuracy "
-                    f"{_fmt(unc.get('accuracy'))})")
+                cov_lines.append(f"- {r['system']}: {cov.get('n', 0)} tasks covered (accuracy "
+                                 f"{num(cov.get('accuracy'))}), {unc.get('n', 0)} not covered (accuracy "
+                                 f"{num(unc.get('accuracy'))})")
         if cov_lines:
             lines += ["", f"Tasks split by the M{last_t} rule report of the best trajectory: a task "
                       "is covered when every rule it requires is stated correctly.", ""] + cov_lines
-        for img in images:
-            if _slug(world) in img:
-                lines += ["", f"![milestone curves for {world}]({img})"]
+        lines += [f"\n![milestone curves for {world}]({img})" for img in images if img == curves_name(world)]
         lines.append("")
-    if not results:
+    if not summary["results"]:
         lines.append("No finished trajectories.")
-    return "\n".join(lines).rstrip() + "\n"
+    return lines
 
 
-def _slug(s: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", s).strip("-").lower() or "world"
+def _endpoint(r: dict | None) -> str:
+    if r is None:
+        return "—"
+    if r["gain"] is not None and len(r["curve"]) > 1:
+        return f"{num(r['best'])} ({r['gain']:+.1f})"
+    return num(r["best"])
+
+
+def curves_name(world: str) -> str:
+    return f"curves-{slug(world)}.png"
 
 
 def plot_curves(results: Sequence[dict], out: Path) -> list[str]:
     """One PNG per world: the best trajectory's curve of each (system, condition)."""
-    import matplotlib  # noqa: PLC0415 — only reports pay for matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
     names = []
     by_world: dict[str, list[dict]] = defaultdict(list)
     for r in results:
-        by_world[r["world"]].append(r)
+        if r["curve"]:
+            by_world[r["world"]].append(r)
     for world, rs in by_world.items():
         fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
         ticks: set[int] = set()
         for r in rs:
             xs = [m["t"] for m in r["curve"]]
-            ys = [m["accuracy"] for m in r["curve"]]
             ticks.update(xs)
-            style = "-o" if len(xs) > 1 else "s"
-            ax.plot(xs, ys, style, label=f"{r['system']} / {r['condition']}", markersize=4)
+            ax.plot(xs, [m["accuracy"] for m in r["curve"]], "-o" if len(xs) > 1 else "s",
+                    label=f"{r['system']} / {r['condition']}", markersize=4)
         ax.set_xticks(sorted(ticks), [f"M{t}" for t in sorted(ticks)])  # milestones are stages, not a scale
         ax.set_xlabel("milestone")
         ax.set_ylabel("held-out accuracy (%)")
@@ -250,53 +216,175 @@ def plot_curves(results: Sequence[dict], out: Path) -> list[str]:
         ax.set_title(f"{world}: best trajectories")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="best")
-        name = f"curves-{_slug(world)}.png"
         fig.tight_layout()
-        fig.savefig(out / name)
+        fig.savefig(out / curves_name(world))
         plt.close(fig)
-        names.append(name)
+        names.append(curves_name(world))
     return names
 
 
-def _write(out: Path, trajectories: Sequence[dict], stamp: dict, *, plots: bool = True) -> dict:
-    out.mkdir(parents=True, exist_ok=True)
-    results = summarize(trajectories)
-    key = lambda t: (t["world"], t["system"], t["condition"], t["trajectory"])  # noqa: E731
-    with open(out / "trajectories.jsonl", "w", encoding="utf-8") as f:
-        for t in sorted(trajectories, key=key):
-            f.write(json.dumps(t, ensure_ascii=False) + "\n")
-    summary = {"validity": stamp, "results": results}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
-    images = plot_curves(results, out) if plots and results else []
-    (out / "report.md").write_text(markdown(results, stamp, images), encoding="utf-8")
-    return summary
+# ----------------------------------------------------------------------------
+# Turn@shot boxes
 
 
-def write_run_outputs(directory: str | Path, *, plots: bool = True) -> dict:
-    run = load_run(directory)
-    return _write(Path(directory), run["trajectories"], validity(run), plots=plots)
+def box_summary(records: Sequence[dict], header: dict) -> dict:
+    cfg = header.get("config", {})
+    return {"turn_shot": sorted({r["condition"] for r in records}), "turns": cfg.get("turns"),
+            "shots": cfg.get("shots"), "accuracy": metrics.box_accuracy(records),
+            "results": metrics.box_results(records)}
+
+
+def _families(acc: dict) -> list[str]:
+    fams = {f for s in acc.values() for f in s["families"]} - {"-"}
+    return sorted(fams, key=metrics.family_key)
+
+
+def _ranked(acc: dict) -> list[tuple[str, dict]]:
+    return sorted(acc.items(), key=lambda kv: -kv[1]["rank_key"])
+
+
+def box_headline(summary: dict) -> list[str]:
+    acc, fams = summary["accuracy"], _families(summary["accuracy"])
+    return table(["System", *[f"{f} {d}" for f in fams for d in ("easy", "hard")], "Easy", "Hard", "All"],
+                 [[system, *[num(s["cells"].get(f"{f}/{d}", {}).get("accuracy")) for f in fams
+                             for d in ("easy", "hard")],
+                   num(s["difficulty"]["easy"]), num(s["difficulty"]["hard"]), num(s["overall"])]
+                  for system, s in _ranked(acc)])
+
+
+def box_markdown(summary: dict, images: Sequence[str]) -> list[str]:
+    acc, fams = summary["accuracy"], _families(summary["accuracy"])
+    lines = [f"Turn@shot: {', '.join(summary['turn_shot']) or '—'}.", "",
+             "Accuracy (%) by family and difficulty, the layout of the paper's figures; systems ranked by "
+             "the sum of their easy and hard accuracy. A box's accuracy is the mean score of its test "
+             "samples (best shot; game boxes: score / exact optimum).", ""]
+    lines += box_headline(summary)
+    lines += ["", "Per family (all boxes):", ""]
+    lines += table(["System", *fams], [[system, *[num(s["families"].get(f)) for f in fams]]
+                                       for system, s in _ranked(acc)])
+    lines += ["", "## Boxes", ""]
+    lines += table(("Box", "Family", "Difficulty", "System", "Turn@shot", "Accuracy", "Turns used"),
+                   [(r["world"], r.get("family") or "—", r.get("difficulty") or "—", r["system"], r["condition"],
+                     num(r["best"]), num(r["turns_used"])) for r in summary["results"]])
+    return lines
+
+
+# ----------------------------------------------------------------------------
+# Pool play
+
+
+def pool_summary(records: Sequence[dict], header: dict) -> dict:
+    world = header.get("world", {})
+    return {"results": metrics.pool_results(records, world.get("baselines", ())),
+            **{k: world.get(k) for k in ("pool", "seats", "matches", "horizons", "seed")}}
+
+
+def _interval(v, ci, pct: bool = False) -> str:
+    if v is None:
+        return "—"
+    f = (lambda x: f"{num(100 * x)}%") if pct else (lambda x: num(x, 3))
+    return f(v) + (f" [{f(ci[0])}, {f(ci[1])}]" if ci else "")
+
+
+def pool_headline(summary: dict) -> list[str]:
+    base = [r for r in summary["results"] if r["baseline"]]
+    rows = []
+    for r in summary["results"]:
+        delta = ["—" if r["system"] == b["system"] else f"{(r['score_per_round'] or 0) - (b['score_per_round'] or 0):+.3f}"
+                 for b in base]
+        rows.append([f"{r['system']} (baseline)" if r["baseline"] else r["system"],
+                     _interval(r["score_per_round"], r["score_per_round_ci"]),
+                     _interval(r["cooperation_rate"], r["cooperation_rate_ci"], True),
+                     _interval(r["betrayal_rate"], r["betrayal_rate_ci"], True), *delta, r["n"], r["rounds"]])
+    return table(["System", "Score / round [95% CI]", "Cooperation rate", "Betrayal rate",
+                  *[f"vs {b['system']}" for b in base], "Matches", "Rounds"], rows)
+
+
+def pool_markdown(summary: dict, images: Sequence[str]) -> list[str]:
+    horizons = summary.get("horizons") or []
+    lines = [f"Pool: {', '.join(summary['pool'] or ())}; seats: {', '.join(summary['seats'] or ())}; "
+             f"{summary['matches']} matches per opponent and seat; horizons drawn from seed {summary['seed']} "
+             f"(mean {sum(horizons) / max(1, len(horizons)):.1f} rounds).", ""]
+    base = [r for r in summary["results"] if r["baseline"]]
+    if base:
+        lines += ["Baselines: " + ", ".join(f"{r['system']} {num(r['score_per_round'], 3)}" for r in base)
+                  + " per round.", ""]
+    lines += pool_headline(summary)
+    opps = summary["pool"] or []
+    lines += ["", "Score per round against each opponent:", ""]
+    lines += table(["System", *opps], [[r["system"], *[num(r["per_opponent"].get(o), 3) for o in opps]]
+                                       for r in summary["results"]])
+    return lines
+
+
+# ----------------------------------------------------------------------------
+# Writing
+
+
+@attrs.frozen
+class Layout:
+    """How one protocol's summary is computed and laid out."""
+
+    title: str
+    noun: str  # what its sessions are called
+    summary: Callable[[Sequence[dict], dict], dict]
+    headline: Callable[[dict], list[str]]  # the main table (also printed after a run)
+    body: Callable[[dict, Sequence[str]], list[str]]
+    plots: bool = False
+
+
+LAYOUTS = {
+    "milestone": Layout("worldspec run report", "trajectories", milestone_summary, milestone_headline,
+                        milestone_markdown, plots=True),
+    "turn@shot": Layout("worldspec run report: black-box interaction (turn@shot)", "box sessions", box_summary,
+                        box_headline, box_markdown),
+    "pool": Layout("worldspec run report: pool play", "matches", pool_summary, pool_headline, pool_markdown),
+}
+
+
+def _record_key(r: dict) -> tuple:
+    return (r["world"], r["system"], r["condition"], r["trajectory"], r.get("opponent", ""), r.get("seat", ""))
+
+
+def summarize(runs: Sequence[LoggedRun], dirs: Sequence) -> tuple[Layout, dict, list[dict]]:
+    """(layout, summary, records) of one or more runs of one protocol."""
+    protocols = sorted({r.protocol for r in runs})
+    if len(protocols) != 1:
+        raise ReportError(f"cannot merge runs of different protocols ({', '.join(protocols)})")
+    layout = LAYOUTS[protocols[0]]
+    records = sorted((rec for r in runs for rec in r.records.values()), key=_record_key)
+    stamp = merged_validity([validity(r) for r in runs], dirs)
+    summary = {"protocol": protocols[0], "validity": stamp, **layout.summary(records, runs[0].header or {})}
+    return layout, summary, records
+
+
+def markdown(layout: Layout, summary: dict, images: Sequence[str] = ()) -> str:
+    lines = [f"# {layout.title}", ""] + status_line(summary["validity"], layout.noun) + layout.body(summary, images)
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def write_report(dirs: Sequence[str | Path], out: str | Path | None, *, plots: bool = True) -> tuple[dict, str]:
-    """Merge runs; returns (summary, markdown). Writes files when `out` is given."""
-    runs = [load_run(d) for d in dirs]
-    trajs = [t for r in runs for t in r["trajectories"]]
-    stamps = [validity(r) for r in runs]
-    stamp = {
-        "valid": all(s["valid"] for s in stamps),
-        "complete": all(s["complete"] for s in stamps),
-        "clean": all(s["clean"] for s in stamps),
-        "expected_trajectories": sum(s["expected_trajectories"] for s in stamps),
-        "finished_trajectories": sum(s["finished_trajectories"] for s in stamps),
-        "missing": [m for s in stamps for m in s["missing"]],
-        "invalid_trajectories": [m for s in stamps for m in s["invalid_trajectories"]],
-        "lost_answers": sum(s["lost_answers"] for s in stamps),
-        "retries": sum(s["retries"] for s in stamps),
-        "sessions": sum(s["sessions"] for s in stamps),
-        "runs": [str(d) for d in dirs],
-    }
-    if out is not None:
-        summary = _write(Path(out), trajs, stamp, plots=plots)
-        return summary, (Path(out) / "report.md").read_text()
-    results = summarize(trajs)
-    return {"validity": stamp, "results": results}, markdown(results, stamp)
+    """Merge runs; returns (summary, markdown). Writes the output files when `out` is given."""
+    layout, summary, records = summarize([load_run(d) for d in dirs], dirs)
+    if out is None:
+        return summary, markdown(layout, summary)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "trajectories.jsonl", "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    images = plot_curves(summary["results"], out) if plots and layout.plots else []
+    md = markdown(layout, summary, images)
+    (out / "report.md").write_text(md, encoding="utf-8")
+    return summary, md
+
+
+def write_run_outputs(directory: str | Path, *, plots: bool = True) -> dict:
+    """The outputs of one run, written into its own directory."""
+    return write_report([directory], directory, plots=plots)[0]
+
+
+def headline(summary: dict) -> list[str]:
+    """The main table of a summary, as printed after a run."""
+    return LAYOUTS[summary["protocol"]].headline(summary)

@@ -6,19 +6,26 @@ reply from the on-disk cache, or asks the model under that model's
 `PriorityLimiter` (exploration requests go first: they are the critical path),
 retrying transient provider errors with backoff. Every request, reply, retry
 and loss is written to the log.
+
+`Runtime.grader(world)` is the single path from a protocol to a world's code
+(probe, verify, requires, rule-report grading), so how untrusted text is
+evaluated (today: in process, grading serialised) is decided in one place.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import heapq
 import itertools
+import json
 import time
 
+from .answers import grade_rule_report
 from .cache import MessageDigests, ResponseCache, request_key
 from .log import RunLog
 from .models import (FatalError, LostError, Model, Reply, Request, RetryPolicy, TransientError,
-                     call_with_retries)
+                     call_with_retries, classify_provider_error)
 
 PRIORITY_EXPLORE = 0
 PRIORITY_MILESTONE = 1
@@ -96,13 +103,13 @@ class PriorityLimiter:
 
 
 class Grader:
-    """World.verify, World.requires and rule-report grading for one run.
+    """A world's code as a run calls it: probes, verification, requirements, rule reports.
 
-    All are deterministic, so results are memoised (the three answers of a
-    task are often the same text; `requires` is the same at every milestone).
-    Grading is CPU work on the event loop: calls are serialised and each is
-    followed by a yield, so a burst of milestone answers never holds up the
-    exploration chain for longer than one verification."""
+    Probes run at once (they are the exploration chain). Grading is deterministic,
+    so results are memoised (the three answers of a task are often the same text;
+    `requires` is the same at every milestone), and it is CPU work on the event
+    loop: calls are serialised and each is followed by a yield, so a burst of
+    milestone answers never holds up exploration for longer than one verification."""
 
     def __init__(self, world):
         self.world = world
@@ -118,6 +125,10 @@ class Grader:
         await asyncio.sleep(0)
         return result
 
+    async def probe(self, text: str):
+        """World.probe: the feedback of one exploration call."""
+        return self.world.probe(text)
+
     async def verify(self, task, answer: str):
         key = (task.id, answer)
         v = self._verdicts.get(key)
@@ -132,19 +143,22 @@ class Grader:
         return r
 
     async def rule_report(self, text: str | None) -> dict:
-        from .protocol import grade_rule_report  # noqa: PLC0415
-
         return await self._run(grade_rule_report, self.world, text)
 
 
 class CallStats:
+    """How a run's model calls were served."""
+
     def __init__(self):
         self.live = 0
         self.from_log = 0
         self.from_cache = 0
         self.retries = 0
         self.lost = 0
-        self.tokens = 0
+
+    def as_dict(self) -> dict:
+        return {"calls_live": self.live, "calls_from_log": self.from_log, "calls_from_cache": self.from_cache,
+                "retries": self.retries, "lost": self.lost}
 
 
 class Runtime:
@@ -158,17 +172,23 @@ class Runtime:
         self.limiters: dict[str, PriorityLimiter] = {}
         self.stats = CallStats()
         self.fatal: str | None = None  # once set, no new request is sent
-        self._graders: dict[int, Grader] = {}
+        self._graders: dict = {}  # world -> its Grader (worlds compare by identity)
         self.digests = MessageDigests()
 
     def grader(self, world) -> Grader:
-        g = self._graders.get(id(world))
+        g = self._graders.get(world)
         if g is None:
-            g = self._graders[id(world)] = Grader(world)
+            g = self._graders[world] = Grader(world)
         return g
 
     def emit(self, event: dict) -> bool:
         return self.log.emit(event)
+
+    def emit_record(self, kind: str, key: str, conv: str, record: dict, **fields) -> None:
+        """Log a milestone or trajectory record under an id that changes when the record does
+        (a resumed run that repairs a lost answer writes a new record; an unchanged one, nothing)."""
+        digest = hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        self.emit({"type": kind, "id": f"{kind}:{key}:{digest}", "conv": conv, **fields, "record": record})
 
     def limiter(self, model: Model) -> PriorityLimiter:
         lim = self.limiters.get(model.name)
@@ -219,7 +239,6 @@ class Runtime:
             except (FatalError, TransientError, asyncio.CancelledError):
                 raise
             except Exception as e:  # a model implementation that raised something raw
-                from .models import classify_provider_error  # noqa: PLC0415
                 raise classify_provider_error(e) from e
             finally:
                 limiter.release(priority)

@@ -1,4 +1,12 @@
-"""Shared test setup: offline litellm, bounded derandomized Hypothesis profiles."""
+"""Shared test setup: offline litellm, bounded derandomized Hypothesis profiles, and the runner's helpers.
+
+Runner helpers (fixtures): `run_world` runs worlds in process with fast retries,
+`read_log` reads a run's events, `fake_world_file` registers the test kind
+`fake` (runner_fakes.FakeWorld) and writes a spec of it, `fake_openai` is the
+fake OpenAI-compatible server with a test's API key set.
+"""
+import asyncio
+import json
 import os
 
 # Before anything can import litellm: no network for its cost map, offline mode.
@@ -8,15 +16,73 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
+from fake_openai import FakeOpenAI  # noqa: E402
+from runner_fakes import FAKE_KIND, FAKE_SPEC  # noqa: E402
+from worldspec.compiler import KINDS, load_world  # noqa: E402
+from worldspec.runner.config import RunConfig  # noqa: E402
+from worldspec.runner.experiment import run_experiment  # noqa: E402
+from worldspec.runner.models import RetryPolicy  # noqa: E402
+
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60, database=None,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("dev", deadline=None, max_examples=200)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 WORLDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worlds")
+FAST = RetryPolicy(max_attempts=4, base_delay=0.001, max_delay=0.01)
 
 
 @pytest.fixture(scope="session")
 def demo():
-    from worldspec.compiler import load_world
     return load_world(os.path.join(WORLDS, "demo.world"))
+
+
+def run_in_process(worlds, models, out, *, agents=(), resume=False, cache_dir=None, name=None, **config):
+    """A run of `worlds` (a list, or one world) with fast retries; returns experiment.RunResult."""
+    config.setdefault("retry", FAST)
+    worlds = worlds if isinstance(worlds, list) else [worlds]
+    return asyncio.run(run_experiment(worlds, models, RunConfig(**config), out, agents=agents, name=name,
+                                      resume=resume, cache_dir=cache_dir))
+
+
+def log_events(out, type=None) -> list[dict]:
+    """The events of a run directory's log (of one type, if given)."""
+    with open(os.path.join(out, "log.jsonl"), encoding="utf-8") as f:
+        events = [json.loads(line) for line in f]
+    return [e for e in events if type is None or e.get("type") == type]
+
+
+@pytest.fixture(scope="session")
+def run_world():
+    return run_in_process
+
+
+@pytest.fixture(scope="session")
+def read_log():
+    return log_events
+
+
+@pytest.fixture
+def fake_world_file(tmp_path, monkeypatch):
+    """A spec of kind `fake` (registered for this test only): runs as runner_fakes.FakeWorld."""
+    monkeypatch.setitem(KINDS, "fake", FAKE_KIND)
+    path = tmp_path / "fake.world"
+    path.write_text(FAKE_SPEC)
+    return str(path)
+
+
+@pytest.fixture(scope="session")
+def openai_server():
+    server = FakeOpenAI(timeout_sleep=1.5).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake_openai(openai_server, monkeypatch):
+    """The fake server, cleared, answering with runner_fakes.explorer_policy unless a test says otherwise."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-key-for-tests")
+    openai_server.clear()
+    openai_server.responder = openai_server.default_responder
+    yield openai_server
+    openai_server.clear()

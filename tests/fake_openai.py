@@ -7,9 +7,10 @@
     server.requests                              # every request body received, in order
     server.stop()
 
-A responder maps (messages, tools, tool_choice) to {"content", "tool_calls":
-[(name, arguments_json)], "usage": (prompt_tokens, completion_tokens)}; the
-default is `runner_fakes.explorer_policy`. Faults: "429" (with Retry-After: 0),
+A responder maps a request body to {"content", "tool_calls": [(name,
+arguments_json)], "usage": (prompt_tokens, completion_tokens)}; the default
+(`default_responder`) is `runner_fakes.explorer_policy`; a test may set
+`server.responder`. Faults: "429" (with Retry-After: 0),
 "500", "503", "400", "401", "timeout" (the reply is delayed past the
 client's timeout), "reset" (the connection is closed without a reply).
 """
@@ -22,16 +23,13 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
+from runner_fakes import explorer_policy
+
 
 class FakeOpenAI:
     def __init__(self, responder: Callable | None = None, *, latency: float = 0.0,
                  timeout_sleep: float = 3.0):
-        if responder is None:
-            from runner_fakes import explorer_policy
-
-            responder = lambda body: explorer_policy(  # noqa: E731
-                body.get("messages", []), body.get("tools"), body.get("tool_choice"))
-        self.responder = responder
+        self.responder = responder or self.default_responder
         self.latency = latency
         self.timeout_sleep = timeout_sleep
         self.requests: list[dict] = []
@@ -40,6 +38,10 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._n = 0
         self.httpd: ThreadingHTTPServer | None = None
+
+    @staticmethod
+    def default_responder(body: dict) -> dict:
+        return explorer_policy(body.get("messages", []), body.get("tools"), body.get("tool_choice"))
 
     # -- control ----------------------------------------------------------------
 

@@ -47,21 +47,6 @@ TALLY = str(Path(__file__).resolve().parent / "worlds" / "tally.world")
 # refactor that fixes it: (module or kind package, check) -> area. They are strict xfails: when a fix
 # lands, the case XPASSes, the suite fails, and its line here goes. Empty: issue 9's rules hold.
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("end_to_end", "rule_ids_in_report"): "runner",
-    ("worldspec.cli", "function_import"): "worldspec/cli.py",
-    ("worldspec.runner.blackbox", "cycle"): "runner",
-    ("worldspec.runner.blackbox", "function_import"): "runner",
-    ("worldspec.runner.blackbox", "private_import"): "runner",
-    ("worldspec.runner.cli", "cycle"): "runner",
-    ("worldspec.runner.cli", "function_import"): "runner",
-    ("worldspec.runner.experiment", "function_import"): "runner",
-    ("worldspec.runner.games", "cycle"): "runner",
-    ("worldspec.runner.games", "function_import"): "runner",
-    ("worldspec.runner.games", "private_import"): "runner",
-    ("worldspec.runner.models", "function_import"): "runner",
-    ("worldspec.runner.progress", "function_import"): "runner",
-    ("worldspec.runner.report", "function_import"): "runner",
-    ("worldspec.runner.runtime", "function_import"): "runner",
 }
 
 CHECKS = ("cycle", "function_import", "private_import", "runner_kind", "kind_compare")

@@ -9,9 +9,8 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from fake_openai import FakeOpenAI
+from worldspec.cli import main
 from worldspec.compiler import load_world
-from worldspec.runner import cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ORACLE = os.path.join(ROOT, "worlds", "oracle")
@@ -40,17 +39,10 @@ def player(body) -> dict:
     return {"content": "```\n0\n```", "usage": (50, 2)}
 
 
-@pytest.fixture(scope="module")
-def server():
-    old = os.environ.get("OPENAI_API_KEY")
-    os.environ["OPENAI_API_KEY"] = "sk-fake-key-for-tests"
-    s = FakeOpenAI(player).start()
-    yield s
-    s.stop()
-    if old is None:
-        os.environ.pop("OPENAI_API_KEY", None)
-    else:
-        os.environ["OPENAI_API_KEY"] = old
+@pytest.fixture
+def server(fake_openai):
+    fake_openai.responder = player
+    return fake_openai
 
 
 def test_turn_at_shot_run_of_a_folder_against_a_model(server, tmp_path):
@@ -60,9 +52,9 @@ def test_turn_at_shot_run_of_a_folder_against_a_model(server, tmp_path):
         shutil.copy(os.path.join(ORACLE, n + ".world"), boxes)
     server.clear()
     out = tmp_path / "run"
-    args = [str(boxes), "--model", "openai/fake-box-player", "--api-base", server.base_url, "--turns", "3",
+    args = ["run", str(boxes), "--model", "openai/fake-box-player", "--api-base", server.base_url, "--turns", "3",
             "--shots", "2", "--no-cache", "--out", str(out), "--quiet", "--retry-delay", "0.001"]
-    r = CliRunner().invoke(cli.run, args, catch_exceptions=False)
+    r = CliRunner().invoke(main, args, catch_exceptions=False)
     assert r.exit_code == 0, r.output
     worlds = [load_world(os.path.join(boxes, n + ".world")) for n in SAMPLE]
     tests = sum(len(w.tasks) for w in worlds)
@@ -84,7 +76,7 @@ def test_turn_at_shot_run_of_a_folder_against_a_model(server, tmp_path):
     assert len(retry) == tests
     # and a resumed run asks nothing again
     server.clear()
-    r = CliRunner().invoke(cli.run, args + ["--resume"], catch_exceptions=False)
+    r = CliRunner().invoke(main, args + ["--resume"], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     assert server.requests == []
 
@@ -96,7 +88,7 @@ def test_trust_game_run_against_a_model(server, tmp_path):
     path.write_text(re.sub(r"matches \d+", "matches 1", text))
     server.clear()
     out = tmp_path / "run"
-    r = CliRunner().invoke(cli.run, [str(path), "--model", "openai/fake-truster", "--api-base", server.base_url,
+    r = CliRunner().invoke(main, ["run", str(path), "--model", "openai/fake-truster", "--api-base", server.base_url,
                                      "--no-cache", "--out", str(out), "--retry-delay", "0.001"],
                            catch_exceptions=False)
     assert r.exit_code == 0, r.output

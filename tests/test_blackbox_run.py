@@ -1,7 +1,6 @@
 """The turn@shot protocol: built-in agents, free rejections, shots, lost answers and resume."""
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -10,7 +9,6 @@ import pytest
 
 from worldspec.compiler import load_world
 from worldspec.compiler.blackbox.world import distance
-from worldspec.runner.blackbox import OracleConfig, run_boxes
 from worldspec.runner.models import Reply, RetryPolicy, ScriptedModel, TransientError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -25,16 +23,10 @@ def boxes():
     return [load_world(os.path.join(ORACLE, n + ".world")) for n in SAMPLE]
 
 
-def run(boxes, systems, out, **kw):
-    resume = kw.pop("resume", False)
-    kw.setdefault("retry", FAST)
-    return asyncio.run(run_boxes(boxes, systems, OracleConfig(**kw), out, name="sample", resume=resume))
-
-
-def test_builtin_agents_give_the_ceiling_and_a_floor(boxes, tmp_path):
-    res = run(boxes, [("agent", "oracle"), ("agent", "memorise")], tmp_path, turns=10, shots=1)
+def test_builtin_agents_give_the_ceiling_and_a_floor(boxes, tmp_path, run_world):
+    res = run_world(boxes, [], tmp_path, agents=("oracle", "memorise"), name="sample", turns=10, shots=1)
     s = res.summary
-    assert s["validity"]["valid"] and s["turn_shot"] == ["10@1"]
+    assert s["validity"]["valid"] and s["turn_shot"] == ["10@1"] and s["protocol"] == "turn@shot"
     acc = s["accuracy"]
     assert acc["oracle"]["overall"] == 100.0
     assert set(acc["oracle"]["families"]) == {"CII", "CRI", "PSI", "ERI", "IPI", "GSI"}
@@ -72,11 +64,11 @@ def _running_max(request):
     return json.dumps(out).replace(",", ", ")
 
 
-def test_turns_shots_and_free_rejections(boxes, tmp_path):
+def test_turns_shots_and_free_rejections(boxes, tmp_path, run_world):
     box = boxes[0]  # running maximum, 5 tests
     model = ScriptedModel(_policy, name="scripted")
-    res = run([box], [("model", model)], tmp_path, turns=3, shots=2)
-    rec = res.records[0]
+    res = run_world([box], [model], tmp_path, turns=3, shots=2)
+    rec = res.trajectories[0]
     assert rec["condition"] == "3@2" and rec["turns_used"] == 3
     # 1 rejected input (free) + 3 counted turns, then 5 tests x 2 shots
     assert model.calls == 4 + 5 * 2
@@ -88,40 +80,40 @@ def test_turns_shots_and_free_rejections(boxes, tmp_path):
     assert "rejected" in turns[0]["feedback"]
     # with one shot the same answers score zero
     model1 = ScriptedModel(_policy, name="scripted")
-    res1 = run([box], [("model", model1)], tmp_path / "one", turns=3, shots=1)
-    assert res1.records[0]["endpoint"] == 0.0 and model1.calls == 4 + 5
+    res1 = run_world([box], [model1], tmp_path / "one", turns=3, shots=1)
+    assert res1.trajectories[0]["endpoint"] == 0.0 and model1.calls == 4 + 5
 
 
-def test_a_game_box_scores_against_the_exact_optimum(boxes, tmp_path):
+def test_a_game_box_scores_against_the_exact_optimum(boxes, tmp_path, run_world):
     gsi = boxes[-1]  # tit for two tats; tests of 6 and 10 rounds
     always_c = ScriptedModel(lambda r: Reply(content="```\n" + " ".join(["C"] * 10) + "\n```"
                                              if "10-round" in r.messages[-1]["content"] else
                                              "```\n" + " ".join(["C"] * 6) + "\n```"), name="nice")
-    rec = run([gsi], [("model", always_c)], tmp_path, turns=2, shots=1).records[0]
+    rec = run_world([gsi], [always_c], tmp_path, turns=2, shots=1).trajectories[0]
     # all C scores 3 a round; the optimum alternates D, C and defects at the end
     want = [100 * 18 / gsi.tests[0].optimum.value, 100 * 30 / gsi.tests[1].optimum.value]
     assert rec["endpoint"] == pytest.approx(sum(want) / 2, abs=1e-4)
 
 
-def test_lost_answers_are_not_wrong_and_resume_fills_them_in(boxes, tmp_path):
+def test_lost_answers_are_not_wrong_and_resume_fills_them_in(boxes, tmp_path, run_world):
     box = boxes[0]
     calls = {"n": 0}
 
     def flaky(request):
         calls["n"] += 1
-        if request.purpose == "test:t3":
+        if request.purpose == "task:t3":
             raise TransientError("503 from a flaky provider")
         return _policy(request)
 
-    res = run([box], [("model", ScriptedModel(flaky, name="m"))], tmp_path, turns=3, shots=2)
+    res = run_world([box], [ScriptedModel(flaky, name="m")], tmp_path, turns=3, shots=2, retry=FAST)
     v = res.summary["validity"]
     assert not v["valid"] and v["lost_answers"] == 1
-    t3 = next(t for t in res.records[0]["tests"] if t["test"] == "t3")
+    t3 = next(t for t in res.trajectories[0]["tests"] if t["test"] == "t3")
     assert t3["lost"] and t3["score"] is None
-    assert res.records[0]["endpoint"] == 100.0  # the four other tests; t3 is not scored wrong
+    assert res.trajectories[0]["endpoint"] == 100.0  # the four other tests; t3 is not scored wrong
     good = ScriptedModel(_policy, name="m")
-    res2 = run([box], [("model", good)], tmp_path, turns=3, shots=2, resume=True)
-    assert res2.summary["validity"]["valid"] and res2.records[0]["endpoint"] == 100.0
+    res2 = run_world([box], [good], tmp_path, turns=3, shots=2, resume=True)
+    assert res2.summary["validity"]["valid"] and res2.trajectories[0]["endpoint"] == 100.0
     assert good.calls == 2  # only t3's two shots were asked again
     lines = (tmp_path / "trajectories.jsonl").read_text().splitlines()
     assert len(lines) == 1

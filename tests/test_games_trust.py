@@ -8,7 +8,9 @@ import re
 
 from worldspec.compiler import compile_spec, load_world
 from worldspec.parser import parse_spec
-from worldspec.runner.games import PoolConfig, bootstrap, rates, run_pool
+from worldspec.runner.config import RunConfig
+from worldspec.runner.experiment import run_experiment
+from worldspec.runner.metrics import bootstrap, pool_rates as rates
 from worldspec.runner.models import Reply, RetryPolicy, ScriptedModel
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -24,8 +26,8 @@ def small_trust(matches=1, seed=None):
 
 def play(world, models, agents, out, **kw):
     resume = kw.pop("resume", False)
-    config = PoolConfig(retry=RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.01), **kw)
-    return asyncio.run(run_pool(world, models, agents, config, out, resume=resume))
+    config = RunConfig(retry=RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.01), **kw)
+    return asyncio.run(run_experiment([world], models, config, out, agents=agents, resume=resume)).summary
 
 
 def test_the_trust_game_certifies_with_its_baselines():

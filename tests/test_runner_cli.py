@@ -1,4 +1,8 @@
-"""`worldspec run` / `worldspec report` through click: defaults, dry run, errors, reports."""
+"""`worldspec run` / `worldspec report` through click: defaults, dry run, exit codes, reports.
+
+The world is a spec of the test kind `fake` (registered by the `fake_world_file`
+fixture), so every run goes through the compiler's kind registry like a bundled world.
+"""
 from __future__ import annotations
 
 import io
@@ -7,34 +11,31 @@ import os
 import subprocess
 import sys
 
+import attrs
 import pytest
 from click.testing import CliRunner
 
-from runner_fakes import FakeWorld
-from worldspec.runner import cli
+from runner_fakes import FAKE_KIND, FakeWorld
+from worldspec.cli import EXIT_INPUT, EXIT_INTERNAL, main
+from worldspec.compiler import KINDS
 from worldspec.runner.progress import Progress
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEMO = os.path.join(ROOT, "worlds", "demo.world")
 
 
-@pytest.fixture
-def fake_world(monkeypatch):
-    monkeypatch.setattr(cli, "load_world", lambda path, seed=None: FakeWorld())
+def invoke(*args):
+    """`worldspec ARGS` as a user types it."""
+    return CliRunner().invoke(main, list(args))
 
 
-def invoke(cmd, args):
-    return CliRunner().invoke(cmd, args, catch_exceptions=False)
-
-
-def test_run_with_no_model_runs_the_builtin_agents(fake_world, tmp_path):
+def test_run_with_no_model_runs_the_builtin_agents(fake_world_file, tmp_path):
     out = tmp_path / "run"
-    r = invoke(cli.run, ["fake.world", "--out", str(out)])
+    r = invoke("run", fake_world_file, "--out", str(out))
     assert r.exit_code == 0, r.output
     for f in ("log.jsonl", "trajectories.jsonl", "summary.json", "report.md", "curves-fake.png"):
         assert (out / f).exists(), f
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["validity"]["valid"]
+    assert summary["validity"]["valid"] and summary["protocol"] == "milestone"
     best = {g["system"]: g for g in summary["results"]}
     assert set(best) == {"oracle", "manual"}
     assert best["oracle"]["best"] == 100.0 and best["manual"]["best"] == 25.0
@@ -46,56 +47,90 @@ def test_run_with_no_model_runs_the_builtin_agents(fake_world, tmp_path):
         t = json.loads(line)
         assert {"world", "system", "condition", "trajectory", "milestones"} <= set(t)
         assert [m["t"] for m in t["milestones"]] == [0, 1, 2]
-    # not a terminal: progress degrades to plain lines
+    # not a terminal: progress degrades to plain lines; the results table follows
     assert "oracle autonomous #1: M0 accuracy 100.0%" in r.output
+    assert "| Fake | oracle | autonomous | 100.0 | 100.0 | 100.0 | 3 | 1 |" in r.output
     assert "| oracle |" in (out / "report.md").read_text()
 
 
-def test_dry_run_prints_the_plan_and_runs_nothing(fake_world, tmp_path):
-    r = invoke(cli.run, ["fake.world", "--model", "openai/x", "--condition", "autonomous",
-                         "--condition", "direct", "--out", str(tmp_path / "x"), "--dry-run"])
+def test_dry_run_prints_the_plan_and_runs_nothing(fake_world_file, tmp_path):
+    r = invoke("run", fake_world_file, "--model", "openai/x", "--condition", "autonomous",
+               "--condition", "direct", "--out", str(tmp_path / "x"), "--dry-run")
     assert r.exit_code == 0, r.output
     # autonomous: 3 trajectories x ((3+1) + (2+1) exploration turns + 3 milestones x 13 calls)
     # direct: 1 trajectory x 3 milestones x 13 calls
     assert "model calls: at most " + str(3 * (7 + 39) + 39) in r.output
+    assert "| openai/x | direct | 1 | 0 | 3 | 39 |" in r.output
     assert not (tmp_path / "x").exists()
 
 
-def test_user_errors_are_messages_not_tracebacks(fake_world, tmp_path):
-    out = tmp_path / "run"
-    assert invoke(cli.run, ["w", "--out", str(out), "-n", "1"]).exit_code == 0
-    r = CliRunner().invoke(cli.run, ["w", "--out", str(out)])
-    assert r.exit_code == 1 and "--resume" in r.output and "Traceback" not in r.output
-    r = CliRunner().invoke(cli.run, ["w", "--out", str(out), "--resume"])
-    assert r.exit_code == 1 and "trajectories" in r.output  # -n 3 now, 1 before
-    r = CliRunner().invoke(cli.run, ["w", "--resume"])
-    assert r.exit_code == 2 and "--out" in r.output
-    r = CliRunner().invoke(cli.run, ["w", "--agent", "wizard", "--out", str(tmp_path / "z")])
-    assert r.exit_code == 1 and "unknown agent" in r.output
-    r = CliRunner().invoke(cli.run, ["w", "--condition", "hindsight", "--out", str(tmp_path / "h")])
-    assert r.exit_code == 1 and "--hindsight-from" in r.output
-    r = CliRunner().invoke(cli.run, ["w", "--model-arg", "oops", "--out", str(tmp_path / "m")])
-    assert r.exit_code == 2 and "KEY=VALUE" in r.output
+@pytest.mark.parametrize("args,says", [
+    (["--resume"], "--out"),
+    (["--out", "x", "--model-arg", "oops"], "KEY=VALUE"),
+    (["--out", "x", "--condition", "sideways"], "sideways"),
+    (["--out", "x", "-n", "0"], "--trajectories"),
+    (["--out", "x", "--agent", "wizard"], "unknown agent 'wizard'"),
+    (["--out", "x", "--condition", "hindsight"], "--hindsight-from"),
+    (["--out", "x", "--hindsight-from", "nowhere", "--condition", "hindsight"], "no run log at nowhere"),
+])
+def test_bad_options_exit_2_with_a_message(fake_world_file, tmp_path, monkeypatch, args, says):
+    monkeypatch.chdir(tmp_path)
+    r = invoke("run", fake_world_file, *args)
+    assert r.exit_code == EXIT_INPUT, r.output
+    assert says in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "x" / "log.jsonl").exists() and not (tmp_path / "runs").exists()
 
 
-def test_resume_of_a_finished_run_changes_nothing(fake_world, tmp_path):
+def test_a_run_directory_in_use_or_of_another_configuration_exits_2(fake_world_file, tmp_path):
     out = tmp_path / "run"
-    assert invoke(cli.run, ["w", "--out", str(out), "-n", "2"]).exit_code == 0
+    assert invoke("run", fake_world_file, "--out", str(out), "-n", "1").exit_code == 0
+    r = invoke("run", fake_world_file, "--out", str(out))
+    assert r.exit_code == EXIT_INPUT and "--resume" in r.output and "Traceback" not in r.output
+    r = invoke("run", fake_world_file, "--out", str(out), "--resume")
+    assert r.exit_code == EXIT_INPUT and "trajectories" in r.output  # -n 3 now, 1 before
+
+
+def test_a_spec_error_exits_2_with_its_diagnostic(tmp_path):
+    bad = tmp_path / "bad.world"
+    bad.write_text('world "Bad" version 1\nkind wizardry\n')
+    r = invoke("run", str(bad), "--out", str(tmp_path / "x"))
+    assert r.exit_code == EXIT_INPUT
+    assert "bad.world:2:6: error: unknown world kind 'wizardry'" in r.output and "^" in r.output
+    r = invoke("run", "no-such-world", "--out", str(tmp_path / "y"))
+    assert r.exit_code == EXIT_INPUT and "no world file 'no-such-world'" in r.output
+
+
+def test_an_internal_error_exits_3_in_one_line(fake_world_file, tmp_path, monkeypatch):
+    class Broken(FakeWorld):
+        def probe(self, text):
+            raise ZeroDivisionError("a bug in a world")
+
+    monkeypatch.setitem(KINDS, "fake", attrs.evolve(FAKE_KIND, compile=lambda spec, seed: Broken()))
+    r = invoke("run", fake_world_file, "--out", str(tmp_path / "x"), "-n", "1", "--agent", "oracle")
+    assert r.exit_code == EXIT_INTERNAL
+    assert "internal error (ZeroDivisionError: a bug in a world)" in r.output and "Traceback" not in r.output
+    events = [json.loads(x) for x in (tmp_path / "x" / "log.jsonl").read_text().splitlines()]
+    assert events[-1]["status"] == "error" and "ZeroDivisionError" in events[-1]["error"]
+
+
+def test_resume_of_a_finished_run_changes_nothing(fake_world_file, tmp_path):
+    out = tmp_path / "run"
+    assert invoke("run", fake_world_file, "--out", str(out), "-n", "2").exit_code == 0
     before = (out / "trajectories.jsonl").read_text()
     n = len((out / "log.jsonl").read_text().splitlines())
-    assert invoke(cli.run, ["w", "--out", str(out), "-n", "2", "--resume"]).exit_code == 0
+    assert invoke("run", fake_world_file, "--out", str(out), "-n", "2", "--resume").exit_code == 0
     assert (out / "trajectories.jsonl").read_text() == before
     # only the new session's start/stats/end lines are added
     assert len((out / "log.jsonl").read_text().splitlines()) == n + 3
 
 
-def test_report_merges_runs(fake_world, tmp_path):
+def test_report_merges_runs(fake_world_file, tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
-    assert invoke(cli.run, ["w", "--out", str(a), "-n", "1", "--agent", "oracle"]).exit_code == 0
-    assert invoke(cli.run, ["w", "--out", str(b), "-n", "1", "--agent", "manual",
-                            "--condition", "open-book-m0", "--condition", "autonomous"]).exit_code == 0
+    assert invoke("run", fake_world_file, "--out", str(a), "-n", "1", "--agent", "oracle").exit_code == 0
+    assert invoke("run", fake_world_file, "--out", str(b), "-n", "1", "--agent", "manual",
+                  "--condition", "open-book-m0", "--condition", "autonomous").exit_code == 0
     merged = tmp_path / "merged"
-    r = invoke(cli.report, [str(a), str(b), "--out", str(merged)])
+    r = invoke("report", str(a), str(b), "--out", str(merged))
     assert r.exit_code == 0, r.output
     assert "| oracle | 100.0 |" in r.output and "| manual | 25.0 |" in r.output
     s = json.loads((merged / "summary.json").read_text())
@@ -104,8 +139,20 @@ def test_report_merges_runs(fake_world, tmp_path):
     assert s["validity"]["valid"] and len(s["validity"]["runs"]) == 2
     assert (merged / "curves-fake.png").stat().st_size > 1000
     # with no --out and several runs: Markdown on stdout only
-    r = invoke(cli.report, [str(a), str(b), "--no-plots"])
+    r = invoke("report", str(a), str(b), "--no-plots")
     assert r.output.startswith("# worldspec run report")
+
+
+def test_report_of_a_missing_log_or_of_two_protocols_exits_2(fake_world_file, tmp_path):
+    r = invoke("report", str(tmp_path))
+    assert r.exit_code == EXIT_INPUT and "no run log" in r.output
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert invoke("run", fake_world_file, "--out", str(a), "-n", "1", "--agent", "oracle").exit_code == 0
+    b.mkdir()
+    (b / "log.jsonl").write_text(json.dumps(
+        {"type": "header", "id": "header", "config": {"protocol": "turn@shot"}}) + "\n")
+    r = invoke("report", str(a), str(b))
+    assert r.exit_code == EXIT_INPUT and "turn@shot" in r.output and "Traceback" not in r.output
 
 
 def test_live_progress_on_a_terminal_does_not_break():
@@ -117,13 +164,12 @@ def test_live_progress_on_a_terminal_does_not_break():
     assert "42.0%" in buf.getvalue()
 
 
-@pytest.mark.skipif(not os.path.exists(DEMO), reason="demo world not shipped")
 def test_worldspec_run_demo_needs_no_keys_and_never_imports_litellm(tmp_path):
     code = (
         "import sys\n"
         "from click.testing import CliRunner\n"
-        "from worldspec.runner.cli import run\n"
-        f"r = CliRunner().invoke(run, ['demo', '--out', {str(tmp_path / 'demo')!r}, '-n', '1'])\n"
+        "from worldspec.cli import main\n"
+        f"r = CliRunner().invoke(main, ['run', 'demo', '--out', {str(tmp_path / 'demo')!r}, '-n', '1'])\n"
         "assert r.exit_code == 0, r.output\n"
         "assert 'litellm' not in sys.modules\n"
     )
@@ -136,8 +182,17 @@ def test_worldspec_run_demo_needs_no_keys_and_never_imports_litellm(tmp_path):
     assert [m["accuracy"] for m in oracle["curve"]] == [100.0] * len(oracle["curve"])
 
 
-def test_report_refuses_a_run_of_another_protocol(tmp_path):
-    (tmp_path / "log.jsonl").write_text(json.dumps(
-        {"type": "header", "id": "header", "config": {"protocol": "turn@shot"}}) + "\n")
-    r = CliRunner().invoke(cli.report, [str(tmp_path)])
-    assert r.exit_code == 1 and "turn@shot" in r.output and "Traceback" not in r.output
+@pytest.mark.parametrize("target,args", [
+    ("interactive/trust.world", ["--agent", "allc"]),
+    ("oracle/cii-e01-running-maximum.world", ["--turns", "3"]),
+])
+def test_report_of_a_run_of_any_protocol_has_the_shape_the_run_wrote(tmp_path, target, args):
+    out = tmp_path / "run"
+    r = invoke("run", os.path.join(ROOT, "worlds", target), "--out", str(out), "--quiet", *args)
+    assert r.exit_code == 0, r.output
+    again = tmp_path / "again"
+    r = invoke("report", str(out), "--out", str(again))
+    assert r.exit_code == 0, r.output
+    for name in ("summary.json", "report.md", "trajectories.jsonl"):
+        assert (again / name).read_text() == (out / name).read_text(), name
+    assert json.loads((out / "summary.json").read_text())["validity"]["valid"]

@@ -1,44 +1,18 @@
-"""Real litellm against our fake OpenAI-compatible server on 127.0.0.1.
-
-The only test module that imports litellm (it costs seconds): one
-module-scoped server, one import.
-"""
+"""Real litellm against our fake OpenAI-compatible server on 127.0.0.1 (conftest's `fake_openai`)."""
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 
 import pytest
 from click.testing import CliRunner
 
-from fake_openai import FakeOpenAI
 from runner_fakes import FakeWorld, explorer_policy
-from worldspec.runner import cli
-from worldspec.runner.experiment import RunConfig, run_experiment
+from worldspec.cli import EXIT_INPUT, EXIT_INVALID, main
+from worldspec.compiler import load_world
 from worldspec.runner.models import FatalError, LitellmModel, RetryPolicy
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FAST = RetryPolicy(max_attempts=4, base_delay=0.001, max_delay=0.01)
-
-
-@pytest.fixture(scope="module")
-def server():
-    old = os.environ.get("OPENAI_API_KEY")
-    os.environ["OPENAI_API_KEY"] = "sk-fake-key-for-tests"
-    s = FakeOpenAI(timeout_sleep=1.5).start()
-    yield s
-    s.stop()
-    if old is None:
-        os.environ.pop("OPENAI_API_KEY", None)
-    else:
-        os.environ["OPENAI_API_KEY"] = old
-
-
-@pytest.fixture
-def fake(server):
-    server.clear()
-    return server
 
 
 def model(server, timeout=20.0, **settings):
@@ -46,30 +20,18 @@ def model(server, timeout=20.0, **settings):
                         settings=settings)
 
 
-def run(world, m, out, **kw):
-    resume = kw.pop("resume", False)
-    kw.setdefault("retry", FAST)
-    kw.setdefault("trajectories", 3)
-    return asyncio.run(run_experiment(world, [m], RunConfig(**kw), out, resume=resume))
-
-
-def log(out):
-    with open(os.path.join(out, "log.jsonl")) as f:
-        return [json.loads(x) for x in f]
-
-
 def last_user(body):
     return next(m for m in reversed(body["messages"]) if m["role"] == "user")["content"]
 
 
-def test_a_model_through_litellm_end_to_end(fake, tmp_path):
+def test_a_model_through_litellm_end_to_end(fake_openai, tmp_path, run_world, read_log):
     w = FakeWorld()
-    res = run(w, model(fake), tmp_path)
+    res = run_world(w, [model(fake_openai)], tmp_path)
     assert res.summary["validity"]["valid"]
     n = w.budget.rounds
     # every request reached the server exactly once: 6 exploration turns + 3 milestones x 13
     per_traj = 6 + (n + 1) * (1 + 3 * len(w.tasks))
-    assert len(fake.requests) == 3 * per_traj == res.stats["calls_live"]
+    assert len(fake_openai.requests) == 3 * per_traj == res.stats["calls_live"]
     lines = [json.loads(x) for x in (tmp_path / "trajectories.jsonl").read_text().splitlines()]
     assert len(lines) == 3
     for t in lines:
@@ -82,8 +44,8 @@ def test_a_model_through_litellm_end_to_end(fake, tmp_path):
     g = s["results"][0]
     assert (g["best"], g["mean"], g["worst"], g["n"], g["best_trajectory"]) == (100.0, 100.0, 100.0, 3, 1)
 
-    explore = [b for b in fake.requests if b.get("tools")]
-    forks = [b for b in fake.requests if not b.get("tools")]
+    explore = [b for b in fake_openai.requests if b.get("tools")]
+    forks = [b for b in fake_openai.requests if not b.get("tools")]
     assert len(explore) == 3 * 6 and len(forks) == 3 * (n + 1) * 13
     # milestone copies carry no tools and no exploration after their milestone
     for b in forks:
@@ -99,7 +61,7 @@ def test_a_model_through_litellm_end_to_end(fake, tmp_path):
     assert all(i.startswith("call_") for i in ids)  # the server's own ids
     # T: provider-reported tokens of exploration requests only, cumulative per milestone
     by_traj = {}
-    for e in log(tmp_path):
+    for e in read_log(tmp_path):
         if e["type"] == "reply" and e["purpose"] == "explore":
             u = e["reply"]["usage"]
             by_traj[e["trajectory"]] = by_traj.get(e["trajectory"], 0) + u["input_tokens"] + u["output_tokens"]
@@ -110,84 +72,94 @@ def test_a_model_through_litellm_end_to_end(fake, tmp_path):
     assert lines[0]["milestones"][-1]["tokens"] == expected_t
 
 
-def test_provider_faults_are_retried_recorded_and_lose_nothing(fake, tmp_path):
+def test_provider_faults_are_retried_recorded_and_lose_nothing(fake_openai, tmp_path, run_world, read_log):
     w = FakeWorld()
     clean = tmp_path / "clean"
-    run(w, model(fake), clean, trajectories=1)
-    n_clean = len(fake.requests)
-    fake.clear()
-    fake.fail_next("429", n=2)
-    fake.fail_next("500", n=1, when=lambda b: "held-out task T3" in last_user(b))
-    fake.fail_next("reset", n=1, when=lambda b: bool(b.get("tools")))
-    fake.fail_next("timeout", n=1, when=lambda b: "Report the rules" in last_user(b))
+    run_world(w, [model(fake_openai)], clean, trajectories=1)
+    n_clean = len(fake_openai.requests)
+    fake_openai.clear()
+    fake_openai.fail_next("429", n=2)
+    fake_openai.fail_next("500", n=1, when=lambda b: "held-out task T3" in last_user(b))
+    fake_openai.fail_next("reset", n=1, when=lambda b: bool(b.get("tools")))
+    fake_openai.fail_next("timeout", n=1, when=lambda b: "Report the rules" in last_user(b))
     faulty = tmp_path / "faulty"
-    res = run(w, model(fake, timeout=0.5), faulty, trajectories=1)
-    assert [k for k, _ in fake.faulted] == ["429", "429", "reset", "500", "timeout"] or \
-        sorted(k for k, _ in fake.faulted) == sorted(["429", "429", "500", "reset", "timeout"])
-    assert len(fake.requests) == n_clean + 5
+    res = run_world(w, [model(fake_openai, timeout=0.5)], faulty, trajectories=1)
+    assert [k for k, _ in fake_openai.faulted] == ["429", "429", "reset", "500", "timeout"] or \
+        sorted(k for k, _ in fake_openai.faulted) == sorted(["429", "429", "500", "reset", "timeout"])
+    assert len(fake_openai.requests) == n_clean + 5
     v = res.summary["validity"]
     assert v["valid"] and v["retries"] == 5 and v["lost_answers"] == 0
-    retries = [e for e in log(faulty) if e["type"] == "retry"]
+    retries = [e for e in read_log(faulty) if e["type"] == "retry"]
     assert len(retries) == 5
     assert any("RateLimitError" in e["error"] for e in retries)
     assert any("Timeout" in e["error"] for e in retries)
     assert (faulty / "trajectories.jsonl").read_text() == (clean / "trajectories.jsonl").read_text()
 
 
-def test_an_outage_is_recorded_as_lost_and_resume_fills_it_in(fake, tmp_path):
+def test_an_outage_is_recorded_as_lost_and_resume_fills_it_in(fake_openai, tmp_path, run_world):
     w = FakeWorld()
-    fake.fail_next("503", n=10**6, when=lambda b: "held-out task T4" in last_user(b)
-                   and "Exploration round 2" in json.dumps(b["messages"]))
-    res = run(w, model(fake), tmp_path, trajectories=1, retry=RetryPolicy(2, 0.001, 0.01))
+    fake_openai.fail_next("503", n=10**6, when=lambda b: "held-out task T4" in last_user(b)
+                          and "Exploration round 2" in json.dumps(b["messages"]))
+    res = run_world(w, [model(fake_openai)], tmp_path, trajectories=1, retry=RetryPolicy(2, 0.001, 0.01))
     v = res.summary["validity"]
     assert not v["valid"] and v["lost_answers"] == 3
     m2 = res.trajectories[0]["milestones"][2]
     assert m2["tasks"]["T4"] == [None, None, None] and m2["lost"] == 3
     assert m2["accuracy"] == 100.0  # the three other tasks; T4 is not scored wrong
-    fake.clear()
-    res = run(w, model(fake), tmp_path, trajectories=1, resume=True)
-    assert res.summary["validity"]["valid"] and len(fake.requests) == 3
+    fake_openai.clear()
+    res = run_world(w, [model(fake_openai)], tmp_path, trajectories=1, resume=True)
+    assert res.summary["validity"]["valid"] and len(fake_openai.requests) == 3
 
 
-def test_auth_failure_fails_fast_with_a_readable_message(fake, tmp_path, monkeypatch):
-    monkeypatch.setattr(cli, "load_world", lambda path, seed=None: FakeWorld())
-    fake.fail_next("401", n=10**6)
-    with pytest.raises(FatalError, match="authentication failed"):
-        run(FakeWorld(), model(fake), tmp_path / "a", trajectories=1)
-    # no retries on 401, and nothing new is sent after it: only requests already in flight
-    assert 1 <= len(fake.requests) <= 16
-    assert not [e for e in log(tmp_path / "a") if e["type"] == "retry"]
-    assert log(tmp_path / "a")[-1]["status"] == "error"
-    r = CliRunner().invoke(cli.run, ["w", "--model", "openai/fake", "--api-base", fake.base_url,
-                                     "--out", str(tmp_path / "b"), "--no-cache", "-n", "1"])
-    assert r.exit_code == 1 and "authentication failed" in r.output and "Traceback" not in r.output
-
-
-def test_cli_model_run_with_settings_and_cache(fake, tmp_path, monkeypatch):
-    monkeypatch.setattr(cli, "load_world", lambda path, seed=None: FakeWorld())
-    args = ["w", "--model", "openai/fake-settings", "--api-base", fake.base_url, "--trajectories", "3",
-            "--temperature", "0.25", "--max-tokens", "300", "--model-arg", "seed=11",
-            "--cache", str(tmp_path / "cache"), "--retry-delay", "0.001"]
-    r = CliRunner().invoke(cli.run, args + ["--out", str(tmp_path / "a")], catch_exceptions=False)
+def test_a_run_that_finishes_invalid_exits_4_and_resume_repairs_it(fake_openai, fake_world_file, tmp_path):
+    fake_openai.fail_next("503", n=10**6, when=lambda b: "held-out task T2" in last_user(b))
+    args = ["run", fake_world_file, "--model", "openai/fake-explorer", "--api-base", fake_openai.base_url,
+            "--out", str(tmp_path / "run"), "--no-cache", "-n", "1", "--max-retries", "2", "--retry-delay", "0.001"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == EXIT_INVALID, r.output
+    assert "not valid" in r.output and "Traceback" not in r.output
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["validity"]["lost_answers"] == 3 * 3  # T2's three answers at each of 3 milestones
+    fake_openai.clear()
+    r = CliRunner().invoke(main, args + ["--resume"])
     assert r.exit_code == 0, r.output
-    mine = lambda: [b for b in fake.requests if b["model"] == "fake-settings"]  # noqa: E731
+    assert len(fake_openai.requests) == 9
+
+
+def test_auth_failure_fails_fast_with_a_readable_message(fake_openai, fake_world_file, tmp_path, run_world,
+                                                          read_log):
+    fake_openai.fail_next("401", n=10**6)
+    with pytest.raises(FatalError, match="authentication failed"):
+        run_world(FakeWorld(), [model(fake_openai)], tmp_path / "a", trajectories=1)
+    # no retries on 401, and nothing new is sent after it: only requests already in flight
+    assert 1 <= len(fake_openai.requests) <= 16
+    assert not [e for e in read_log(tmp_path / "a") if e["type"] == "retry"]
+    assert read_log(tmp_path / "a")[-1]["status"] == "error"
+    r = CliRunner().invoke(main, ["run", fake_world_file, "--model", "openai/fake", "--api-base",
+                                  fake_openai.base_url, "--out", str(tmp_path / "b"), "--no-cache", "-n", "1"])
+    assert r.exit_code == EXIT_INPUT and "authentication failed" in r.output and "Traceback" not in r.output
+
+
+def test_cli_model_run_with_settings_and_cache(fake_openai, fake_world_file, tmp_path):
+    args = ["run", fake_world_file, "--model", "openai/fake-settings", "--api-base", fake_openai.base_url,
+            "--trajectories", "3", "--temperature", "0.25", "--max-tokens", "300", "--model-arg", "seed=11",
+            "--cache", str(tmp_path / "cache"), "--retry-delay", "0.001"]
+    r = CliRunner().invoke(main, args + ["--out", str(tmp_path / "a")], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    mine = lambda: [b for b in fake_openai.requests if b["model"] == "fake-settings"]  # noqa: E731
     n = len(mine())
     assert n > 0
     assert all(b["temperature"] == 0.25 and b["max_tokens"] == 300 and b["seed"] == 11
                for b in mine())
     # a re-run with the same cache costs nothing and gives the same trajectories
-    r = CliRunner().invoke(cli.run, args + ["--out", str(tmp_path / "b")], catch_exceptions=False)
+    r = CliRunner().invoke(main, args + ["--out", str(tmp_path / "b")], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     assert len(mine()) == n
     assert (tmp_path / "a" / "trajectories.jsonl").read_text() == \
         (tmp_path / "b" / "trajectories.jsonl").read_text()
 
 
-@pytest.mark.skipif(not os.path.exists(os.path.join(ROOT, "worlds", "demo.world")),
-                    reason="demo world not shipped")
-def test_demo_world_through_litellm(server, tmp_path):
-    from worldspec.compiler import load_world
-
+def test_demo_world_through_litellm(fake_openai, tmp_path, run_world, read_log):
     w = load_world(os.path.join(ROOT, "worlds", "demo.world"))
     probe = w.examples[0].program
 
@@ -200,16 +172,13 @@ def test_demo_world_through_litellm(server, tmp_path):
             return {"content": "Enough for this round.", "tool_calls": [], "usage": (60, 4)}
         return {"content": "```\nUNKNOWN\n```", "tool_calls": [], "usage": (70, 3)}
 
-    s = FakeOpenAI(responder).start()
-    try:
-        res = run(w, LitellmModel("openai/demo", api_base=s.base_url), tmp_path, trajectories=1,
-                  answers=1, conditions=("autonomous", "fixed"))
-    finally:
-        s.stop()
+    fake_openai.responder = responder
+    res = run_world(w, [LitellmModel("openai/demo", api_base=fake_openai.base_url)], tmp_path, trajectories=1,
+                    answers=1, conditions=("autonomous", "fixed"))
     assert res.summary["validity"]["valid"]
     by = {t["condition"]: t for t in res.trajectories}
     assert by["autonomous"]["milestones"][-1]["calls"] == w.budget.rounds
     assert by["fixed"]["milestones"][-1]["calls"] == w.budget.max_calls
     assert by["autonomous"]["milestones"][-1]["tokens"] == w.budget.rounds * (55 + 64)
-    tools = [e for e in log(tmp_path) if e["type"] == "tool"]
+    tools = [e for e in read_log(tmp_path) if e["type"] == "tool"]
     assert all(e["status"] in ("ok", "error", "limit", "parse_error") for e in tools)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,52 +17,36 @@ import pytest
 
 from runner_fakes import FakeWorld, policy_reply
 from worldspec.runner.cache import ResponseCache, request_key
-from worldspec.runner.experiment import RunConfig, run_experiment
+from worldspec.runner.config import RunConfig
+from worldspec.runner.experiment import run_experiment
 from worldspec.runner.log import RunDirError, RunLog
-from worldspec.runner.models import (FatalError, LitellmModel, Request, RetryPolicy, ScriptedModel,
-                                     TransientError)
+from worldspec.runner.models import FatalError, LitellmModel, Request, ScriptedModel, TransientError
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
-FAST = RetryPolicy(max_attempts=4, base_delay=0.001, max_delay=0.01)
-
-
-def config(**kw):
-    kw.setdefault("conditions", ("autonomous", "without-tool"))
-    kw.setdefault("trajectories", 2)
-    kw.setdefault("retry", FAST)
-    return RunConfig(**kw)
-
-
-def run(world, model, out, cfg=None, **kw):
-    return asyncio.run(run_experiment(world, [model], cfg or config(), out, **kw))
-
-
-def lines(path):
-    with open(path) as f:
-        return [json.loads(x) for x in f]
+RUN = {"conditions": ("autonomous", "without-tool"), "trajectories": 2}  # every run of this module
 
 
 def trajectories(out):
     return open(os.path.join(out, "trajectories.jsonl")).read()
 
 
-def assert_no_duplicates(out):
-    ids = [e["id"] for e in lines(os.path.join(out, "log.jsonl")) if e.get("id")]
+def assert_no_duplicates(out, read_log):
+    ids = [e["id"] for e in read_log(out) if e.get("id")]
     dup = [k for k, v in Counter(ids).items() if v > 1]
     assert not dup, dup[:5]
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory):
+def reference(tmp_path_factory, run_world):
     """An uninterrupted, fault-free run on the world the resume tests use."""
     out = tmp_path_factory.mktemp("ref")
-    res = run(FakeWorld(n_tasks=6), ScriptedModel(policy_reply, name="explorer"), out)
+    res = run_world(FakeWorld(n_tasks=6), [ScriptedModel(policy_reply, name="explorer")], out, **RUN)
     assert res.summary["validity"]["valid"]
     return out
 
 
-def test_log_records_every_step(reference):
-    evs = lines(reference / "log.jsonl")
+def test_log_records_every_step(reference, read_log):
+    evs = read_log(reference)
     assert evs[0]["type"] == "header" and evs[0]["config"]["systems"] == ["explorer"]
     types = Counter(e["type"] for e in evs)
     for t in ("session", "message", "request", "reply", "tool", "verdict", "rule_report",
@@ -79,7 +64,7 @@ def test_log_records_every_step(reference):
     assert sum(1 for m in rebuilt if m["role"] == "tool") == 4
 
 
-def test_transient_faults_are_retried_recorded_and_change_nothing(tmp_path, reference):
+def test_transient_faults_are_retried_recorded_and_change_nothing(tmp_path, reference, run_world, read_log):
     calls = Counter()
 
     def flaky(req):
@@ -89,16 +74,16 @@ def test_transient_faults_are_retried_recorded_and_change_nothing(tmp_path, refe
             raise TransientError("HTTP 429: slow down")
         return policy_reply(req)
 
-    res = run(FakeWorld(n_tasks=6), ScriptedModel(flaky, name="explorer"), tmp_path)
+    res = run_world(FakeWorld(n_tasks=6), [ScriptedModel(flaky, name="explorer")], tmp_path, **RUN)
     assert res.stats["retries"] > 0
     assert res.summary["validity"]["valid"]
     assert res.summary["validity"]["retries"] == res.stats["retries"]
-    retries = [e for e in lines(tmp_path / "log.jsonl") if e["type"] == "retry"]
+    retries = [e for e in read_log(tmp_path) if e["type"] == "retry"]
     assert len(retries) == res.stats["retries"] and "429" in retries[0]["error"]
     assert trajectories(tmp_path) == trajectories(reference)
 
 
-def test_exhausted_retries_lose_the_answer_not_score_it_and_resume_repairs(tmp_path, reference):
+def test_exhausted_retries_lose_the_answer_not_score_it_and_resume_repairs(tmp_path, reference, run_world, read_log):
     down = {"on": True}
 
     def outage(req):
@@ -107,7 +92,7 @@ def test_exhausted_retries_lose_the_answer_not_score_it_and_resume_repairs(tmp_p
         return policy_reply(req)
 
     world = FakeWorld(n_tasks=6)
-    res = run(world, ScriptedModel(outage, name="explorer"), tmp_path)
+    res = run_world(world, [ScriptedModel(outage, name="explorer")], tmp_path, **RUN)
     v = res.summary["validity"]
     assert not v["valid"] and v["complete"] and not v["clean"]
     assert v["lost_answers"] > 0
@@ -119,25 +104,25 @@ def test_exhausted_retries_lose_the_answer_not_score_it_and_resume_repairs(tmp_p
     assert ms["accuracy"] == ref[0]["milestones"][-1]["accuracy"]
 
     down["on"] = False
-    res2 = run(world, ScriptedModel(outage, name="explorer"), tmp_path, resume=True)
+    res2 = run_world(world, [ScriptedModel(outage, name="explorer")], tmp_path, **RUN, resume=True)
     assert res2.summary["validity"]["valid"]
     assert res2.stats["calls_live"] == v["lost_answers"]  # only the lost answers were asked again
     assert trajectories(tmp_path) == trajectories(reference)
-    assert_no_duplicates(tmp_path)
+    assert_no_duplicates(tmp_path, read_log)
 
 
-def test_fatal_error_stops_the_run_with_a_readable_message(tmp_path):
+def test_fatal_error_stops_the_run_with_a_readable_message(tmp_path, run_world, read_log):
     def bad(req):
         raise FatalError("authentication failed (is the API key set?)")
 
     with pytest.raises(FatalError, match="API key"):
-        run(FakeWorld(), ScriptedModel(bad, name="x"), tmp_path)
-    last = lines(tmp_path / "log.jsonl")[-1]
+        run_world(FakeWorld(), [ScriptedModel(bad, name="x")], tmp_path, **RUN)
+    last = read_log(tmp_path)[-1]
     assert last["type"] == "session" and last["status"] == "error" and "API key" in last["error"]
     assert not (tmp_path / ".lock").exists()
 
 
-def test_resume_after_an_interrupted_run_equals_an_uninterrupted_one(tmp_path, reference):
+def test_resume_after_an_interrupted_run_equals_an_uninterrupted_one(tmp_path, reference, run_world, read_log):
     count = {"n": 0}
     world = FakeWorld(n_tasks=6)
 
@@ -151,7 +136,7 @@ def test_resume_after_an_interrupted_run_equals_an_uninterrupted_one(tmp_path, r
             return policy_reply(req)
 
         task = asyncio.ensure_future(run_experiment(
-            world, [ScriptedModel(dies, name="explorer", latency=0.001)], config(), tmp_path))
+            [world], [ScriptedModel(dies, name="explorer", latency=0.001)], RunConfig(**RUN), tmp_path))
         await stop.wait()
         task.cancel()  # what Ctrl-C does to asyncio.run's main task
         with pytest.raises(asyncio.CancelledError):
@@ -159,15 +144,15 @@ def test_resume_after_an_interrupted_run_equals_an_uninterrupted_one(tmp_path, r
 
     asyncio.run(interrupted())
     assert not (tmp_path / "trajectories.jsonl").exists()
-    assert lines(tmp_path / "log.jsonl")[-1]["status"] == "interrupted"
-    res = run(world, ScriptedModel(policy_reply, name="explorer"), tmp_path, resume=True)
+    assert read_log(tmp_path)[-1]["status"] == "interrupted"
+    res = run_world(world, [ScriptedModel(policy_reply, name="explorer")], tmp_path, **RUN, resume=True)
     assert res.stats["calls_from_log"] >= 30
     assert res.summary["validity"]["valid"] and res.summary["validity"]["sessions"] == 2
     assert trajectories(tmp_path) == trajectories(reference)
-    assert_no_duplicates(tmp_path)
+    assert_no_duplicates(tmp_path, read_log)
 
 
-def test_kill_and_resume_in_a_subprocess(tmp_path, reference):
+def test_kill_and_resume_in_a_subprocess(tmp_path, reference, read_log):
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": TESTS + os.pathsep + os.environ.get("PYTHONPATH", "")}
     cmd = [sys.executable, os.path.join(TESTS, "runner_fakes.py"), str(out), "--latency", "0.02"]
@@ -186,24 +171,22 @@ def test_kill_and_resume_in_a_subprocess(tmp_path, reference):
     finally:
         if proc.poll() is None:
             proc.kill()
-    before = [e for e in lines(log) if e["type"] == "reply"]
+    before = [e for e in read_log(out) if e["type"] == "reply"]
     assert (out / ".lock").exists()  # a killed run leaves its lock; resume takes it over
     assert not (out / "trajectories.jsonl").exists()
     done = subprocess.run(cmd[:3] + ["--resume"], env=env, capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     assert trajectories(out) == trajectories(reference)
-    assert_no_duplicates(out)
-    replies = [e for e in lines(log) if e["type"] == "reply"]
-    ref_replies = [e for e in lines(reference / "log.jsonl") if e["type"] == "reply"]
+    assert_no_duplicates(out, read_log)
+    replies = [e for e in read_log(out) if e["type"] == "reply"]
+    ref_replies = [e for e in read_log(reference) if e["type"] == "reply"]
     assert len(replies) == len(ref_replies)  # nothing asked twice, nothing missing
     assert len(before) >= 60
     summary = json.load(open(out / "summary.json"))
     assert summary["validity"]["valid"] and summary["validity"]["sessions"] == 2
 
 
-def test_a_cut_final_line_is_repaired_on_resume(tmp_path, reference):
-    import shutil
-
+def test_a_cut_final_line_is_repaired_on_resume(tmp_path, reference, run_world, read_log):
     out = tmp_path / "run"
     shutil.copytree(reference, out)
     evs = open(out / "log.jsonl").read().splitlines(keepends=True)
@@ -212,24 +195,23 @@ def test_a_cut_final_line_is_repaired_on_resume(tmp_path, reference):
     keep[-1] = keep[-1][: len(keep[-1]) // 2]
     (out / "log.jsonl").write_text("".join(keep))
     (out / "trajectories.jsonl").unlink()
-    res = run(FakeWorld(n_tasks=6), ScriptedModel(policy_reply, name="explorer"), out, resume=True)
+    res = run_world(FakeWorld(n_tasks=6), [ScriptedModel(policy_reply, name="explorer")], out, **RUN,
+                    resume=True)
     assert res.summary["validity"]["valid"]
     assert trajectories(out) == trajectories(reference)
-    assert_no_duplicates(out)
+    assert_no_duplicates(out, read_log)
 
 
-def test_resume_with_another_configuration_is_refused(tmp_path, reference):
-    import shutil
-
+def test_resume_with_another_configuration_is_refused(tmp_path, reference, run_world):
     out = tmp_path / "run"
     shutil.copytree(reference, out)
     with pytest.raises(RunDirError, match="trajectories"):
-        run(FakeWorld(n_tasks=6), ScriptedModel(policy_reply, name="explorer"), out,
-            config(trajectories=3), resume=True)
+        run_world(FakeWorld(n_tasks=6), [ScriptedModel(policy_reply, name="explorer")], out,
+                  **{**RUN, "trajectories": 3}, resume=True)
     with pytest.raises(RunDirError, match="fingerprint"):
-        run(FakeWorld(n_tasks=5), ScriptedModel(policy_reply, name="explorer"), out, resume=True)
+        run_world(FakeWorld(n_tasks=5), [ScriptedModel(policy_reply, name="explorer")], out, **RUN, resume=True)
     with pytest.raises(RunDirError, match="--resume"):
-        run(FakeWorld(n_tasks=6), ScriptedModel(policy_reply, name="explorer"), out)
+        run_world(FakeWorld(n_tasks=6), [ScriptedModel(policy_reply, name="explorer")], out, **RUN)
 
 
 def test_one_writer_per_directory(tmp_path):
@@ -265,14 +247,14 @@ def test_cache_key_covers_everything_that_changes_a_reply():
     assert len({k, *variants}) == len(variants) + 1
 
 
-def test_a_cached_rerun_costs_nothing_and_keeps_answers_distinct(tmp_path, reference):
+def test_a_cached_rerun_costs_nothing_and_keeps_answers_distinct(tmp_path, reference, run_world):
     world = FakeWorld(n_tasks=6)
     live = ScriptedModel(policy_reply, name="explorer", cacheable=True)
     cache = tmp_path / "cache"
-    r1 = run(world, live, tmp_path / "a", cache_dir=cache)
+    r1 = run_world(world, [live], tmp_path / "a", **RUN, cache_dir=cache)
     assert r1.stats["calls_from_cache"] == 0
     n = live.calls
-    r2 = run(world, live, tmp_path / "b", cache_dir=cache)
+    r2 = run_world(world, [live], tmp_path / "b", **RUN, cache_dir=cache)
     assert live.calls == n and r2.stats["calls_live"] == 0
     assert r2.stats["calls_from_cache"] == r1.stats["calls_live"]
     assert trajectories(tmp_path / "b") == trajectories(reference)

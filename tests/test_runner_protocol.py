@@ -7,15 +7,20 @@ import glob
 import json
 import os
 
+import attrs
 import pytest
 
 from runner_fakes import FakeWorld, policy_reply
+from worldspec.compiler import World, load_world
 from worldspec.compiler.api import Budget
-from worldspec.runner.experiment import RunConfig, plan, run_experiment
-from worldspec.runner.models import (ManualAgent, OracleAgent, Reply, ScriptedModel, ToolCall,
-                                     Usage)
-from worldspec.runner.protocol import (CONDITIONS, extract_answer, grade_rule_report,
-                                       parse_rule_report)
+from worldspec.runner.agents import ManualAgent, OracleAgent, ReplayAgent
+from worldspec.runner.cache import request_key
+from worldspec.runner.answers import extract_answer, grade_rule_report, parse_rule_report
+from worldspec.runner.config import RunConfig
+from worldspec.runner.experiment import plan
+from worldspec.runner.models import FatalError, Reply, RetryPolicy, ScriptedModel, ToolCall, TransientError, Usage
+from worldspec.runner.protocols import CONDITIONS
+from worldspec.runner.runtime import PRIORITY_EXPLORE, PRIORITY_MILESTONE, PriorityLimiter
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -32,15 +37,8 @@ def recording(fn=policy_reply, name="explorer", **kw):
     return m
 
 
-def run(world, models, out, **cfg):
-    cfg.setdefault("trajectories", 2)
-    return asyncio.run(run_experiment(world, models, RunConfig(**cfg), out))
-
-
-def events(out, typ=None):
-    with open(os.path.join(out, "log.jsonl")) as f:
-        evs = [json.loads(line) for line in f]
-    return [e for e in evs if typ is None or e.get("type") == typ]
+def test_the_fake_world_implements_the_world_protocol():
+    assert isinstance(FakeWorld(), World)
 
 
 # ----------------------------------------------------------------------------
@@ -74,13 +72,11 @@ def test_rule_report_lines(text, expected):
     assert parse_rule_report(text) == expected
 
 
-def test_a_world_without_rule_equations_asks_for_no_report(tmp_path):
-    import attrs as _attrs
-
+def test_a_world_without_rule_equations_asks_for_no_report(tmp_path, run_world):
     w = FakeWorld()
-    w.rules = tuple(_attrs.evolve(r, equation="") for r in w.rules)
+    w.rules = tuple(attrs.evolve(r, equation="") for r in w.rules)
     model = recording()
-    res = run(w, [model], tmp_path, trajectories=1)
+    res = run_world(w, [model], tmp_path, trajectories=1)
     assert not [r for r in model.seen if r.purpose == "rules"]
     assert all(m["rules_correct"] is None for m in res.trajectories[0]["milestones"])
     assert "| explorer |" in (tmp_path / "report.md").read_text()
@@ -99,10 +95,11 @@ def test_rule_report_grading_counts_each_rule_once_and_ignores_herrings():
 # every condition end to end
 
 
-def test_every_condition_end_to_end(tmp_path):
+def test_every_condition_end_to_end(tmp_path, run_world):
     w = FakeWorld()
     model = recording()
-    res = run(w, [model, OracleAgent(w), ManualAgent(w)], tmp_path, conditions=CONDITIONS)
+    res = run_world(w, [model, OracleAgent(w), ManualAgent(w)], tmp_path, conditions=CONDITIONS,
+                    trajectories=2)
     assert res.summary["validity"]["valid"]
     by = {(t["system"], t["condition"], t["trajectory"]): t for t in res.trajectories}
     n = w.budget.rounds
@@ -135,15 +132,20 @@ def test_every_condition_end_to_end(tmp_path):
     # rule reports: the explorer states both rules at the end
     assert ex["autonomous"]["milestones"][-1]["rules_correct"] == 2
     assert ex["autonomous"]["milestones"][0]["rules_correct"] == 0
-    assert res.summary["results"]
+    # the rule ids stated correctly reach the summary and the report
+    rows = {(r["system"], r["condition"]): r for r in res.summary["results"]}
+    assert rows[("explorer", "autonomous")]["rules_stated"] == ["R1", "R7"]
+    assert rows[("explorer", "direct")]["rules_stated"] == []
+    report = (tmp_path / "report.md").read_text()
+    assert "- explorer / autonomous: R1, R7 (2/2)" in report and "- manual / autonomous: none (0/2)" in report
     for f in ("log.jsonl", "trajectories.jsonl", "summary.json", "report.md", "curves-fake.png"):
         assert (tmp_path / f).exists(), f
 
 
-def test_milestone_copies_carry_no_tools_and_no_later_exploration(tmp_path):
+def test_milestone_copies_carry_no_tools_and_no_later_exploration(tmp_path, run_world):
     w = FakeWorld()
     model = recording()
-    run(w, [model], tmp_path, trajectories=1)
+    run_world(w, [model], tmp_path, trajectories=1)
     explore = [r for r in model.seen if r.purpose == "explore"]
     forks = [r for r in model.seen if r.purpose != "explore"]
     assert all(r.tools for r in explore)
@@ -167,10 +169,10 @@ def test_milestone_copies_carry_no_tools_and_no_later_exploration(tmp_path):
     assert sorted(r.answer_index for r in t1) == [0, 1, 2]
 
 
-def test_tool_call_ids_are_kept_in_structured_history(tmp_path):
+def test_tool_call_ids_are_kept_in_structured_history(tmp_path, run_world):
     w = FakeWorld()
     model = recording()
-    run(w, [model], tmp_path, trajectories=1)
+    run_world(w, [model], tmp_path, trajectories=1)
     last = max((r for r in model.seen if r.purpose == "explore"), key=lambda r: len(r.messages))
     calls = [tc["id"] for m in last.messages if m["role"] == "assistant" for tc in m.get("tool_calls", [])]
     results = [m["tool_call_id"] for m in last.messages if m["role"] == "tool"]
@@ -190,14 +192,14 @@ def greedy(n_calls, program="EMIT 1", units_note=None):
     return fn
 
 
-def test_per_round_and_total_call_caps(tmp_path):
+def test_per_round_and_total_call_caps(tmp_path, run_world, read_log):
     w = FakeWorld(budget=Budget(rounds=3, calls_per_round=3, max_calls=5, units_per_call=5,
                                 feedback_lines=3, feedback_chars=80, answers=1))
-    res = run(w, [ScriptedModel(greedy(4), name="greedy")], tmp_path, trajectories=1)
+    res = run_world(w, [ScriptedModel(greedy(4), name="greedy")], tmp_path, trajectories=1)
     t = res.trajectories[0]
     assert [m["calls"] for m in t["milestones"]] == [0, 3, 5, 5]
     assert [m["probe_units"] for m in t["milestones"]] == [0, 3, 5, 5]
-    tools = events(tmp_path, "tool")
+    tools = read_log(tmp_path, "tool")
     assert [e["status"] for e in tools].count("over_budget") == 3  # 4 asked, 3 allowed; then 4 asked, 2 allowed
     over = [e for e in tools if e["status"] == "over_budget"]
     assert all("budget is spent" in e["feedback"] for e in over)
@@ -208,20 +210,20 @@ def test_per_round_and_total_call_caps(tmp_path):
     assert t["milestones"][0]["milestone_tokens"] == (1 + len(w.tasks)) * 10
 
 
-def test_over_cap_probe_is_rejected_whole_and_the_model_is_told(tmp_path):
+def test_over_cap_probe_is_rejected_whole_and_the_model_is_told(tmp_path, run_world, read_log):
     w = FakeWorld()
-    res = run(w, [ScriptedModel(greedy(1, "EMIT 1, 2, 3, 4, 5, 6"), name="big")], tmp_path,
+    res = run_world(w, [ScriptedModel(greedy(1, "EMIT 1, 2, 3, 4, 5, 6"), name="big")], tmp_path,
               trajectories=1)
     t = res.trajectories[0]
     assert t["milestones"][-1]["calls"] == 0
     assert t["milestones"][-1]["probe_units"] == 0
     assert t["milestones"][-1]["calls_rejected"] == 2
     assert w.probes == 0
-    tools = events(tmp_path, "tool")
+    tools = read_log(tmp_path, "tool")
     assert all(e["status"] == "rejected" and "over the cap" in e["feedback"] for e in tools)
 
 
-def test_invalid_tool_arguments_run_nothing(tmp_path):
+def test_invalid_tool_arguments_run_nothing(tmp_path, run_world, read_log):
     w = FakeWorld()
 
     def fn(req):
@@ -231,18 +233,18 @@ def test_invalid_tool_arguments_run_nothing(tmp_path):
                 ToolCall("b", "run_program", json.dumps({"code": "EMIT 1"})),
                 ToolCall("c", "rm_rf", json.dumps({"program": "EMIT 1"}))))
         return Reply(content="ok")
-    run(w, [ScriptedModel(fn, name="sloppy")], tmp_path, trajectories=1)
-    tools = events(tmp_path, "tool")
+    run_world(w, [ScriptedModel(fn, name="sloppy")], tmp_path, trajectories=1)
+    tools = read_log(tmp_path, "tool")
     assert [e["status"] for e in tools] == ["invalid"] * 5 + ["over_budget"]  # max_calls 5
     assert "invalid arguments" in tools[0]["feedback"]
     assert "unknown tool" in tools[2]["feedback"]
     assert w.probes == 0
 
 
-def test_hindsight_replays_the_best_autonomous_probes_live(tmp_path):
+def test_hindsight_replays_the_best_autonomous_probes_live(tmp_path, run_world, read_log):
     w = FakeWorld()
-    run(w, [recording()], tmp_path, conditions=("autonomous", "hindsight"))
-    tools = events(tmp_path, "tool")
+    run_world(w, [recording()], tmp_path, conditions=("autonomous", "hindsight"), trajectories=2)
+    tools = read_log(tmp_path, "tool")
     best = json.load(open(tmp_path / "summary.json"))["results"]
     r_star = next(r for r in best if r["condition"] == "autonomous")["best_trajectory"]
     auto = [e["program"] for e in tools if e["conv"] == f"explorer|autonomous|{r_star}"]
@@ -252,49 +254,47 @@ def test_hindsight_replays_the_best_autonomous_probes_live(tmp_path):
     assert all(e["status"] == "ok" for e in tools if e["conv"] == "explorer|hindsight|1")
 
 
-def test_hindsight_from_a_previous_run_and_volume_from(tmp_path):
+def test_hindsight_from_a_previous_run_and_volume_from(tmp_path, run_world, read_log):
     w = FakeWorld()
     first = tmp_path / "first"
-    run(w, [recording()], first, trajectories=1)
+    run_world(w, [recording()], first, trajectories=1)
     second = tmp_path / "second"
-    res = run(w, [recording()], second, conditions=("hindsight", "fixed", "without-tool"),
-              hindsight_from=str(first), volume_from=str(first))
+    res = run_world(w, [recording()], second, conditions=("hindsight", "fixed", "without-tool"),
+                    trajectories=2, hindsight_from=str(first), volume_from=str(first))
     assert res.summary["validity"]["valid"]
-    a = [e["program"] for e in events(first, "tool")]
-    h = [e["program"] for e in events(second, "tool") if e["condition"] == "hindsight"]
+    a = [e["program"] for e in read_log(first, "tool")]
+    h = [e["program"] for e in read_log(second, "tool") if e["condition"] == "hindsight"]
     assert h == a
-    fixed = [e for e in events(second, "tool") if e["condition"] == "fixed"]
-    ref = [e for e in events(first, "tool")]
+    fixed = [e for e in read_log(second, "tool") if e["condition"] == "fixed"]
+    ref = [e for e in read_log(first, "tool")]
     assert [(e["t"], e["units"]) for e in fixed] == [(e["t"], e["units"]) for e in ref]
     # without-tool: as many model turns per round as the reference, none with tools
-    req = [e for e in events(second, "request") if e["condition"] == "without-tool"
+    req = [e for e in read_log(second, "request") if e["condition"] == "without-tool"
            and e["purpose"] == "explore"]
-    ref_req = [e for e in events(first, "request") if e["purpose"] == "explore"]
+    ref_req = [e for e in read_log(first, "request") if e["purpose"] == "explore"]
     assert len(req) == len(ref_req)
     assert all(e["tools"] == [] for e in req)
 
 
-def test_fixed_probes_do_not_depend_on_the_system(tmp_path):
+def test_fixed_probes_do_not_depend_on_the_system(tmp_path, run_world, read_log):
     w = FakeWorld()
-    run(w, [recording(), OracleAgent(w)], tmp_path, conditions=("fixed",), fixed_seed=5)
-    tools = events(tmp_path, "tool")
+    run_world(w, [recording(), OracleAgent(w)], tmp_path, conditions=("fixed",), fixed_seed=5)
+    tools = read_log(tmp_path, "tool")
     a = [e["program"] for e in tools if e["system"] == "explorer"]
     b = [e["program"] for e in tools if e["system"] == "oracle"]
     assert a == b and len(a) == w.budget.max_calls
 
 
-def test_trajectories_are_independent_samples(tmp_path):
-    from worldspec.runner.cache import request_key
-
+def test_trajectories_are_independent_samples(tmp_path, run_world):
     w = FakeWorld()
     m = recording()
-    run(w, [m], tmp_path, trajectories=2)
+    run_world(w, [m], tmp_path, trajectories=2)
     first = [r for r in m.seen if r.purpose == "explore" and r.meta["step"] == 0]
     assert len(first) == 2 and first[0].messages == first[1].messages
     assert request_key(m, first[0]) != request_key(m, first[1])
 
 
-def test_concurrency_is_bounded_and_milestones_overlap_exploration(tmp_path):
+def test_concurrency_is_bounded_and_milestones_overlap_exploration(tmp_path, run_world, read_log):
     w = FakeWorld(n_tasks=8)
     inflight = {"now": 0, "peak": 0}
 
@@ -305,10 +305,10 @@ def test_concurrency_is_bounded_and_milestones_overlap_exploration(tmp_path):
         inflight["now"] -= 1
         return policy_reply(req)
 
-    res = run(w, [ScriptedModel(fn, name="slow")], tmp_path, trajectories=2, max_connections=5)
+    res = run_world(w, [ScriptedModel(fn, name="slow")], tmp_path, trajectories=2, max_connections=5)
     assert inflight["peak"] == 5
     # milestone M0 answers were still being asked while round 1 explored
-    evs = events(tmp_path)
+    evs = read_log(tmp_path)
     first_explore = next(i for i, e in enumerate(evs) if e.get("type") == "reply" and e["purpose"] == "explore")
     last_m0 = max(i for i, e in enumerate(evs) if e.get("type") == "reply" and e["t"] == 0
                   and e["purpose"] != "explore")
@@ -316,41 +316,31 @@ def test_concurrency_is_bounded_and_milestones_overlap_exploration(tmp_path):
     assert res.summary["validity"]["valid"]
 
 
-def test_dry_run_plan_bounds_the_calls(tmp_path):
+def test_dry_run_plan_bounds_the_calls(tmp_path, run_world):
     w = FakeWorld()
     model = recording()
     conds = ("autonomous", "direct", "open-book-m0")
-    p = plan(w, ["explorer"], RunConfig(conditions=conds, trajectories=2))
-    run(w, [model], tmp_path, conditions=conds)
-    assert len(model.seen) <= p["total_calls_max"]
-    direct = next(r for r in p["rows"] if r["condition"] == "direct")
-    assert direct["milestone_calls"] == (w.budget.rounds + 1) * (1 + 3 * len(w.tasks))
-    assert sum(1 for r in model.seen if r.meta["condition"] == "direct") == direct["milestone_calls"]
+    p = plan([w], [model], RunConfig(conditions=conds, trajectories=2))
+    run_world(w, [model], tmp_path, conditions=conds, trajectories=2)
+    assert len(model.seen) <= p.max_calls
+    direct = next(row for row in p.rows if row[1] == "direct")
+    assert direct[5] == (w.budget.rounds + 1) * (1 + 3 * len(w.tasks))
+    assert sum(1 for r in model.seen if r.meta["condition"] == "direct") == direct[5]
 
 
 # ----------------------------------------------------------------------------
 # built-in agents on every shipped world (the real compiler)
 
 
-def _worlds():
-    try:
-        from worldspec.compiler import load_world  # noqa: F401
-    except Exception:  # pragma: no cover — the compiler has not landed
-        return []
-    return sorted(glob.glob(os.path.join(ROOT, "worlds", "*.world")))
-
-
-@pytest.mark.parametrize("path", _worlds() or [pytest.param(None, marks=pytest.mark.skip("no worlds"))])
-def test_oracle_scores_100_and_manual_scores_recall_only(path, tmp_path):
-    from worldspec.compiler import load_world
-
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(ROOT, "worlds", "*.world"))))
+def test_oracle_scores_100_and_manual_scores_recall_only(path, tmp_path, run_world):
     w = load_world(path)
     if not w.tasks:
         pytest.skip(f"{w.name} has no held-out tasks yet")
     recall = 100 * sum(w.verify(t, t.naive).passed for t in w.tasks) / len(w.tasks)
     # a short run keeps the suite fast: one trajectory, one answer per task, one round
     b = w.budget
-    res = run(w, [OracleAgent(w), ManualAgent(w)], tmp_path, trajectories=1, answers=1)
+    res = run_world(w, [OracleAgent(w), ManualAgent(w)], tmp_path, trajectories=1, answers=1)
     by = {t["system"]: t for t in res.trajectories}
     assert [m["accuracy"] for m in by["oracle"]["milestones"]] == [100.0] * (b.rounds + 1)
     stated = [r for r in w.rules if not r.herring and r.equation]
@@ -361,8 +351,6 @@ def test_oracle_scores_100_and_manual_scores_recall_only(path, tmp_path):
 
 
 def test_limiter_keeps_a_slot_for_each_exploring_trajectory():
-    from worldspec.runner.runtime import PRIORITY_EXPLORE, PRIORITY_MILESTONE, PriorityLimiter
-
     async def main():
         lim = PriorityLimiter(4)
         lim.reserve()
@@ -393,27 +381,23 @@ def test_limiter_keeps_a_slot_for_each_exploring_trajectory():
     asyncio.run(main())
 
 
-def test_replay_agent_reproduces_a_recorded_run(tmp_path):
-    from worldspec.runner.models import FatalError, ReplayAgent
-
+def test_replay_agent_reproduces_a_recorded_run(tmp_path, run_world, read_log):
     w = FakeWorld()
     first = tmp_path / "first"
-    a = run(w, [recording()], first, conditions=("autonomous", "without-tool"))
+    a = run_world(w, [recording()], first, conditions=("autonomous", "without-tool"), trajectories=2)
     replay = ReplayAgent(str(first))
     assert replay.name == "replay(explorer)"
-    b = run(w, [replay], tmp_path / "second", conditions=("autonomous", "without-tool"))
+    b = run_world(w, [replay], tmp_path / "second", conditions=("autonomous", "without-tool"), trajectories=2)
     strip = lambda ts: sorted((json.dumps({**t, "system": ""}, sort_keys=True) for t in ts))  # noqa: E731
     assert strip(a.trajectories) == strip(b.trajectories)
     # probes are executed live, not copied
     key = lambda e: (e["condition"], e["trajectory"], e["t"], e["turn"], e["program"], e["feedback"])  # noqa: E731
-    assert sorted(map(key, events(first, "tool"))) == sorted(map(key, events(tmp_path / "second", "tool")))
+    assert sorted(map(key, read_log(first, "tool"))) == sorted(map(key, read_log(tmp_path / "second", "tool")))
     with pytest.raises(FatalError, match="no recorded reply"):
-        run(w, [ReplayAgent(str(first))], tmp_path / "third", trajectories=3)
+        run_world(w, [ReplayAgent(str(first))], tmp_path / "third", trajectories=3)
 
 
-def test_hindsight_without_a_finished_autonomous_trajectory_is_recorded_not_fatal(tmp_path):
-    from worldspec.runner.models import RetryPolicy, TransientError
-
+def test_hindsight_without_a_finished_autonomous_trajectory_is_recorded_not_fatal(tmp_path, run_world):
     w = FakeWorld()
 
     def down(req):
@@ -421,7 +405,7 @@ def test_hindsight_without_a_finished_autonomous_trajectory_is_recorded_not_fata
             raise TransientError("HTTP 503")
         return policy_reply(req)
 
-    res = run(w, [ScriptedModel(down, name="x")], tmp_path, conditions=("autonomous", "hindsight"),
+    res = run_world(w, [ScriptedModel(down, name="x")], tmp_path, conditions=("autonomous", "hindsight"),
               trajectories=1, retry=RetryPolicy(max_attempts=2, base_delay=0.001))
     by = {t["condition"]: t for t in res.trajectories}
     assert by["autonomous"]["status"] == "lost"

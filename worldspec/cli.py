@@ -1,13 +1,23 @@
 """The `worldspec` command line: list, check, manual, probe, play, run, report.
 
-Spec mistakes exit with status 2 and a located diagnostic; nothing here prints
-a traceback to a user (set WORLDSPEC_DEBUG=1 to see one for an internal bug).
-`run` and `report` live in the runner and are imported only when invoked, so
-the other commands never pay for litellm.
+Exit status, for every command (the README has the same table):
+
+  0  ok
+  1  `check` found problems
+  2  bad input: a spec error (with its located diagnostic), a bad option, or a
+     request that cannot run (an unknown agent, a run directory in use, a model
+     the provider refuses)
+  3  internal error: a bug in worldspec, reported in one line (WORLDSPEC_DEBUG=1
+     shows the traceback)
+  4  `run` finished but the run is not valid (answers lost to infrastructure)
+
+`play`, `run` and `report` need the runner and are looked up only when invoked
+(LAZY), so the other commands never load it, asyncio or matplotlib.
 """
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import os
 import sys
@@ -15,24 +25,28 @@ import sys
 import click
 
 from worldspec import __version__
+from worldspec.compiler import load_world, resolve_world_path
+from worldspec.compiler.suite import certify_folder
 from worldspec.diagnostics import SpecError, SpecErrors
 
-EXIT_PROBLEMS, EXIT_SPEC, EXIT_INTERNAL = 1, 2, 3
+EXIT_PROBLEMS, EXIT_INPUT, EXIT_INTERNAL, EXIT_INVALID = 1, 2, 3, 4
 
 
-def _fail_spec(e) -> None:
-    click.echo(e.render(), err=True)
-    sys.exit(EXIT_SPEC)
+class BadInput(click.ClickException):
+    """A request that cannot run, said in one paragraph (exit 2)."""
+
+    exit_code = EXIT_INPUT
 
 
 def guarded(fn):
-    """Turn spec errors into exit 2 and internal bugs into one readable line."""
+    """Turn spec errors into exit 2 and internal bugs into exit 3 with one readable line."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except (SpecError, SpecErrors) as e:
-            _fail_spec(e)
+            click.echo(e.render(), err=True)
+            sys.exit(EXIT_INPUT)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
             raise
         except Exception as e:  # noqa: BLE001 - the last line of defence for users
@@ -45,7 +59,7 @@ def guarded(fn):
 
 
 def load(world: str, seed: int | None):
-    from worldspec.compiler import load_world, resolve_world_path
+    """The compiled world named WORLD (a path or a bundled world's name)."""
     path = resolve_world_path(world)
     if not os.path.exists(path):
         raise click.BadParameter(f"no world file {world!r} (and no bundled world of that name; see "
@@ -59,9 +73,9 @@ seed_option = click.option("--seed", type=int, default=None,
 
 
 class _Group(click.Group):
-    """Resolves the runner's commands lazily (they import more)."""
+    """Resolves the commands that need the runner lazily (it imports more)."""
 
-    LAZY = {"run": "worldspec.runner.cli:run", "report": "worldspec.runner.cli:report"}
+    LAZY = {"play": "worldspec.play:play", "run": "worldspec.runner.cli:run", "report": "worldspec.runner.cli:report"}
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.LAZY))
@@ -69,11 +83,7 @@ class _Group(click.Group):
     def get_command(self, ctx, name):
         if name in self.LAZY:
             module, attr = self.LAZY[name].split(":")
-            try:
-                import importlib
-                return getattr(importlib.import_module(module), attr)
-            except (ImportError, AttributeError):
-                return None
+            return getattr(importlib.import_module(module), attr)
         return super().get_command(ctx, name)
 
 
@@ -103,8 +113,6 @@ def list_worlds(folder):
       worldspec list
       worldspec list my/worlds
     """
-    from worldspec.compiler import load_world
-    from worldspec.compiler.build import resolve_world_path
     root = folder or os.path.dirname(resolve_world_path("demo"))
     paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".world"))
     if not paths:
@@ -137,12 +145,11 @@ def check(world, seed, as_json):
       worldspec check worlds/demo.world
       worldspec check aliencode --seed 7 --json
     """
-    from worldspec.compiler.program.certify import certify
     if os.path.isdir(world):
         return _check_folder(world, seed, as_json)
     w = load(world, seed)
     say = (lambda m: None) if as_json else (lambda m: click.echo(f"  ... {m}", err=True))
-    report = certify(w, progress=say if sys.stderr.isatty() else None)
+    report = w.certify(progress=say if sys.stderr.isatty() else None)
     if as_json:
         click.echo(json.dumps(report, indent=2, sort_keys=False))
     else:
@@ -170,7 +177,6 @@ def check(world, seed, as_json):
 
 def _check_folder(folder: str, seed, as_json: bool) -> None:
     """Certify every world under a folder as one benchmark (counts, cross-box checks)."""
-    from worldspec.compiler.suite import certify_folder
     say = (lambda m: None) if as_json or not sys.stderr.isatty() else (lambda m: click.echo(f"  ... {m}", err=True))
     summary = certify_folder(folder, seed, progress=say)
     if as_json:
@@ -227,24 +233,3 @@ def probe(world, program, seed):
     click.echo(fb.text)
     click.echo(f"[{fb.units} probe unit{'s' if fb.units != 1 else ''} charged of {w.budget.units_per_call}; "
                f"{fb.status}]", err=True)
-
-
-@main.command()
-@click.argument("world")
-@seed_option
-@guarded
-def play(world, seed):
-    """Explore WORLD yourself: probe, read the manual, list tasks, submit answers.
-
-    \b
-    Type a program to run it (a line ending in ':' opens a block; finish it
-    with an empty line). Commands start with ':' - type :help.
-
-    \b
-    Example:
-      worldspec play demo
-      [0/48]> EMIT(PLUCK(STRAND(10, 20, 30), 1))
-      [1/48]> :answer T1
-    """
-    from worldspec.play import Session
-    Session(load(world, seed)).loop()

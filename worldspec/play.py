@@ -1,7 +1,13 @@
-"""`worldspec play`: a person explores a world under the same budget an agent has."""
+"""`worldspec play`: a person explores a world under the same budget an agent has.
+
+The budget is the one the world's run protocol gives a player (its calls, or its turns).
+"""
 from __future__ import annotations
 
 import click
+
+from worldspec.cli import guarded, load, seed_option
+from worldspec.runner.protocols import PROTOCOLS
 
 HELP = """Commands:
   :manual            print the manual
@@ -22,9 +28,7 @@ class Session:
         self.write = writer or click.echo
         self.calls = 0
         self.units = 0
-        # program and proof worlds count calls; black boxes and games count turns
-        budget = world.budget
-        self.max_calls = getattr(budget, "max_calls", None) or getattr(budget, "turns", 0)
+        self.max_calls = PROTOCOLS[world.protocol].exploration_calls(world)
 
     def loop(self) -> None:
         w = self.world
@@ -102,3 +106,23 @@ class Session:
             self.write(fb.text)
             self.write(f"[{fb.units} units; {self.calls}/{self.max_calls} calls used]")
         return True
+
+
+@click.command("play")
+@click.argument("world")
+@seed_option
+@guarded
+def play(world, seed):
+    """Explore WORLD yourself: probe, read the manual, list tasks, submit answers.
+
+    \b
+    Type a program to run it (a line ending in ':' opens a block; finish it
+    with an empty line). Commands start with ':' - type :help.
+
+    \b
+    Example:
+      worldspec play demo
+      [0/48]> EMIT(PLUCK(STRAND(10, 20, 30), 1))
+      [1/48]> :answer T1
+    """
+    Session(load(world, seed)).loop()

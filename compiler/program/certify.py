@@ -87,11 +87,6 @@ def _run(op, args, in_function, in_loop):
         return ("error", None)
 
 
-def certify(world, progress=None) -> dict:
-    """Any world's certification report (its own `certify`; kept for callers that import this)."""
-    return world.certify(progress)
-
-
 def _check_answer(world, task, answer: str, failure: str, problems: list) -> None:
     """Note a problem when the answer fails the task in this world, with its first failing case."""
     v = world.verify(task, answer)

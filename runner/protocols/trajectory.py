@@ -1,4 +1,4 @@
-"""The ExplorationBench protocol: one trajectory, its rounds and its milestones.
+"""One trajectory of the milestone protocol: its conversation, rounds, tool calls and milestones.
 
 A trajectory is one continuous conversation in the provider's structured
 format (tool-call ids kept): worked examples (context, no calls) -> M0 ->
@@ -6,61 +6,29 @@ N rounds of exploration, each followed by milestone M_t. A milestone forks
 the history into discarded, tool-disabled copies: one asks for the rule
 report, and every held-out task is answered `answers` times, each in a fresh
 copy. Milestone copies run in the background while exploration goes on;
-nothing from a copy returns to the history.
-
-Conditions (explorationbench.txt A.4):
-
-  autonomous    the model chooses its probes
-  hindsight     the probes of a best trajectory are replayed, executed live;
-                the model writes its notes between them
-  fixed         probes from the world's generator with a fixed seed, volume
-                per call following a reference (or the default budget)
-  without-tool  the same number of model turns, with no environment feedback
-  direct        no turns after M0 (each milestone re-asks the same history)
-  open-book-m0  complete rule statements before M0, no exploration
-  a4-open-book  autonomous rounds, then one milestone with the rule statements
+nothing from a copy returns to the history. How a round runs depends on the
+condition (milestone.py lists them; conditions.py builds their probe scripts).
 """
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
-import re
 from typing import Sequence
 
 import attrs
 
-from . import metrics
-from .models import FatalError, LostError, Model, Reply, Request, ToolCall
+from .. import metrics
+from ..answers import extract_answer, reportable_rules
+from ..models import LostError, Model, Reply, Request, ToolCall
+from .conditions import ProbeScript, Volume
 
-CONDITIONS = ("autonomous", "hindsight", "fixed", "without-tool", "direct",
-              "open-book-m0", "a4-open-book")
 
+def conv_id(system: str, condition: str, r: int) -> str:
+    return f"{system}|{condition}|{r}"
 
 
 # ----------------------------------------------------------------------------
 # What the model reads
-
-
-def tool_schema(world) -> dict:
-    tool = world.tool
-    for attr in ("openai_schema", "schema", "to_openai"):
-        fn = getattr(tool, attr, None)
-        if callable(fn):
-            return fn()
-    param = getattr(tool, "parameter", None) or "program"
-    pdesc = getattr(tool, "parameter_description", None) or "The probe to run."
-    return {"type": "function", "function": {
-        "name": tool.name,
-        "description": tool.description,
-        "parameters": {"type": "object",
-                       "properties": {param: {"type": "string", "description": pdesc}},
-                       "required": [param]},
-    }}
-
-
-def tool_parameter(world) -> str:
-    return getattr(world.tool, "parameter", None) or "program"
 
 
 def system_prompt(world) -> str:
@@ -109,11 +77,9 @@ def round_prompt(world, t: int, *, slots: int, left: int, mode: str, turns: int 
 
 def rules_prompt(world, t: int) -> str:
     # The world owns how its rules are stated (equation notation, schema ids, ...).
-    body = getattr(world, "report_instructions", None) or (
-        "Write one line per rule you believe differs from the manual, as `NAME: what it does`, "
-        "or UNKNOWN if you cannot tell any rule.")
     return (f"Milestone M{t}. Tools are disabled. Report the rules of this world that you believe "
-            f"differ from the manual.\n\n{body}\n\nPut the whole report in one fenced code block.")
+            f"differ from the manual.\n\n{world.report_instructions}\n\nPut the whole report in one "
+            "fenced code block.")
 
 
 def task_prompt(task, t: int) -> str:
@@ -123,163 +89,7 @@ def task_prompt(task, t: int) -> str:
 
 
 def open_book_note(world) -> str:
-    return ("The complete list of rules in which this world differs from its manual:\n"
-            + world.open_book)
-
-
-# ----------------------------------------------------------------------------
-# Reading replies
-
-_FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
-
-
-def extract_answer(text: str | None) -> str:
-    """The last fenced code block of a reply, or the whole reply if it has none."""
-    if not text:
-        return ""
-    blocks = _FENCE.findall(text)
-    if blocks:
-        return blocks[-1].strip("\n")
-    return text.strip()
-
-
-_REPORT_LINE = re.compile(
-    r"^\s*(?:[-*]\s*)?`?(?:(?P<kind>op|hook|rule)\s+)?(?P<name>[A-Za-z_][\w]*)\s*"
-    r"(?:\((?P<params>[^()]*)\))?\s*(?:=|:)\s*(?P<eq>.+?)`?\s*$")
-
-
-def parse_rule_report(text: str | None) -> list[tuple[str, str, str]]:
-    """[(kind, name, equation)] from a rule report.
-
-    Lines read `op NAME(params) = EQ`, `hook NAME(params) = EQ`, `NAME(params) = EQ`,
-    `rule ID: EQ` or `ID: EQ`; kind is "" when the line does not say it."""
-    body = extract_answer(text)
-    out = []
-    for line in body.splitlines():
-        if not line.strip() or line.strip().upper() == "UNKNOWN":
-            continue
-        m = _REPORT_LINE.match(line)
-        if not m:
-            continue
-        eq = m.group("eq").strip()
-        if not eq or eq.upper() == "UNKNOWN":
-            continue
-        out.append((m.group("kind") or "", m.group("name"), eq))
-    return out
-
-
-def _split_target(target: str) -> tuple[str, str]:
-    kind, _, name = target.strip().partition(" ")
-    return kind.lower(), name.strip().lower()
-
-
-def reportable_rules(world) -> list:
-    """The perturbed rules a rule report is graded on: those with an equation."""
-    return [r for r in world.rules if not getattr(r, "herring", False) and r.equation]
-
-
-def grade_rule_report(world, text: str | None) -> dict:
-    """Each reportable rule is correct when the last line naming its target states an
-    equation that World.grade_equation accepts. A line without a kind (`PLUCK(xs, i) =
-    ...`, `r11: ...`) names the rule whose target has that name."""
-    rules = reportable_rules(world)
-    by_key = {_split_target(r.target): r for r in rules}
-    by_name: dict[str, list] = {}
-    for r in rules:
-        by_name.setdefault(_split_target(r.target)[1], []).append(r)
-    stated: dict[str, str] = {}
-    extraneous = []
-    for kind, name, eq in parse_rule_report(text):
-        key = (kind.lower(), name.lower())
-        if kind and key in by_key:
-            stated[by_key[key].id] = eq
-        elif not kind and name.lower() in by_name:
-            for r in by_name[name.lower()]:
-                stated[r.id] = eq
-        else:
-            extraneous.append(f"{kind} {name}".strip())
-    correct, errors = [], []
-    for rule in rules:
-        eq = stated.get(rule.id)
-        if eq is None:
-            continue
-        try:
-            ok = bool(world.grade_equation(rule.id, eq))
-        except Exception as e:  # noqa: BLE001 — an ungradable statement is not correct
-            ok = False
-            errors.append(f"{rule.id}: {type(e).__name__}: {e}")
-        if ok:
-            correct.append(rule.id)
-    return {"stated": len(stated) + len(extraneous), "correct": correct,
-            "extraneous": sorted(set(extraneous)), "errors": errors}
-
-
-# ----------------------------------------------------------------------------
-# Probe scripts (hindsight, fixed) and volumes
-
-
-@attrs.frozen
-class ProbeScript:
-    """Per round, per model turn, the probes to submit."""
-
-    rounds: tuple[tuple[tuple[str, ...], ...], ...]
-    source: str = ""
-
-
-@attrs.frozen
-class Volume:
-    """Per round, per tool-calling turn, the probe units of each call (fixed probes),
-    and the model turns of each round (without-tool: tool-calling turns plus the
-    turn that ended the round)."""
-
-    rounds: tuple[tuple[tuple[int, ...], ...], ...]
-    model_turns: tuple[int, ...] = ()
-    source: str = ""
-
-    def turns(self, t: int) -> int:
-        if self.model_turns:
-            return self.model_turns[t - 1] if t - 1 < len(self.model_turns) else 0
-        return len(self.rounds[t - 1]) if t - 1 < len(self.rounds) else 0
-
-
-def default_volume(world) -> Volume:
-    """The full budget: calls_per_round single-call turns per round, up to max_calls."""
-    b = world.budget
-    left = b.max_calls
-    rounds = []
-    for _ in range(b.rounds):
-        n = max(0, min(b.calls_per_round, left))
-        left -= n
-        rounds.append(tuple((0,) for _ in range(n)))  # 0: any charge within the cap
-    return Volume(tuple(rounds), source="default budget")
-
-
-def fixed_script(world, volume: Volume, seed: int) -> ProbeScript:
-    """Probes from the world's generator (fixed seed), matched to the volume's units."""
-    gen = world.probe_generator(seed)
-    cap = world.budget.units_per_call
-    pool: list[tuple[str, int]] = []
-
-    def draw(units: int) -> str:
-        for i, (p, c) in enumerate(pool):
-            if (units and c == units) or (not units and 0 < c <= cap):
-                return pool.pop(i)[0]
-        for _ in range(2000):
-            p = next(gen)
-            try:
-                c = int(world.charge(p))
-            except Exception:  # noqa: BLE001 — a generated probe that cannot be charged is skipped
-                continue
-            if (units and c == units) or (not units and 0 < c <= cap):
-                return p
-            if 0 < c <= cap and len(pool) < 200:
-                pool.append((p, c))
-        if pool:
-            return pool.pop(0)[0]
-        return next(gen)
-
-    rounds = tuple(tuple(tuple(draw(u) for u in turn) for turn in rnd) for rnd in volume.rounds)
-    return ProbeScript(rounds, source=f"generator seed {seed}, volume from {volume.source}")
+    return "The complete list of rules in which this world differs from its manual:\n" + world.open_book
 
 
 # ----------------------------------------------------------------------------
@@ -301,10 +111,9 @@ class Trajectory:
     def __init__(self, rt, world, model: Model, condition: str, index: int, *, answers: int,
                  script: ProbeScript | None = None, volume: Volume | None = None,
                  settings: dict | None = None):
-        if condition not in CONDITIONS:
-            raise FatalError(f"unknown condition {condition!r}")
         self.rt = rt
         self.world = world
+        self.grader = rt.grader(world)
         self.model = model
         self.condition = condition
         self.index = index
@@ -312,13 +121,14 @@ class Trajectory:
         self.script = script
         self.volume = volume
         self.settings = dict(settings or {})
-        self.conv = f"{model.name}|{condition}|{index}"
+        self.conv = conv_id(model.name, condition, index)
         self.sample = f"{condition}/r{index}"
         self.history: list[dict] = []
         self.c = Counters()
         self.step = 0
-        self.tool = tool_schema(world)
-        self.param = tool_parameter(world)
+        self.tool = world.tool.schema()
+        self.tool_name = world.tool.name
+        self.param = world.tool.parameter
         self.status = "running"
         self.error: str | None = None
         self.tool_seq = 0
@@ -352,8 +162,7 @@ class Trajectory:
     # -- the trajectory ------------------------------------------------------
 
     async def run(self) -> dict:
-        b = self.world.budget
-        n = b.rounds
+        n = self.world.budget.rounds
         cond = self.condition
         self.add({"role": "system", "content": system_prompt(self.world)})
         self.add({"role": "user", "content": opening_prompt(self.world, open_book=cond == "open-book-m0")})
@@ -402,12 +211,12 @@ class Trajectory:
 
     def record(self, milestones: list[dict]) -> dict:
         dyn = metrics.trajectory_dynamics(milestones)
-        valid = self.status == "complete" and all(m.get("lost", 0) == 0 for m in milestones)
+        lost = sum(m.get("lost", 0) for m in milestones)
         rec = {
             "world": self.world.name, "system": self.model.name, "condition": self.condition,
             "trajectory": self.index, "milestones": milestones, "status": self.status,
-            "valid": valid, "endpoint": milestones[-1]["accuracy"] if milestones else None,
-            **dyn,
+            "valid": self.status == "complete" and lost == 0, "lost": lost,
+            "endpoint": milestones[-1]["accuracy"] if milestones else None, **dyn,
         }
         if self.error:
             rec["error"] = self.error
@@ -415,9 +224,7 @@ class Trajectory:
             rec["probe_source"] = self.script.source
         elif self.volume is not None:
             rec["probe_source"] = self.volume.source
-        digest = hashlib.sha256(json.dumps(rec, sort_keys=True).encode()).hexdigest()[:16]
-        self.rt.emit({"type": "trajectory", "id": f"trajectory:{self.conv}:{digest}",
-                      "conv": self.conv, "record": rec})
+        self.rt.emit_record("trajectory", self.conv, self.conv, rec)
         self._progress(done=True, status=self.status, accuracy=rec["endpoint"])
         return rec
 
@@ -454,10 +261,10 @@ class Trajectory:
             turn = self.step - 1
             for tc in reply.tool_calls:
                 if used >= slots:
-                    self._tool_result(t, turn, tc, None, over_budget=True)
+                    await self._tool_result(t, turn, tc, None, over_budget=True)
                     continue
                 used += 1
-                self._tool_result(t, turn, tc, self._program(tc))
+                await self._tool_result(t, turn, tc, self._program(tc))
 
     async def _round_scripted(self, t: int) -> None:
         rounds = self.script.rounds if self.script else ()
@@ -473,13 +280,13 @@ class Trajectory:
             probes = probes[: max(0, slots - used)]
             if not probes:
                 break
-            calls = tuple(ToolCall(id=f"{self.condition}_{t}_{j}_{i}", name=self.tool["function"]["name"],
+            calls = tuple(ToolCall(id=f"{self.condition}_{t}_{j}_{i}", name=self.tool_name,
                                    arguments=json.dumps({self.param: p}))
                           for i, p in enumerate(probes))
             self.add({"role": "assistant", "content": None, "tool_calls": [c.to_json() for c in calls]})
             for c, p in zip(calls, probes):
                 used += 1
-                self._tool_result(t, self.step, c, p)
+                await self._tool_result(t, self.step, c, p)
             reply = await self._explore(t, tools=True, tool_choice="none")
             if reply.content:
                 self.add(reply.message(with_tool_calls=False))
@@ -496,7 +303,7 @@ class Trajectory:
             self.add(reply.message(with_tool_calls=False))
 
     def _program(self, tc: ToolCall) -> str | None:
-        if tc.name != self.tool["function"]["name"]:
+        if tc.name != self.tool_name:
             return None
         try:
             args = json.loads(tc.arguments or "{}")
@@ -506,9 +313,9 @@ class Trajectory:
             return args[self.param]
         return None
 
-    def _tool_result(self, t: int, turn: int, tc: ToolCall, program: str | None,
-                     over_budget: bool = False) -> None:
-        name = self.tool["function"]["name"]
+    async def _tool_result(self, t: int, turn: int, tc: ToolCall, program: str | None,
+                           over_budget: bool = False) -> None:
+        name = self.tool_name
         units, truncated = 0, False
         if over_budget:
             status = "over_budget"
@@ -524,7 +331,7 @@ class Trajectory:
                         f"{{\"{self.param}\": \"...\"}}. Nothing was run.")
         else:
             self.c.attempted += 1
-            fb = self.world.probe(program)
+            fb = await self.grader.probe(program)
             status, units, truncated = fb.status, int(fb.units), bool(fb.truncated)
             if status == "rejected":
                 self.c.rejected += 1
@@ -562,8 +369,7 @@ class Trajectory:
             except LostError as e:
                 return e
 
-        grader = self.rt.grader(world)
-
+        grader = self.grader
         reportable = reportable_rules(world)
 
         async def rules():
@@ -603,12 +409,9 @@ class Trajectory:
             ms_tokens += tokens
 
         scores = metrics.milestone_accuracy(verdicts, self.answers)
-        if reportable:
-            covered = [tk.id for tk in world.tasks if await grader.requires(tk) <= correct_rules]
-        else:
-            covered = []
-        cov = metrics.milestone_accuracy({k: verdicts[k] for k in covered}, self.answers)
+        covered = [tk.id for tk in world.tasks if await grader.requires(tk) <= correct_rules] if reportable else []
         unc_ids = [tk.id for tk in world.tasks if tk.id not in set(covered)] if reportable else []
+        cov = metrics.milestone_accuracy({k: verdicts[k] for k in covered}, self.answers)
         unc = metrics.milestone_accuracy({k: verdicts[k] for k in unc_ids}, self.answers)
         rec = {
             "t": t,
@@ -616,7 +419,7 @@ class Trajectory:
             "calls": c.calls, "probe_units": c.units, "tokens": c.tokens_in + c.tokens_out,
             "rules_correct": len(correct_rules) if reportable else None,
             "rules_total": len(reportable),
-            "rules_stated_correctly": sorted(correct_rules),
+            "rules_stated_correctly": [r.id for r in reportable if r.id in correct_rules],  # in the world's order
             "rules_lost": rules_lost,
             "tokens_in": c.tokens_in, "tokens_out": c.tokens_out,
             "calls_attempted": c.attempted, "calls_rejected": c.rejected,
@@ -629,9 +432,7 @@ class Trajectory:
         }
         if rules_lost:
             rec["lost"] += 1
-        digest = hashlib.sha256(json.dumps(rec, sort_keys=True).encode()).hexdigest()[:16]
-        self.rt.emit({"type": "milestone", "id": f"milestone:{self.conv}:m{t}:{digest}",
-                      "conv": self.conv, "system": self.model.name, "condition": self.condition,
-                      "trajectory": self.index, "record": rec})
+        self.rt.emit_record("milestone", f"{self.conv}:m{t}", self.conv, rec, system=self.model.name,
+                            condition=self.condition, trajectory=self.index)
         self._progress(milestone=t, accuracy=rec["accuracy"])
         return rec

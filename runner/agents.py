@@ -1,0 +1,253 @@
+"""The built-in agents: systems that need no network and no key.
+
+Milestone worlds (`--agent NAME`):
+  oracle    states the true rule equations and submits reference solutions
+            (the pipeline's self-test: must score 100%);
+  manual    trusts the manual: submits naive solutions (the recall-only floor);
+  replay:DIR[#SYSTEM]  replays the replies of a recorded run (probes still run live).
+
+Turn@shot worlds (black boxes, game boxes):
+  oracle    knows f: answers every test with its reference answer (the ceiling);
+  memorise  explores with the box's probe generator and answers each test from what
+            it observed (World.answer_from says how: nearest input, best sequence, last guess).
+
+Pool worlds (games against an opponent pool): any strategy of the pool plays as an
+agent (`--agent grim`), locally and without model calls.
+
+Each protocol asks `milestone_agent`, `box_agent` or `strategy_agents` for its own.
+"""
+from __future__ import annotations
+
+import json
+
+import attrs
+
+from .answers import extract_answer, fenced, reportable_rules, rule_line
+from .log import load_run
+from .models import FatalError, Model, Reply, Request, ToolCall
+
+REPLAY = "replay:"
+
+
+class BuiltinAgent(Model):
+    """A local agent of one world: explores, reports rules and answers tasks by its own lights."""
+
+    cacheable = False
+
+    def __init__(self, world, probe_seed: int = 0):
+        self.world = world
+        self.probe_seed = probe_seed
+
+    async def complete(self, request: Request) -> Reply:
+        if request.purpose == "explore":
+            return self.explore(request)
+        if request.purpose == "rules":
+            return Reply(content=fenced(self.rules()))
+        if request.purpose.startswith("task:"):
+            return Reply(content=fenced(self.answer(request.purpose[5:], request)))
+        return Reply(content="")
+
+    def explore(self, request: Request) -> Reply:  # pragma: no cover - each family explores its own way
+        raise NotImplementedError
+
+    def rules(self) -> str:
+        return "UNKNOWN"
+
+    def answer(self, task_id: str, request: Request) -> str:
+        """The reference answer (an oracle's; the other agents answer their own way)."""
+        return self.world.task(task_id).solution
+
+
+# ----------------------------------------------------------------------------
+# Milestone worlds
+
+
+class MilestoneAgent(BuiltinAgent):
+    """Explores with one generator probe at the start of each round (it exercises the tool path)."""
+
+    def __init__(self, world, probe_seed: int = 0):
+        super().__init__(world, probe_seed)
+        self._probes: list[str] | None = None
+
+    def probe(self, n: int) -> str:
+        """The n-th of up to 16 generator probes whose charge fits one call."""
+        if self._probes is None:
+            self._probes = []
+            cap = self.world.budget.units_per_call
+            gen = self.world.probe_generator(self.probe_seed)
+            for _ in range(500):
+                p = next(gen)
+                try:
+                    if 0 < self.world.charge(p) <= cap:
+                        self._probes.append(p)
+                except Exception:  # noqa: BLE001 — a generator probe that cannot be charged is skipped
+                    continue
+                if len(self._probes) >= 16:
+                    break
+            if not self._probes:
+                self._probes.append(next(self.world.probe_generator(self.probe_seed)))
+        return self._probes[n % len(self._probes)]
+
+    def explore(self, request: Request) -> Reply:
+        round_starts = bool(request.messages) and request.messages[-1].get("role") == "user"
+        if request.tools and request.tool_choice != "none" and round_starts:
+            n = len(request.messages)
+            args = json.dumps({self.world.tool.parameter: self.probe(n)})
+            return Reply(content=None, tool_calls=(ToolCall(
+                id=f"{self.name}_{n}", name=request.tools[0]["function"]["name"], arguments=args),))
+        return Reply(content="Nothing more to probe this round.")
+
+
+class OracleAgent(MilestoneAgent):
+    name = model_id = "oracle"
+
+    def rules(self) -> str:
+        return "\n".join(rule_line(r) for r in reportable_rules(self.world)) or "UNKNOWN"
+
+
+class ManualAgent(MilestoneAgent):
+    name = model_id = "manual"
+
+    def answer(self, task_id: str, request: Request) -> str:
+        return self.world.task(task_id).naive
+
+
+class ReplayAgent(Model):
+    """Replays a recorded run: replies looked up by (condition, trajectory, purpose,
+    milestone, answer index, exploration step). Probes are executed live by the
+    protocol, so feedback is recomputed, not copied."""
+
+    cacheable = False
+
+    def __init__(self, spec: str):
+        path, _, system = spec.partition("#")
+        self.dir = path
+        try:
+            logged = load_run(path)
+        except FileNotFoundError as e:
+            raise FatalError(f"replay: {e}") from None
+        replies: dict[str, dict[tuple, dict]] = {}
+        for ev in logged.replies.values():
+            replies.setdefault(ev.get("system", ""), {})[replay_key(ev)] = ev["reply"]
+        if not replies:
+            raise FatalError(f"replay: {logged.path} records no replies")
+        if not system:
+            if len(replies) > 1:
+                raise FatalError(f"replay: {logged.path} holds several systems ({', '.join(sorted(replies))}); "
+                                 f"name one as replay:{path}#SYSTEM")
+            system = next(iter(replies))
+        if system not in replies:
+            raise FatalError(f"replay: system {system!r} not in {logged.path} "
+                             f"(found {', '.join(sorted(replies))})")
+        self.recorded = replies[system]
+        self.name = f"replay({system})"
+        self.model_id = f"replay:{logged.path.parent.resolve()}#{system}"
+
+    async def complete(self, request: Request) -> Reply:
+        key = replay_key({**request.meta, "purpose": request.purpose, "answer_index": request.answer_index})
+        rec = self.recorded.get(key)
+        if rec is None:
+            raise FatalError(f"replay: {self.dir} has no recorded reply for {key}")
+        return Reply.from_json(rec)
+
+
+def replay_key(d: dict) -> tuple:
+    """Where a reply stands in its run, whoever gave it (a logged reply event or a request's meta)."""
+    return (d.get("condition"), d.get("trajectory"), d.get("purpose"), d.get("t"),
+            d.get("answer_index", 0), d.get("step"))
+
+
+MILESTONE_AGENTS = {"oracle": OracleAgent, "manual": ManualAgent}
+
+
+def milestone_agent(spec: str, world) -> Model:
+    """The built-in agent `--agent SPEC` of a milestone world."""
+    if spec.startswith(REPLAY):
+        return ReplayAgent(spec[len(REPLAY):])
+    if spec not in MILESTONE_AGENTS:
+        raise FatalError(f"unknown agent {spec!r} (built-in agents: {', '.join(MILESTONE_AGENTS)}, "
+                         f"{REPLAY}DIR[#SYSTEM])")
+    return MILESTONE_AGENTS[spec](world)
+
+
+# ----------------------------------------------------------------------------
+# Turn@shot worlds
+
+
+class BoxAgent(BuiltinAgent):
+    """Sends the box's generator inputs in order, one per turn."""
+
+    def __init__(self, world, probe_seed: int = 0):
+        super().__init__(world, probe_seed)
+        self._gen = world.probe_generator(probe_seed)
+        self._probes: list[str] = []
+
+    def probe(self, n: int) -> str:
+        while len(self._probes) <= n:
+            self._probes.append(next(self._gen))
+        return self._probes[n]
+
+    def explore(self, request: Request) -> Reply:
+        n = sum(1 for m in request.messages if m.get("role") == "assistant")
+        return Reply(content=fenced(self.probe(n)))
+
+    @staticmethod
+    def observed(request: Request) -> list[str]:
+        """The inputs this agent sent during exploration (the box's reply to each follows it)."""
+        return [text for m in request.messages if m.get("role") == "assistant"
+                for text in [extract_answer(m.get("content"))] if text]
+
+
+class BoxOracle(BoxAgent):
+    """Knows f: answers every test with its reference answer."""
+
+    name = model_id = "oracle"
+
+
+class Memoriser(BoxAgent):
+    """Answers from what it observed; the world says how."""
+
+    name = model_id = "memorise"
+
+    def answer(self, task_id: str, request: Request) -> str:
+        return self.world.answer_from(task_id, self.observed(request))
+
+
+BOX_AGENTS = {"oracle": BoxOracle, "memorise": Memoriser}
+_BOX_ALIASES = {"memorize": "memorise", "memoriser": "memorise"}
+
+
+def box_agent(spec: str, world) -> Model:
+    """The built-in agent `--agent SPEC` of a turn@shot world."""
+    agent = BOX_AGENTS.get(_BOX_ALIASES.get(spec, spec))
+    if agent is None:
+        raise FatalError(f"unknown agent {spec!r} for black boxes (built-in: {', '.join(BOX_AGENTS)})")
+    return agent(world)
+
+
+# ----------------------------------------------------------------------------
+# Pool worlds
+
+
+@attrs.frozen
+class StrategyAgent:
+    """A strategy of the world's pool playing as a system (no model: its matches are computed)."""
+
+    name: str
+    strategy: object
+
+    @property
+    def model_id(self) -> str:
+        return f"strategy:{self.name}"
+
+
+def strategy_agents(world, names) -> list[StrategyAgent]:
+    """The pool's strategies named `names`, in order."""
+    out = []
+    for n in names:
+        try:
+            out.append(StrategyAgent(n, world.strategy(n)))
+        except KeyError:
+            raise FatalError(f"unknown agent {n!r} for {world.name} (its strategies: "
+                             f"{', '.join(o.name for o in world.opponents)})") from None
+    return out

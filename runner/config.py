@@ -1,0 +1,42 @@
+"""What a run is asked to do: `RunConfig`, and the part of it the log header keeps.
+
+One record serves every protocol; each protocol names the fields that change its
+results (`RunProtocol.config_keys`). Those, the systems and the expected sessions
+form the header's `config`, which a resumed run must match. Operational fields
+(connections, retries) change no result and stay out of it.
+"""
+from __future__ import annotations
+
+import attrs
+
+from .models import RetryPolicy
+
+COMMON_KEYS = ("settings", "api_base", "world_seed")
+
+
+@attrs.frozen
+class RunConfig:
+    # milestone worlds
+    conditions: tuple[str, ...] = ("autonomous",)
+    trajectories: int = 3  # n for the autonomous condition
+    control_trajectories: int = 1  # each control condition (paper: once per system)
+    answers: int | None = None  # None: the world's budget.answers
+    hindsight_from: str | None = None
+    volume_from: str | None = None
+    fixed_seed: int = 0
+    # turn@shot worlds (None: each box's own budget)
+    turns: int | None = None
+    shots: int | None = None
+    # every protocol
+    settings: dict = attrs.field(factory=dict)
+    api_base: str | None = None
+    world_seed: int | None = None
+    # operational: do not change results, not part of the resume check
+    max_connections: int = 16
+    retry: RetryPolicy = RetryPolicy()
+
+    def identity(self, protocol, lineup) -> dict:
+        """The header's `config`: protocol, systems, expected sessions and the fields that matter."""
+        fields = attrs.asdict(self, recurse=False)
+        return {"protocol": protocol.name, "systems": list(lineup.names), "model_ids": list(lineup.model_ids),
+                **{k: fields[k] for k in (*protocol.config_keys, *COMMON_KEYS)}, "jobs": lineup.jobs()}

@@ -1,0 +1,39 @@
+"""The run protocols, by the name a world gives in `World.protocol`.
+
+  milestone   ExplorationBench: rounds of tool calls, milestones with rule reports
+              and held-out tasks, seven conditions (milestone.py, trajectory.py, conditions.py)
+  turn@shot   the Oracle benchmark: turns of inputs, then test samples with shots (turnshot.py)
+  pool        a repeated game against an opponent pool (pool.py)
+
+Each implements base.RunProtocol; the orchestrator (experiment.py), `worldspec play`
+and the CLI look a protocol up here and never ask a world what kind it is.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..models import FatalError
+from .base import Lineup, Plan, RunProtocol
+from .milestone import CONDITIONS, MILESTONE
+from .pool import POOL
+from .turnshot import TURNSHOT
+
+PROTOCOLS: dict[str, RunProtocol] = {p.name: p for p in (MILESTONE, TURNSHOT, POOL)}
+
+__all__ = ["CONDITIONS", "Lineup", "PROTOCOLS", "Plan", "RunProtocol", "protocol_for"]
+
+
+def protocol_for(worlds: Sequence) -> RunProtocol:
+    """The protocol that runs these worlds together (all must name the same one)."""
+    names = sorted({w.protocol for w in worlds})
+    if len(names) != 1:
+        if not names:
+            raise FatalError("no worlds to run")
+        raise FatalError("one run takes worlds of one protocol; these name " + ", ".join(names))
+    protocol = PROTOCOLS.get(names[0])
+    if protocol is None:
+        raise FatalError(f"no runner protocol {names[0]!r} (known: {', '.join(PROTOCOLS)})")
+    if len(worlds) > 1 and not protocol.many_worlds:
+        raise FatalError(f"a {protocol.name} run takes one world, not {len(worlds)}: "
+                         + ", ".join(w.name for w in worlds[:3]) + (", ..." if len(worlds) > 3 else ""))
+    return protocol
