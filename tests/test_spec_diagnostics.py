@@ -339,7 +339,7 @@ def test_non_utf8_file(tmp_path):
     p.write_bytes('world "Caf\xe9" version 1\n'.encode("latin-1"))
     with pytest.raises(SpecError) as info:
         load_spec(str(p))
-    assert info.value.render().startswith(f"{p}:1:1: ") and "not UTF-8" in info.value.render()
+    assert info.value.render().startswith(f"{p}:1:11: ") and "not UTF-8 text (byte 0xe9)" in info.value.render()
 
 
 def test_render_is_str_and_hint_is_last_line():
