@@ -65,6 +65,7 @@ def _span(file: str, meta_or_token) -> ast.Span:
 
 
 def unquote(tok: str) -> str:
+    """A string token's value: escapes replaced; a triple-quoted block dedented."""
     if tok.startswith('"""'):
         body = tok[3:-3]
         if body.startswith("\n"):
@@ -125,13 +126,13 @@ class _ToAst:
     def number(self, tok: Token, what: str = "integer literal", limit: int = 0) -> int | float:
         """An INT or FLOAT token's value, refused with a located message when it is too large."""
         text, at = str(tok), _span(self.file, tok)
-        if len(text.lstrip("0")) > MAX_NUMBER_CHARS:
-            raise SpecError(at, f"this {what} is too large", _bound_hint(what, limit))
         if tok.type == "FLOAT":
-            value = float(text)
+            value = float(text)  # linear in the digits, unlike int() (which Python caps at 4,300)
             if not math.isfinite(value):
                 raise SpecError(at, "this number is too large", "Numbers in a spec are at most about 1e308.")
             return value
+        if len(text.lstrip("0")) > MAX_NUMBER_CHARS:
+            raise SpecError(at, f"this {what} is too large", _bound_hint(what, limit))
         value = int(text)
         if limit and value > limit:
             raise SpecError(at, f"this {what} is too large (at most {limit:,})", _bound_hint(what, limit))
@@ -141,7 +142,14 @@ class _ToAst:
 
     # strings and tokens
     def string(self, meta, c):
-        return unquote(str(c[0]))
+        tok = c[0]
+        if tok.type == "STRING":
+            unknown = next((m for m in _ESCAPE.finditer(tok) if m.group(1) not in _ESCAPES), None)
+            if unknown:  # "\ud800" would silently read as "ud800"
+                raise SpecError(ast.Span(self.file, tok.line, tok.column + unknown.start()),
+                                f"unknown escape {unknown.group()!r} in a string",
+                                'Strings know the escapes \\n, \\t, \\" and \\\\ (a backslash).')
+        return unquote(str(tok))
 
     def int_lit(self, meta, c):
         return ast.Const(self.number(c[0]), span=self.sp(meta))

@@ -4,12 +4,13 @@ Lark's LALR parser keeps deep nesting on its own stack, but 50,000 brackets
 cost seconds of parsing (every bracket reduces through each precedence level),
 and the tree they build is too deep for the recursive passes after it. One
 linear pass rejects such text with a located diagnostic before Lark sees it:
-brackets and signs nested, or operators chained, more than MAX_NESTING deep;
-string literals over MAX_STRING_CHARS; more than a spec's share of tokens.
-The parser's depth check on the tree it builds stays the authority on nesting
-(`if`, `let` and call chains nest without brackets); this scan only stops what
-would be expensive to parse. The words that open lines are kept so that a
-syntax error can be blamed on a mistyped section or block keyword.
+brackets, signs and `if`/`let`/`fn` nested, or operators chained, more than
+MAX_NESTING deep; string literals over MAX_STRING_CHARS; more than a spec's
+share of tokens. The parser's depth check on the tree it builds stays the
+authority on nesting (the scan cannot see every way to nest, e.g. call chains
+`f()()()`); the scan only stops what would be expensive to parse. The words
+that open lines are kept so that a syntax error can be blamed on a mistyped
+section or block keyword.
 """
 from __future__ import annotations
 
@@ -41,9 +42,11 @@ _TOKEN = re.compile(r'''
   | (?P<sep>[,:=])
   | (?P<other>.)
 ''', re.VERBOSE)
-_WORD_OPS = {"and": "op", "or": "op"}
+# words that act as operators, open a construct that nests to the expression's end, or only join its parts
+_WORD_KINDS = {"and": "op", "or": "op", "if": "opener", "let": "opener", "fn": "opener",
+               "then": "keyword", "else": "keyword", "in": "keyword"}
 _OPERANDS = ("word", "number", "string", "close")
-
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 @attrs.frozen
 class Head:
@@ -58,9 +61,16 @@ class Head:
 
 def scan(text: str, file: str, max_tokens: int = MAX_TOKENS) -> tuple[list[Head], int]:
     """The line-opening words and the token count of text; a SpecError where a limit is passed."""
+    lone = None if text.isascii() else _SURROGATE.search(text)
+    if lone:  # only text handed over in-process can hold one: files are decoded strictly
+        line = text.count("\n", 0, lone.start()) + 1
+        col = lone.start() - text.rfind("\n", 0, lone.start())
+        raise SpecError(Span(file, line, col), f"the text holds a lone surrogate ({ascii(lone.group())[1:-1]}), "
+                        "which is not a character", "Text must be valid Unicode.")
     heads: list[Head] = []
     depth, prefix, count = 0, 0, 0
-    chains = [0]  # binary operators since the last separator, per open bracket
+    # per open bracket, since the last separator: binary operators chained, and `if`/`let`/`fn` opened
+    levels = [[0, 0]]
     line, line_start, first, prev_operand = 1, 0, True, False
     for m in _TOKEN.finditer(text):
         kind, tok = m.lastgroup, m.group()
@@ -86,19 +96,24 @@ def scan(text: str, file: str, max_tokens: int = MAX_TOKENS) -> tuple[list[Head]
             breaks = tok.count("\n")
             if breaks:
                 line, line_start = line + breaks, m.start() + tok.rindex("\n") + 1
-        kind = _WORD_OPS.get(tok, kind)
+        kind = _WORD_KINDS.get(tok, kind)
         prefix = prefix + 1 if tok in ("-", "not") else 0
         if kind == "open":
             depth += 1
-            chains.append(0)
-        elif kind == "close" and len(chains) > 1:
+            levels.append([0, 0])
+        elif kind == "close" and len(levels) > 1:
             depth -= 1
-            chains.pop()
+            levels.pop()
+        level = levels[-1]
         if kind == "op":
-            chains[-1] += 1
-        elif kind in ("sep", "arrow") or (kind in _OPERANDS and prev_operand):
-            chains[-1] = 0
+            level[0] += 1
+        elif kind == "opener":
+            level[1] += 1
+        elif tok == "," or (kind in _OPERANDS and prev_operand):  # the next expression starts
+            level[:] = [0, 0]
+        elif kind in ("sep", "arrow"):
+            level[0] = 0
         prev_operand = kind in _OPERANDS and tok != "not"
-        if depth + prefix > MAX_NESTING or chains[-1] > MAX_NESTING:
+        if depth + prefix + level[1] > MAX_NESTING or level[0] > MAX_NESTING:
             raise SpecError(Span(file, line, col), NESTING_MESSAGE, NESTING_HINT)
     return heads, count
