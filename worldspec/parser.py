@@ -87,14 +87,15 @@ def _bound_hint(what: str, limit: int) -> str:
 class _ToAst:
     """Lark tree -> AST nodes; sections come out as tagged tuples.
 
-    Each method takes a node's meta and its transformed children, like a lark
-    Transformer with meta; `transform` walks the tree with its own stack, so a
-    tree of any depth is checked against MAX_NESTING instead of overflowing
-    Python's.
+    Each public method is named for a grammar rule and takes a node's meta and
+    its transformed children, like a lark Transformer with meta (helpers start
+    with `_`, which no rule name in a tree can). `transform` walks the tree with
+    its own stack, so a tree of any depth is checked against MAX_NESTING
+    instead of overflowing Python's.
     """
 
     def __init__(self, file: str):
-        self.file = file
+        self._file = file
 
     def transform(self, root: Tree):
         """The AST of a parse tree; a SpecError where an expression nests too deeply."""
@@ -111,7 +112,7 @@ class _ToAst:
                 frames.pop()
                 depth = frame[3] + (tree.data in _NESTING_RULES)
                 if depth > MAX_NESTING:
-                    raise SpecError(self.sp(tree.meta), NESTING_MESSAGE, NESTING_HINT)
+                    raise SpecError(self._sp(tree.meta), NESTING_MESSAGE, NESTING_HINT)
                 method = getattr(self, tree.data, None)
                 value = method(tree.meta, done) if method else Tree(tree.data, done, tree.meta)
                 if not frames:
@@ -120,12 +121,12 @@ class _ToAst:
                 parent[2].append(value)
                 parent[3] = max(parent[3], depth)
 
-    def sp(self, meta) -> ast.Span:
-        return _span(self.file, meta)
+    def _sp(self, meta) -> ast.Span:
+        return _span(self._file, meta)
 
-    def number(self, tok: Token, what: str = "integer literal", limit: int = 0) -> int | float:
+    def _number(self, tok: Token, what: str = "integer literal", limit: int = 0) -> int | float:
         """An INT or FLOAT token's value, refused with a located message when it is too large."""
-        text, at = str(tok), _span(self.file, tok)
+        text, at = str(tok), _span(self._file, tok)
         if tok.type == "FLOAT":
             value = float(text)  # linear in the digits, unlike int() (which Python caps at 4,300)
             if not math.isfinite(value):
@@ -146,36 +147,36 @@ class _ToAst:
         if tok.type == "STRING":
             unknown = next((m for m in _ESCAPE.finditer(tok) if m.group(1) not in _ESCAPES), None)
             if unknown:  # "\ud800" would silently read as "ud800"
-                raise SpecError(ast.Span(self.file, tok.line, tok.column + unknown.start()),
+                raise SpecError(ast.Span(self._file, tok.line, tok.column + unknown.start()),
                                 f"unknown escape {unknown.group()!r} in a string",
                                 'Strings know the escapes \\n, \\t, \\" and \\\\ (a backslash).')
         return unquote(str(tok))
 
     def int_lit(self, meta, c):
-        return ast.Const(self.number(c[0]), span=self.sp(meta))
+        return ast.Const(self._number(c[0]), span=self._sp(meta))
 
     float_lit = int_lit
 
     def str_lit(self, meta, c):
-        return ast.Const(c[0], span=self.sp(meta))
+        return ast.Const(c[0], span=self._sp(meta))
 
     def true_lit(self, meta, c):
-        return ast.Const(True, span=self.sp(meta))
+        return ast.Const(True, span=self._sp(meta))
 
     def false_lit(self, meta, c):
-        return ast.Const(False, span=self.sp(meta))
+        return ast.Const(False, span=self._sp(meta))
 
     def none_lit(self, meta, c):
-        return ast.Const(None, span=self.sp(meta))
+        return ast.Const(None, span=self._sp(meta))
 
     def var(self, meta, c):
-        return ast.Var(str(c[0]), span=_span(self.file, c[0]))
+        return ast.Var(str(c[0]), span=_span(self._file, c[0]))
 
     def list_lit(self, meta, c):
-        return ast.ListExpr(tuple(c[0] or ()), span=self.sp(meta))
+        return ast.ListExpr(tuple(c[0] or ()), span=self._sp(meta))
 
     def map_lit(self, meta, c):
-        return ast.MapExpr(tuple(c[0] or ()), span=self.sp(meta))
+        return ast.MapExpr(tuple(c[0] or ()), span=self._sp(meta))
 
     def pairs(self, meta, c):
         return list(c)
@@ -190,36 +191,36 @@ class _ToAst:
         return [str(t) for t in c]
 
     def call(self, meta, c):
-        return ast.Call(c[0], tuple(c[1] or ()), span=self.sp(meta))
+        return ast.Call(c[0], tuple(c[1] or ()), span=self._sp(meta))
 
     def binop(self, meta, c):
-        return ast.BinOp(str(c[1]), c[0], c[2], span=_span(self.file, c[1]))
+        return ast.BinOp(str(c[1]), c[0], c[2], span=_span(self._file, c[1]))
 
     def compare(self, meta, c):
-        return ast.BinOp(str(c[1]), c[0], c[2], span=_span(self.file, c[1]))
+        return ast.BinOp(str(c[1]), c[0], c[2], span=_span(self._file, c[1]))
 
     def neg(self, meta, c):
         if isinstance(c[0], ast.Const) and type(c[0].value) in (int, float):
-            return ast.Const(-c[0].value, span=self.sp(meta))
-        return ast.Neg(c[0], span=self.sp(meta))
+            return ast.Const(-c[0].value, span=self._sp(meta))
+        return ast.Neg(c[0], span=self._sp(meta))
 
     def not_(self, meta, c):
-        return ast.Not(c[0], span=self.sp(meta))
+        return ast.Not(c[0], span=self._sp(meta))
 
     def and_(self, meta, c):
-        return ast.And(c[0], c[1], span=self.sp(meta))
+        return ast.And(c[0], c[1], span=self._sp(meta))
 
     def or_(self, meta, c):
-        return ast.Or(c[0], c[1], span=self.sp(meta))
+        return ast.Or(c[0], c[1], span=self._sp(meta))
 
     def if_(self, meta, c):
-        return ast.If(c[0], c[1], c[2], span=self.sp(meta))
+        return ast.If(c[0], c[1], c[2], span=self._sp(meta))
 
     def let_(self, meta, c):
-        return ast.Let(str(c[0]), c[1], c[2], span=self.sp(meta))
+        return ast.Let(str(c[0]), c[1], c[2], span=self._sp(meta))
 
     def lambda_(self, meta, c):
-        return ast.Lambda(tuple(c[0] or ()), c[1], span=self.sp(meta))
+        return ast.Lambda(tuple(c[0] or ()), c[1], span=self._sp(meta))
 
     # types and parameters
     def type(self, meta, c):
@@ -237,19 +238,19 @@ class _ToAst:
 
     # sections
     def header_world(self, meta, c):
-        return ("world", (c[0], self.number(c[1], "version", MAX_VERSION)), self.sp(meta))
+        return ("world", (c[0], self._number(c[1], "version", MAX_VERSION)), self._sp(meta))
 
     def header_kind(self, meta, c):
-        return ("kind", str(c[0]), _span(self.file, c[0]))
+        return ("kind", str(c[0]), _span(self._file, c[0]))
 
     def header_seed(self, meta, c):
-        return ("seed", self.number(c[0], "seed", MAX_SEED), self.sp(meta))
+        return ("seed", self._number(c[0], "seed", MAX_SEED), self._sp(meta))
 
     def header_summary(self, meta, c):
-        return ("summary", c[0], self.sp(meta))
+        return ("summary", c[0], self._sp(meta))
 
     def include(self, meta, c):
-        return ("include", c[0], self.sp(meta))
+        return ("include", c[0], self._sp(meta))
 
     def pick_range(self, meta, c):
         return ("range", (c[0], c[1]), c[2])
@@ -262,32 +263,32 @@ class _ToAst:
 
     def param(self, meta, c):
         kind, args, default = c[1]
-        return ("param", ast.ParamDecl(str(c[0]), kind, args, default, self.sp(meta)), self.sp(meta))
+        return ("param", ast.ParamDecl(str(c[0]), kind, args, default, self._sp(meta)), self._sp(meta))
 
     def def_(self, meta, c):
-        return ("def", ast.Def(str(c[0]), tuple(c[1] or ()), c[2], self.sp(meta)), self.sp(meta))
+        return ("def", ast.Def(str(c[0]), tuple(c[1] or ()), c[2], self._sp(meta)), self._sp(meta))
 
     def syntax_key(self, meta, c):
         return str(c[0])
 
     def syntax_entry(self, meta, c):
-        return ast.SyntaxEntry(str(c[0]), str(c[1]), self.sp(meta))
+        return ast.SyntaxEntry(str(c[0]), str(c[1]), self._sp(meta))
 
     def syntax(self, meta, c):
-        return ("syntax", tuple(c), self.sp(meta))
+        return ("syntax", tuple(c), self._sp(meta))
 
     def base_line(self, meta, c):
         kind, name, params, ret, body, doc = c
         return ast.Definition(str(kind), str(name), params or (), ret or ast.ANY, body, doc,
-                              _span(self.file, name))
+                              _span(self._file, name))
 
     def base(self, meta, c):
-        return ("base", tuple(c), self.sp(meta))
+        return ("base", tuple(c), self._sp(meta))
 
     def override(self, meta, c):
         kind, name, params, ret, body = c
         return ast.Definition(str(kind), str(name), params or (), ret or ast.ANY, body, "",
-                              _span(self.file, name))
+                              _span(self._file, name))
 
     def statement(self, meta, c):
         return ("statement", c[0])
@@ -300,10 +301,10 @@ class _ToAst:
         fields = dict(x for x in rest if isinstance(x, tuple))
         extra = tuple(x for x in rest if isinstance(x, ast.Field))
         return ("rule", ast.RuleDecl(str(c[0]), c[1], c[2], fields.get("statement", ""),
-                                     fields.get("equation", ""), _span(self.file, c[0]), extra), self.sp(meta))
+                                     fields.get("equation", ""), _span(self._file, c[0]), extra), self._sp(meta))
 
     def gfield(self, meta, c):
-        return ast.Field(str(c[0]), tuple(c[1]), _span(self.file, c[0]))
+        return ast.Field(str(c[0]), tuple(c[1]), _span(self._file, c[0]))
 
     bfield = gfield
 
@@ -311,23 +312,23 @@ class _ToAst:
         return c[0]  # the token itself: its position locates the item
 
     def generic_item(self, meta, c):
-        item = ast.GenericItem(str(c[0]), "", "", tuple(c[1]), (), _span(self.file, c[0]))
-        return ("generic", item, self.sp(meta))
+        item = ast.GenericItem(str(c[0]), "", "", tuple(c[1]), (), _span(self._file, c[0]))
+        return ("generic", item, self._sp(meta))
 
     def generic_block(self, meta, c):
         key, name, note, *fields = c
-        item = ast.GenericItem(str(key), str(name), note or "", (), tuple(fields), _span(self.file, key))
-        return ("generic", item, self.sp(meta))
+        item = ast.GenericItem(str(key), str(name), note or "", (), tuple(fields), _span(self._file, key))
+        return ("generic", item, self._sp(meta))
 
     def example_program(self, meta, c):
-        return ("program", c[0], self.sp(meta))
+        return ("program", c[0], self._sp(meta))
 
     def herring(self, meta, c):
-        return ("herring", ast.HerringDecl(str(c[0]), str(c[1]), c[2], _span(self.file, c[0])),
-                self.sp(meta))
+        return ("herring", ast.HerringDecl(str(c[0]), str(c[1]), c[2], _span(self._file, c[0])),
+                self._sp(meta))
 
     def manual(self, meta, c):
-        return ("manual", c[0], self.sp(meta))
+        return ("manual", c[0], self._sp(meta))
 
     def opkind(self, meta, c):
         return str(c[0])
@@ -344,8 +345,8 @@ class _ToAst:
         program = next((x for x in c[1:] if isinstance(x, tuple) and len(x) == 3 and x[0] == "program"),
                        ("program", "", None))
         extra = tuple(x for x in c[1:] if isinstance(x, ast.Field))
-        return ("example", ast.ExampleDecl(str(c[0]), labels, prompt, program[1], _span(self.file, c[0]), extra,
-                                           program[2] or _span(self.file, c[0])), self.sp(meta))
+        return ("example", ast.ExampleDecl(str(c[0]), labels, prompt, program[1], _span(self._file, c[0]), extra,
+                                           program[2] or _span(self._file, c[0])), self._sp(meta))
 
     def task(self, meta, c):
         tid = str(c[0])
@@ -365,13 +366,13 @@ class _ToAst:
             cases=tuple(data["cases"]), expect=data.get("expect"), solution=data.get("solution", ""),
             naive=data.get("naive", ""), function=data.get("function", ""),
             predict="predict" in data, program=data.get("program", ""),
-            tolerance=data.get("tolerance", 0.0), span=_span(self.file, c[0]),
+            tolerance=data.get("tolerance", 0.0), span=_span(self._file, c[0]),
             field_spans=tuple(spans), extra=extra)
-        return ("task", decl, self.sp(meta))
+        return ("task", decl, self._sp(meta))
 
     def _field(key):  # noqa: N805 - a small factory for the task fields
         def f(self, meta, c):
-            return (key, c[0] if c else True, self.sp(meta))
+            return (key, c[0] if c else True, self._sp(meta))
         return f
 
     prompt = _field("prompt")
@@ -382,25 +383,25 @@ class _ToAst:
     predict = _field("predict")
 
     def function(self, meta, c):
-        return ("function", str(c[0]), self.sp(meta))
+        return ("function", str(c[0]), self._sp(meta))
 
     def tolerance(self, meta, c):
-        return ("tolerance", float(c[0].value), self.sp(meta))
+        return ("tolerance", float(c[0].value), self._sp(meta))
 
     def inputs(self, meta, c):
-        return ("inputs", tuple(c), self.sp(meta))
+        return ("inputs", tuple(c), self._sp(meta))
 
     def case(self, meta, c):
-        return ("case", tuple(c), self.sp(meta))
+        return ("case", tuple(c), self._sp(meta))
 
     def budget_value(self, meta, c):
-        return ("value", str(c[0]), self.number(c[1], "budget entry", MAX_BUDGET), _span(self.file, c[0]))
+        return ("value", str(c[0]), self._number(c[1], "budget entry", MAX_BUDGET), _span(self._file, c[0]))
 
     def budget_cost(self, meta, c):
-        return ("cost", str(c[0]), self.number(c[1], "unit cost", MAX_BUDGET), _span(self.file, c[0]))
+        return ("cost", str(c[0]), self._number(c[1], "unit cost", MAX_BUDGET), _span(self._file, c[0]))
 
     def budget(self, meta, c):
-        return ("budget", tuple(c), self.sp(meta))
+        return ("budget", tuple(c), self._sp(meta))
 
 
 def _syntax_error(file: str, text: str, err: UnexpectedInput, heads: list[Head]) -> SpecError:
@@ -416,7 +417,7 @@ def _syntax_error(file: str, text: str, err: UnexpectedInput, heads: list[Head])
         if ch == "'":
             hint = "Strings are written in double quotes."
     elif isinstance(err, UnexpectedEOF):
-        lines = text.splitlines() or [""]
+        lines = text.rstrip("\n").split("\n")  # lines as Lark counts them: by "\n" only
         line, col = len(lines), len(lines[-1]) + 1
         msg = "the file ends in the middle of a section"
         hint = "Close every '{', '(' and '[' and finish the last line."
