@@ -16,7 +16,8 @@ from click.testing import CliRunner
 
 from worldspec.cli import main
 from worldspec.compiler import compile_spec
-from worldspec.diagnostics import SpecError
+from worldspec.compiler.build import RESERVED
+from worldspec.diagnostics import SHOWN_LINE_CHARS, SpecError
 from worldspec.parser import load_spec, parse_spec
 
 FILE = "mini.world"
@@ -213,10 +214,48 @@ CASES = [
     case('include "/etc/passwd"\n', "cannot include '/etc/passwd'", 1, 1, "include-outside-worlds"),
     case('include "notes.txt"\n', "cannot include 'notes.txt'", 1, 1, "include-not-a-world"),
     case("budget {\n  roundz 3\n}\n", "Did you mean rounds?", 2, 3, "unknown-budget-key"),
+    # ---- a mistyped section or block keyword is blamed, not the token where the parser stopped
+    case('rulle R2 "x" {\n  op ADD(a, b) = b + a\n  statement "s"\n  equation "(+ b a)"\n}\n',
+         "unknown section 'rulle'", 1, 1, "mistyped-rule"),
+    case('tsak T2 band apply {\n  prompt "p"\n}\n', "Did you mean task?", 1, 1, "mistyped-task"),
+    case("budjet {\n  rounds 4  calls_per_round 12\n}\n", "Did you mean budget?", 1, 1, "mistyped-budget"),
+    case('sytax {\n  assign "SET {name} AS {expr}"\n}\n', "Did you mean syntax?", 1, 1, "mistyped-syntax"),
+    case("parm Q = 3\n", "Did you mean param?", 1, 1, "mistyped-param"),
+    case('base {\n  hok truthy(v: any) -> bool = truthy(v)  "d"\n}\n', "unknown keyword 'hok'", 2, 3,
+         "mistyped-hook"),
+    case('rule R2 "x" {\n  opp ADD(a, b) = b + a\n  statement "s"\n  equation "(+ b a)"\n}\n',
+         "Did you mean op?", 2, 3, "mistyped-op-in-rule"),
+    # ---- limits: nothing a spec can write is an internal error
+    case("param Q = " + "[" * 150 + "]" * 150 + "\n", "nests more than 100 levels deep", 1, 111,
+         "nesting-brackets"),
+    case("param Q = " + "-" * 150 + "1\n", "nests more than 100 levels deep", 1, 111, "nesting-signs"),
+    case("param Q = " + "not " * 150 + "true\n", "nests more than 100 levels deep", 1, 411, "nesting-not"),
+    case("param Q = " + "1+" * 150 + "1\n", "nests more than 100 levels deep", 1, 212, "nesting-chain"),
+    case("param Q = " + "if true then 1 else " * 150 + "2\n", "nests more than 100 levels deep", 1, 2011,
+         "nesting-if-chain"),
+    # call chains nest without brackets that stay open: the parser's own depth check on the tree stops them
+    case("param Q = f" + "()" * 150 + "\n", "nests more than 100 levels deep", 1, 11, "nesting-call-chain"),
+    case('summary "a\\ud800"\n', "unknown escape '\\\\u' in a string", 1, 11, "unknown-escape"),
+    case("param Q = " + "9" * 5000 + "\n", "this integer literal is too large", 1, 11, "huge-int-literal"),
+    case("param Q = " + "2" * 78 + "\n", "this integer literal is too large", 1, 11, "int-literal-over-256-bits"),
+    case("param Q = " + "9" * 400 + ".5\n", "this number is too large", 1, 11, "huge-float-literal"),
+    case(task("T2", T_OK.replace("case   [1]", "case   [" + "7" * 4301 + "]")), "integer literal is too large",
+         4, 11, "huge-case-literal"),
+    case("budget {\n  rounds 99999999999999999999999\n}\n", "budget entry is too large", 2, 10,
+         "huge-budget-entry"),
+    case("budget {\n  rounds 100001\n}\n", "budget entry is too large (at most 100,000)", 2, 10,
+         "budget-entry-over-cap"),
+    case("budget {\n  unit_cost output 99999999999\n}\n", "unit cost is too large", 2, 20, "huge-unit-cost"),
+    case('summary "' + "x" * 300_000 + '"\n', "longer than 256,000 characters", 1, 9, "huge-string"),
 ]
 
 # Whole files: (text, fragment, absolute line, column)
 WHOLE = [
+    case('world "W" version ' + "9" * 5000 + "\n", "this version is too large", 1, 19, "huge-version"),
+    case('world "W" version 1000001\n', "version is too large (at most 1,000,000)", 1, 19, "version-over-cap"),
+    case('world "W" version 1\nseed ' + "9" * 5000 + "\n", "this seed is too large", 2, 6, "huge-seed"),
+    case('world "W" version 1\nseed 9223372036854775808\n', "seed is too large (at most 9,223,372,036,854,775,807)",
+         2, 6, "seed-over-cap"),
     case('world "W" version 1\nkind progam\nseed 1\n', "unknown world kind 'progam'", 2, 6,
          "unknown-world-kind"),
     case('kind program\nseed 1\n', "does not start with a world header", 1, 1, "no-world-header"),
@@ -224,7 +263,12 @@ WHOLE = [
 ]
 
 
-def _render_checks(err: SpecError, file: str, line: int, col: int, fragment: str) -> None:
+def _render_checks(err: SpecError, file: str, line: int, col: int, fragment: str, source: str = "") -> None:
+    """The first line locates the error; the quoted source line has a caret under the column.
+
+    A source line longer than SHOWN_LINE_CHARS is quoted as a window around the
+    column; the caret must still stand under the column's character.
+    """
     text = err.render()
     lines = text.splitlines()
     assert lines[0].startswith(f"{file}:{line}:{col}: "), text
@@ -232,18 +276,24 @@ def _render_checks(err: SpecError, file: str, line: int, col: int, fragment: str
     # the source line, then a caret under the column
     assert len(lines) >= 3, text
     assert lines[2].strip() == "^", text
-    assert lines[2].index("^") == 2 + col - 1, text
     assert lines[1].strip(), text
+    if len(source) <= SHOWN_LINE_CHARS:
+        assert lines[2].index("^") == 2 + col - 1, text
+        if source:
+            assert lines[1] == "  " + source
+    else:
+        assert len(lines[1]) <= 2 + SHOWN_LINE_CHARS + 6, text
+        assert lines[1][lines[2].index("^")] == source[col - 1], text
+        assert lines[1][2:].strip(".") in source
 
 
 @pytest.mark.parametrize("snippet,fragment,line,col", CASES)
 def test_diagnostic(snippet, fragment, line, col):
     with pytest.raises(SpecError) as info:
         compile_text(MINI + snippet)
-    err = info.value
-    _render_checks(err, FILE, MINI_LINES + line, col, fragment)
     # the quoted source line is the file's own line
-    assert err.render().splitlines()[1] == "  " + (MINI + snippet).splitlines()[MINI_LINES + line - 1]
+    _render_checks(info.value, FILE, MINI_LINES + line, col, fragment,
+                   (MINI + snippet).splitlines()[MINI_LINES + line - 1])
 
 
 @pytest.mark.parametrize("text,fragment,line,col", WHOLE)
@@ -258,7 +308,6 @@ def test_whole_file_diagnostic(text, fragment, line, col):
 
 
 def test_unsupported_world_kind():
-    from worldspec.compiler.build import RESERVED
     text = f'world "W" version 1\nkind {RESERVED[0]}\nseed 1\n'
     with pytest.raises(SpecError) as info:
         compile_text(text)
@@ -339,7 +388,7 @@ def test_non_utf8_file(tmp_path):
     p.write_bytes('world "Caf\xe9" version 1\n'.encode("latin-1"))
     with pytest.raises(SpecError) as info:
         load_spec(str(p))
-    assert info.value.render().startswith(f"{p}:1:1: ") and "not UTF-8" in info.value.render()
+    assert info.value.render().startswith(f"{p}:1:11: ") and "not UTF-8 text (byte 0xe9)" in info.value.render()
 
 
 def test_render_is_str_and_hint_is_last_line():
@@ -423,7 +472,6 @@ def test_debug_env_is_not_needed_for_messages(monkeypatch, tmp_path):
 
 def test_field_words_serve_as_kind_specific_keys():
     # a kind's own items may be named like task fields, even right after an expression
-    from worldspec.parser import parse_spec
     spec = parse_spec('world "W" version 1\nkind blackbox\nhidden f(1)\ninput xs, 3\ntolerance 0.5\n'
                       'opponent grim "n" { input 1 case 2 }\n', "w.world")
     assert [g.key for g in spec.generic] == ["hidden", "input", "tolerance", "opponent"]

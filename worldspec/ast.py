@@ -188,10 +188,6 @@ class GenericItem:
     span: Span = attrs.field(eq=False)
 
 
-def fields_of(fields, key: str) -> list[Field]:
-    return [f for f in fields if f.key == key]
-
-
 @attrs.frozen
 class RuleDecl:
     id: str

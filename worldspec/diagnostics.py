@@ -7,22 +7,43 @@ that any later pass can point into the text.
 from __future__ import annotations
 
 import difflib
+import re
 
 from worldspec.ast import Span
 
+SHOWN_LINE_CHARS = 160  # a longer source line is quoted around the column
 _SOURCES: dict[str, str] = {}
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def remember_source(file: str, text: str) -> None:
+    """Keep a file's text so that diagnostics can quote it."""
     _SOURCES[file] = text
 
 
 def source_line(file: str, line: int) -> str:
-    lines = _SOURCES.get(file, "").splitlines()
-    return lines[line - 1] if 0 < line <= len(lines) else ""
+    """Line `line` (1-based) of a remembered source, counted by newlines as Lark counts them."""
+    lines = _SOURCES.get(file, "").split("\n")
+    return lines[line - 1].removesuffix("\r") if 0 < line <= len(lines) else ""
+
+
+def shown_line(text: str, col: int) -> tuple[str, int]:
+    """A source line as a diagnostic quotes it, and the caret's column in it.
+
+    Long lines are cut to a window around the column, and control characters
+    (a spec could carry terminal escapes) are shown as '?', one for one so the
+    caret stays under its column.
+    """
+    if len(text) > SHOWN_LINE_CHARS:
+        start = max(0, min(col - 1 - SHOWN_LINE_CHARS // 2, len(text) - SHOWN_LINE_CHARS))
+        cut = text[start:start + SHOWN_LINE_CHARS]
+        text = ("..." if start else "") + cut + ("..." if start + SHOWN_LINE_CHARS < len(text) else "")
+        col = col - start + (3 if start else 0)
+    return _CONTROL.sub("?", text), col
 
 
 def did_you_mean(name: str, candidates) -> str:
+    """' Did you mean X?' for the candidate closest to name, or ''."""
     close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     return f" Did you mean {close[0]}?" if close else ""
 
@@ -39,13 +60,14 @@ class SpecError(Exception):
     def render(self) -> str:
         s = self.span
         out = [f"{s.file}:{s.line}:{s.col}: error: {self.message}"]
-        text = source_line(s.file, s.line)
+        text, col = shown_line(source_line(s.file, s.line), s.col)
         if text:
             out.append(f"  {text}")
-            out.append("  " + " " * max(s.col - 1, 0) + "^")
+            out.append("  " + " " * max(col - 1, 0) + "^")
         if self.hint:
             out.append(f"  {self.hint}")
-        return "\n".join(out)
+        # a lone surrogate (from a spec string or a value) must not make printing fail
+        return "\n".join(out).encode("utf-8", "backslashreplace").decode("utf-8")
 
     def __str__(self) -> str:
         return self.render()

@@ -1,18 +1,40 @@
-"""Parse .world text into the Spec AST (syntax only; meaning is checked later)."""
+"""Parse .world text into the Spec AST (syntax only; meaning is checked later).
+
+Untrusted text passes three gates before it becomes AST: files are read by
+worldspec.sources (regular files inside the world's folder, size-capped,
+UTF-8), text is scanned by worldspec.scan (nesting, string and token limits),
+and the tree is transformed without recursion, checking its depth and the size
+of every number, so that any spec ends in an AST or a located SpecError.
+"""
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 import textwrap
 
-from lark import Lark, Token, Transformer, Tree, v_args
+from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from worldspec import ast
-from worldspec.diagnostics import SpecError, remember_source
+from worldspec.diagnostics import SpecError, did_you_mean, remember_source
+from worldspec.scan import MAX_NESTING, MAX_TOKENS, NESTING_HINT, NESTING_MESSAGE, Head, scan
+from worldspec.sources import MAX_SOURCE_BYTES, folder_of, is_inside, read_source
+from worldspec.values import MAX_INT_BITS
 
 MAX_INCLUDE_DEPTH = 8
+MAX_NUMBER_CHARS = 100  # a 256-bit integer has 78 digits
+MAX_SEED = 2**63 - 1
+MAX_VERSION = 1_000_000
+MAX_BUDGET = 100_000  # any budget entry: rounds, calls, units, characters
+
+# Words that open a section (at the top level) or a line inside a block: a
+# syntax error under a word close to one of these is blamed on that word.
+SECTION_WORDS = ("world", "kind", "seed", "summary", "include", "param", "def", "syntax", "base", "rule",
+                 "herring", "manual", "example", "task", "budget")
+BLOCK_WORDS = ("op", "hook", "statement", "equation", "program", "prompt", "input", "case", "expect",
+               "solution", "naive", "function", "predict", "tolerance", "unit_cost")
 
 # Terminal names as a world author would say them.
 _TERMINAL_WORDS = {
@@ -22,17 +44,15 @@ _TERMINAL_WORDS = {
     "COLON": "':'", "LABEL": "a label", "OPKIND": "'op' or 'hook'", "$END": "the end of the file",
 }
 
+# Tree nodes that become one level of a meta-language expression.
+_NESTING_RULES = frozenset({"list_lit", "map_lit", "call", "binop", "compare", "neg", "not_", "and_", "or_",
+                            "if_", "let_", "lambda_"})
+
 
 @functools.cache
 def _parser() -> Lark:
     return Lark.open("spec.lark", rel_to=__file__, parser="lalr", propagate_positions=True,
-                     maybe_placeholders=True)
-
-
-@functools.cache
-def _expr_parser() -> Lark:
-    return Lark.open("spec.lark", rel_to=__file__, parser="lalr", propagate_positions=True,
-                     maybe_placeholders=True, start="expr")
+                     maybe_placeholders=True, strict=True, start=["start", "expr"])
 
 
 def _span(file: str, meta_or_token) -> ast.Span:
@@ -45,6 +65,7 @@ def _span(file: str, meta_or_token) -> ast.Span:
 
 
 def unquote(tok: str) -> str:
+    """A string token's value: escapes replaced; a triple-quoted block dedented."""
     if tok.startswith('"""'):
         body = tok[3:-3]
         if body.startswith("\n"):
@@ -57,47 +78,105 @@ _ESCAPE = re.compile(r"\\(.)")
 _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
 
 
-@v_args(meta=True)
-class _ToAst(Transformer):
-    """Lark tree -> AST nodes; sections come out as tagged tuples."""
+def _bound_hint(what: str, limit: int) -> str:
+    if limit:
+        return f"A {what} is at most {limit:,}."
+    return f"Integers in a spec fit in {MAX_INT_BITS} bits (values beyond that are an error when a world runs)."
+
+
+class _ToAst:
+    """Lark tree -> AST nodes; sections come out as tagged tuples.
+
+    Each public method is named for a grammar rule and takes a node's meta and
+    its transformed children, like a lark Transformer with meta (helpers start
+    with `_`, which no rule name in a tree can). `transform` walks the tree with
+    its own stack, so a tree of any depth is checked against MAX_NESTING
+    instead of overflowing Python's.
+    """
 
     def __init__(self, file: str):
-        super().__init__()
-        self.file = file
+        self._file = file
 
-    def sp(self, meta) -> ast.Span:
-        return _span(self.file, meta)
+    def transform(self, root: Tree):
+        """The AST of a parse tree; a SpecError where an expression nests too deeply."""
+        # frame: [tree, its children still to visit, transformed children, deepest child]
+        frames = [[root, iter(root.children), [], 0]]
+        while True:
+            tree, todo, done, _ = frame = frames[-1]
+            for child in todo:
+                if isinstance(child, Tree):
+                    frames.append([child, iter(child.children), [], 0])
+                    break
+                done.append(child)
+            else:
+                frames.pop()
+                depth = frame[3] + (tree.data in _NESTING_RULES)
+                if depth > MAX_NESTING:
+                    raise SpecError(self._sp(tree.meta), NESTING_MESSAGE, NESTING_HINT)
+                method = getattr(self, tree.data, None)
+                value = method(tree.meta, done) if method else Tree(tree.data, done, tree.meta)
+                if not frames:
+                    return value
+                parent = frames[-1]
+                parent[2].append(value)
+                parent[3] = max(parent[3], depth)
+
+    def _sp(self, meta) -> ast.Span:
+        return _span(self._file, meta)
+
+    def _number(self, tok: Token, what: str = "integer literal", limit: int = 0) -> int | float:
+        """An INT or FLOAT token's value, refused with a located message when it is too large."""
+        text, at = str(tok), _span(self._file, tok)
+        if tok.type == "FLOAT":
+            value = float(text)  # linear in the digits, unlike int() (which Python caps at 4,300)
+            if not math.isfinite(value):
+                raise SpecError(at, "this number is too large", "Numbers in a spec are at most about 1e308.")
+            return value
+        if len(text.lstrip("0")) > MAX_NUMBER_CHARS:
+            raise SpecError(at, f"this {what} is too large", _bound_hint(what, limit))
+        value = int(text)
+        if limit and value > limit:
+            raise SpecError(at, f"this {what} is too large (at most {limit:,})", _bound_hint(what, limit))
+        if value >> MAX_INT_BITS:
+            raise SpecError(at, f"this {what} is too large", _bound_hint(what, limit))
+        return value
 
     # strings and tokens
     def string(self, meta, c):
-        return unquote(str(c[0]))
+        tok = c[0]
+        if tok.type == "STRING":
+            unknown = next((m for m in _ESCAPE.finditer(tok) if m.group(1) not in _ESCAPES), None)
+            if unknown:  # "\ud800" would silently read as "ud800"
+                raise SpecError(ast.Span(self._file, tok.line, tok.column + unknown.start()),
+                                f"unknown escape {unknown.group()!r} in a string",
+                                'Strings know the escapes \\n, \\t, \\" and \\\\ (a backslash).')
+        return unquote(str(tok))
 
     def int_lit(self, meta, c):
-        return ast.Const(int(c[0]), span=self.sp(meta))
+        return ast.Const(self._number(c[0]), span=self._sp(meta))
 
-    def float_lit(self, meta, c):
-        return ast.Const(float(c[0]), span=self.sp(meta))
+    float_lit = int_lit
 
     def str_lit(self, meta, c):
-        return ast.Const(c[0], span=self.sp(meta))
+        return ast.Const(c[0], span=self._sp(meta))
 
     def true_lit(self, meta, c):
-        return ast.Const(True, span=self.sp(meta))
+        return ast.Const(True, span=self._sp(meta))
 
     def false_lit(self, meta, c):
-        return ast.Const(False, span=self.sp(meta))
+        return ast.Const(False, span=self._sp(meta))
 
     def none_lit(self, meta, c):
-        return ast.Const(None, span=self.sp(meta))
+        return ast.Const(None, span=self._sp(meta))
 
     def var(self, meta, c):
-        return ast.Var(str(c[0]), span=_span(self.file, c[0]))
+        return ast.Var(str(c[0]), span=_span(self._file, c[0]))
 
     def list_lit(self, meta, c):
-        return ast.ListExpr(tuple(c[0] or ()), span=self.sp(meta))
+        return ast.ListExpr(tuple(c[0] or ()), span=self._sp(meta))
 
     def map_lit(self, meta, c):
-        return ast.MapExpr(tuple(c[0] or ()), span=self.sp(meta))
+        return ast.MapExpr(tuple(c[0] or ()), span=self._sp(meta))
 
     def pairs(self, meta, c):
         return list(c)
@@ -112,36 +191,36 @@ class _ToAst(Transformer):
         return [str(t) for t in c]
 
     def call(self, meta, c):
-        return ast.Call(c[0], tuple(c[1] or ()), span=self.sp(meta))
+        return ast.Call(c[0], tuple(c[1] or ()), span=self._sp(meta))
 
     def binop(self, meta, c):
-        return ast.BinOp(str(c[1]), c[0], c[2], span=_span(self.file, c[1]))
+        return ast.BinOp(str(c[1]), c[0], c[2], span=_span(self._file, c[1]))
 
     def compare(self, meta, c):
-        return ast.BinOp(str(c[1]), c[0], c[2], span=_span(self.file, c[1]))
+        return ast.BinOp(str(c[1]), c[0], c[2], span=_span(self._file, c[1]))
 
     def neg(self, meta, c):
         if isinstance(c[0], ast.Const) and type(c[0].value) in (int, float):
-            return ast.Const(-c[0].value, span=self.sp(meta))
-        return ast.Neg(c[0], span=self.sp(meta))
+            return ast.Const(-c[0].value, span=self._sp(meta))
+        return ast.Neg(c[0], span=self._sp(meta))
 
     def not_(self, meta, c):
-        return ast.Not(c[0], span=self.sp(meta))
+        return ast.Not(c[0], span=self._sp(meta))
 
     def and_(self, meta, c):
-        return ast.And(c[0], c[1], span=self.sp(meta))
+        return ast.And(c[0], c[1], span=self._sp(meta))
 
     def or_(self, meta, c):
-        return ast.Or(c[0], c[1], span=self.sp(meta))
+        return ast.Or(c[0], c[1], span=self._sp(meta))
 
     def if_(self, meta, c):
-        return ast.If(c[0], c[1], c[2], span=self.sp(meta))
+        return ast.If(c[0], c[1], c[2], span=self._sp(meta))
 
     def let_(self, meta, c):
-        return ast.Let(str(c[0]), c[1], c[2], span=self.sp(meta))
+        return ast.Let(str(c[0]), c[1], c[2], span=self._sp(meta))
 
     def lambda_(self, meta, c):
-        return ast.Lambda(tuple(c[0] or ()), c[1], span=self.sp(meta))
+        return ast.Lambda(tuple(c[0] or ()), c[1], span=self._sp(meta))
 
     # types and parameters
     def type(self, meta, c):
@@ -159,19 +238,19 @@ class _ToAst(Transformer):
 
     # sections
     def header_world(self, meta, c):
-        return ("world", (c[0], int(c[1])), self.sp(meta))
+        return ("world", (c[0], self._number(c[1], "version", MAX_VERSION)), self._sp(meta))
 
     def header_kind(self, meta, c):
-        return ("kind", str(c[0]), _span(self.file, c[0]))
+        return ("kind", str(c[0]), _span(self._file, c[0]))
 
     def header_seed(self, meta, c):
-        return ("seed", int(c[0]), self.sp(meta))
+        return ("seed", self._number(c[0], "seed", MAX_SEED), self._sp(meta))
 
     def header_summary(self, meta, c):
-        return ("summary", c[0], self.sp(meta))
+        return ("summary", c[0], self._sp(meta))
 
     def include(self, meta, c):
-        return ("include", c[0], self.sp(meta))
+        return ("include", c[0], self._sp(meta))
 
     def pick_range(self, meta, c):
         return ("range", (c[0], c[1]), c[2])
@@ -184,32 +263,32 @@ class _ToAst(Transformer):
 
     def param(self, meta, c):
         kind, args, default = c[1]
-        return ("param", ast.ParamDecl(str(c[0]), kind, args, default, self.sp(meta)), self.sp(meta))
+        return ("param", ast.ParamDecl(str(c[0]), kind, args, default, self._sp(meta)), self._sp(meta))
 
     def def_(self, meta, c):
-        return ("def", ast.Def(str(c[0]), tuple(c[1] or ()), c[2], self.sp(meta)), self.sp(meta))
+        return ("def", ast.Def(str(c[0]), tuple(c[1] or ()), c[2], self._sp(meta)), self._sp(meta))
 
     def syntax_key(self, meta, c):
         return str(c[0])
 
     def syntax_entry(self, meta, c):
-        return ast.SyntaxEntry(str(c[0]), str(c[1]), self.sp(meta))
+        return ast.SyntaxEntry(str(c[0]), str(c[1]), self._sp(meta))
 
     def syntax(self, meta, c):
-        return ("syntax", tuple(c), self.sp(meta))
+        return ("syntax", tuple(c), self._sp(meta))
 
     def base_line(self, meta, c):
         kind, name, params, ret, body, doc = c
         return ast.Definition(str(kind), str(name), params or (), ret or ast.ANY, body, doc,
-                              _span(self.file, name))
+                              _span(self._file, name))
 
     def base(self, meta, c):
-        return ("base", tuple(c), self.sp(meta))
+        return ("base", tuple(c), self._sp(meta))
 
     def override(self, meta, c):
         kind, name, params, ret, body = c
         return ast.Definition(str(kind), str(name), params or (), ret or ast.ANY, body, "",
-                              _span(self.file, name))
+                              _span(self._file, name))
 
     def statement(self, meta, c):
         return ("statement", c[0])
@@ -222,10 +301,10 @@ class _ToAst(Transformer):
         fields = dict(x for x in rest if isinstance(x, tuple))
         extra = tuple(x for x in rest if isinstance(x, ast.Field))
         return ("rule", ast.RuleDecl(str(c[0]), c[1], c[2], fields.get("statement", ""),
-                                     fields.get("equation", ""), _span(self.file, c[0]), extra), self.sp(meta))
+                                     fields.get("equation", ""), _span(self._file, c[0]), extra), self._sp(meta))
 
     def gfield(self, meta, c):
-        return ast.Field(str(c[0]), tuple(c[1]), _span(self.file, c[0]))
+        return ast.Field(str(c[0]), tuple(c[1]), _span(self._file, c[0]))
 
     bfield = gfield
 
@@ -233,23 +312,23 @@ class _ToAst(Transformer):
         return c[0]  # the token itself: its position locates the item
 
     def generic_item(self, meta, c):
-        item = ast.GenericItem(str(c[0]), "", "", tuple(c[1]), (), _span(self.file, c[0]))
-        return ("generic", item, self.sp(meta))
+        item = ast.GenericItem(str(c[0]), "", "", tuple(c[1]), (), _span(self._file, c[0]))
+        return ("generic", item, self._sp(meta))
 
     def generic_block(self, meta, c):
         key, name, note, *fields = c
-        item = ast.GenericItem(str(key), str(name), note or "", (), tuple(fields), _span(self.file, key))
-        return ("generic", item, self.sp(meta))
+        item = ast.GenericItem(str(key), str(name), note or "", (), tuple(fields), _span(self._file, key))
+        return ("generic", item, self._sp(meta))
 
     def example_program(self, meta, c):
-        return ("program", c[0], self.sp(meta))
+        return ("program", c[0], self._sp(meta))
 
     def herring(self, meta, c):
-        return ("herring", ast.HerringDecl(str(c[0]), str(c[1]), c[2], _span(self.file, c[0])),
-                self.sp(meta))
+        return ("herring", ast.HerringDecl(str(c[0]), str(c[1]), c[2], _span(self._file, c[0])),
+                self._sp(meta))
 
     def manual(self, meta, c):
-        return ("manual", c[0], self.sp(meta))
+        return ("manual", c[0], self._sp(meta))
 
     def opkind(self, meta, c):
         return str(c[0])
@@ -266,8 +345,8 @@ class _ToAst(Transformer):
         program = next((x for x in c[1:] if isinstance(x, tuple) and len(x) == 3 and x[0] == "program"),
                        ("program", "", None))
         extra = tuple(x for x in c[1:] if isinstance(x, ast.Field))
-        return ("example", ast.ExampleDecl(str(c[0]), labels, prompt, program[1], _span(self.file, c[0]), extra,
-                                           program[2] or _span(self.file, c[0])), self.sp(meta))
+        return ("example", ast.ExampleDecl(str(c[0]), labels, prompt, program[1], _span(self._file, c[0]), extra,
+                                           program[2] or _span(self._file, c[0])), self._sp(meta))
 
     def task(self, meta, c):
         tid = str(c[0])
@@ -287,13 +366,13 @@ class _ToAst(Transformer):
             cases=tuple(data["cases"]), expect=data.get("expect"), solution=data.get("solution", ""),
             naive=data.get("naive", ""), function=data.get("function", ""),
             predict="predict" in data, program=data.get("program", ""),
-            tolerance=data.get("tolerance", 0.0), span=_span(self.file, c[0]),
+            tolerance=data.get("tolerance", 0.0), span=_span(self._file, c[0]),
             field_spans=tuple(spans), extra=extra)
-        return ("task", decl, self.sp(meta))
+        return ("task", decl, self._sp(meta))
 
     def _field(key):  # noqa: N805 - a small factory for the task fields
         def f(self, meta, c):
-            return (key, c[0] if c else True, self.sp(meta))
+            return (key, c[0] if c else True, self._sp(meta))
         return f
 
     prompt = _field("prompt")
@@ -304,28 +383,32 @@ class _ToAst(Transformer):
     predict = _field("predict")
 
     def function(self, meta, c):
-        return ("function", str(c[0]), self.sp(meta))
+        return ("function", str(c[0]), self._sp(meta))
 
     def tolerance(self, meta, c):
-        return ("tolerance", float(c[0].value), self.sp(meta))
+        return ("tolerance", float(c[0].value), self._sp(meta))
 
     def inputs(self, meta, c):
-        return ("inputs", tuple(c), self.sp(meta))
+        return ("inputs", tuple(c), self._sp(meta))
 
     def case(self, meta, c):
-        return ("case", tuple(c), self.sp(meta))
+        return ("case", tuple(c), self._sp(meta))
 
     def budget_value(self, meta, c):
-        return ("value", str(c[0]), int(c[1]), _span(self.file, c[0]))
+        return ("value", str(c[0]), self._number(c[1], "budget entry", MAX_BUDGET), _span(self._file, c[0]))
 
     def budget_cost(self, meta, c):
-        return ("cost", str(c[0]), int(c[1]), _span(self.file, c[0]))
+        return ("cost", str(c[0]), self._number(c[1], "unit cost", MAX_BUDGET), _span(self._file, c[0]))
 
     def budget(self, meta, c):
-        return ("budget", tuple(c), self.sp(meta))
+        return ("budget", tuple(c), self._sp(meta))
 
 
-def _syntax_error(file: str, text: str, err: UnexpectedInput) -> SpecError:
+def _syntax_error(file: str, text: str, err: UnexpectedInput, heads: list[Head]) -> SpecError:
+    offset = getattr(err, "pos_in_stream", None)
+    blamed = _blame_keyword(file, heads, len(text) if offset is None else offset)
+    if blamed:
+        return blamed
     line, col = getattr(err, "line", 0) or 0, getattr(err, "column", 0) or 0
     if isinstance(err, UnexpectedCharacters):
         ch = text[err.pos_in_stream] if 0 <= err.pos_in_stream < len(text) else "?"
@@ -334,7 +417,7 @@ def _syntax_error(file: str, text: str, err: UnexpectedInput) -> SpecError:
         if ch == "'":
             hint = "Strings are written in double quotes."
     elif isinstance(err, UnexpectedEOF):
-        lines = text.splitlines() or [""]
+        lines = text.rstrip("\n").split("\n")  # lines as Lark counts them: by "\n" only
         line, col = len(lines), len(lines[-1]) + 1
         msg = "the file ends in the middle of a section"
         hint = "Close every '{', '(' and '[' and finish the last line."
@@ -353,55 +436,101 @@ def _syntax_error(file: str, text: str, err: UnexpectedInput) -> SpecError:
     return SpecError(ast.Span(file, line, col), msg, hint)
 
 
-def parse_tree(text: str, file: str) -> Tree:
-    remember_source(file, text)
-    try:
-        return _parser().parse(text)
-    except UnexpectedInput as err:
-        raise _syntax_error(file, text, err) from None
+@functools.cache
+def _keywords() -> frozenset[str]:
+    """Every word the grammar spells literally (section, field and meta-language keywords)."""
+    return frozenset(t.pattern.value for t in _parser().terminals
+                     if t.pattern.type == "str" and t.pattern.value.isidentifier())
+
+
+def _blame_keyword(file: str, heads: list[Head], offset: int) -> SpecError | None:
+    """A syntax error under a mistyped section or block keyword, reported at that word.
+
+    The candidates are the words opening the error's line and then the lines
+    of each enclosing block, innermost first: in `rulle R1 "t" {` + `op X(a) =
+    a`, Lark stops at the `=` on the second line, but the mistake is `rulle`.
+    """
+    deepest = None  # the bracket depth the next enclosing head must stand at or above
+    for head in reversed(heads):
+        if head.offset > offset or (deepest is not None and head.depth > deepest):
+            continue
+        words = SECTION_WORDS if head.depth == 0 else BLOCK_WORDS
+        if head.word not in _keywords():
+            hint = did_you_mean(head.word, words).strip()
+            if hint:
+                what = "section" if head.depth == 0 else "keyword"
+                return SpecError(ast.Span(file, head.line, head.col), f"unknown {what} {head.word!r}", hint)
+        if head.depth == 0:
+            return None
+        deepest = head.depth - 1
+    return None
+
+
+class _Reader:
+    """Parses one spec and its includes under one shared allowance of characters and tokens.
+
+    Includes must stay inside `root`, the folder tree of the top-level file (None:
+    no includes, as for a lone expression).
+    """
+
+    def __init__(self, root: str | None):
+        self.root = root
+        self.chars = MAX_SOURCE_BYTES
+        self.tokens = MAX_TOKENS
+
+    def tree(self, text: str, file: str, at: ast.Span, start: str = "start") -> Tree:
+        """The parse tree of text, charged to the allowance; `at` is blamed when the allowance runs out."""
+        if len(text) > self.chars:
+            raise SpecError(at, f"the spec (with its includes) is larger than {MAX_SOURCE_BYTES:,} characters",
+                            "A .world file is a few hundred kB at most.")
+        self.chars -= len(text)
+        remember_source(file, text)
+        heads, count = scan(text, file, self.tokens)
+        self.tokens -= count
+        try:
+            return _parser().parse(text, start=start)
+        except UnexpectedInput as err:
+            raise _syntax_error(file, text, err, heads if start == "start" else []) from None
+
+    def items(self, text: str, file: str, at: ast.Span, depth: int = 0) -> list[tuple]:
+        """A file's tagged section tuples, its includes' sections in their place."""
+        out: list[tuple] = []
+        for item in _ToAst(file).transform(self.tree(text, file, at)).children:
+            if item[0] != "include":
+                out.append(item)
+                continue
+            path, span = self.include_path(item[1], file, item[2], depth), item[2]
+            sub = read_source(path, span, f"included file {item[1]!r}",
+                              "Include paths are relative to the including file.")
+            for sub_item in self.items(sub, path, span, depth + 1):
+                if sub_item[0] not in ("world", "kind", "seed", "summary"):
+                    out.append(sub_item)  # an included file's header describes itself, not the includer
+        return out
+
+    def include_path(self, rel: str, file: str, span: ast.Span, depth: int) -> str:
+        """Where `include rel` in file leads; a SpecError unless that is a .world path inside the root."""
+        if depth >= MAX_INCLUDE_DEPTH:
+            raise SpecError(span, "includes nest too deeply", "An include probably includes itself.")
+        if os.path.isabs(rel) or not rel.endswith(".world"):
+            raise SpecError(span, f"cannot include {rel!r}",
+                            "Include another .world file by a path relative to this one.")
+        path = os.path.join(os.path.dirname(file), rel)
+        # diagnostics quote the files they point into: a file outside the world's folder is never read
+        if self.root is None or not is_inside(self.root, path):
+            raise SpecError(span, f"cannot include {rel!r}: it lies outside the world's folder",
+                            "A world includes .world files in its own folder or below it; "
+                            "symbolic links may not lead out.")
+        return path
 
 
 def parse_expr(text: str, file: str = "<expr>") -> ast.Expr:
     """Parse one meta-language expression (tests, the REPL, equations' helpers)."""
-    remember_source(file, text)
-    try:
-        tree = _expr_parser().parse(text)
-    except UnexpectedInput as err:
-        raise _syntax_error(file, text, err) from None
-    return _ToAst(file).transform(tree)
-
-
-def parse_items(text: str, file: str, depth: int = 0) -> list[tuple]:
-    """Parse a file into tagged section tuples, following includes."""
-    items = _ToAst(file).transform(parse_tree(text, file)).children
-    out: list[tuple] = []
-    for item in items:
-        if item[0] == "include":
-            if depth >= MAX_INCLUDE_DEPTH:
-                raise SpecError(item[2], "includes nest too deeply", "An include probably includes itself.")
-            if os.path.isabs(item[1]) or not item[1].endswith(".world"):
-                # a stranger's spec must not be able to show us other files through diagnostics
-                raise SpecError(item[2], f"cannot include {item[1]!r}",
-                                "Include another .world file by a path relative to this one.")
-            path = os.path.join(os.path.dirname(file), item[1])
-            try:
-                with open(path, encoding="utf-8") as f:
-                    sub = f.read()
-            except OSError as e:
-                raise SpecError(item[2], f"cannot read included file {item[1]!r}: {e.strerror}",
-                                "Include paths are relative to the including file.") from None
-            for sub_item in parse_items(sub, path, depth + 1):
-                if sub_item[0] in ("world", "kind", "seed", "summary"):
-                    continue  # an included file's header describes itself, not the includer
-                out.append(sub_item)
-        else:
-            out.append(item)
-    return out
+    return _ToAst(file).transform(_Reader(None).tree(text, file, ast.Span(file, 1, 1), start="expr"))
 
 
 def parse_spec(text: str, file: str = "<spec>") -> ast.Spec:
-    """Parse a whole .world text into a Spec (includes resolved relative to file)."""
-    items = parse_items(text, file)
+    """Parse a whole .world text into a Spec (includes resolved relative to file, inside its folder)."""
+    items = _Reader(folder_of(file)).items(text, file, ast.Span(file, 1, 1))
     head: dict = {}
     groups: dict[str, list] = {k: [] for k in ("param", "def", "syntax", "base", "rule", "herring",
                                                "manual", "example", "task", "budget", "generic")}
@@ -436,10 +565,5 @@ def parse_spec(text: str, file: str = "<spec>") -> ast.Spec:
 
 
 def load_spec(path: str) -> ast.Spec:
-    """Read and parse a .world file."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except UnicodeDecodeError:
-        raise SpecError(ast.Span(path, 1, 1), "the file is not UTF-8 text", "Save the spec as UTF-8.") from None
-    return parse_spec(text, path)
+    """Read and parse a .world file (a regular UTF-8 file of at most MAX_SOURCE_BYTES)."""
+    return parse_spec(read_source(path, ast.Span(path, 1, 1), path), path)
