@@ -223,8 +223,6 @@ def test_hostile_spec_is_a_located_diagnostic(tmp_path, snippet, fragment, line,
     assert max(len(x) for x in r.output.splitlines()) < 400  # a diagnostic quotes a window, not a 2 MB line
 
 
-@pytest.mark.xfail(strict=True, reason="chr() makes a lone surrogate and `check` prints it to stdout (exit 3): "
-                   "a fix belongs in worldspec/builtins.py (chr) or the compiler's interpolation, not the parser")
 def test_surrogate_computed_into_a_summary_is_not_an_internal_error(tmp_path):
     path = tmp_path / "sur.world"
     path.write_text(HEAD + 'param P = chr(55296)\nsummary "x{P}y"\n')
