@@ -167,21 +167,27 @@ MANUAL = {
     ],
     "T10": [
         P("""
-            SET s AS 0
-            SET i AS 0
-            SWEEP x IN xs:
-                UPON TWIN(REMNANT(i, 2), 0):
-                    SET s AS FUSE(s, x)
-                SET i AS FUSE(i, 1)
-            EMIT(s)
+            SET out AS STRAND()
+            SWEEP w IN SCATTER(s, " "):
+                SET out AS GRAFT(out, PLUCK(w, 0))
+            EMIT(STITCH(out, ""))
         """),
         P("""
-            SET s AS 0
-            SET i AS 0
-            PERSIST TRAILS(i, GAUGE(xs)):
-                SET s AS FUSE(s, PLUCK(xs, i))
-                SET i AS FUSE(i, 2)
-            EMIT(s)
+            SET out AS STRAND()
+            SWEEP w IN SCATTER(s, " "):
+                SWEEP c IN w:
+                    SET out AS AMASS(out, STRAND(c))
+                    CEASE
+            EMIT(STITCH(out, ""))
+        """),
+        P("""
+            SET out AS ""
+            SET start AS YES
+            SWEEP c IN s:
+                UPON start:
+                    SET out AS STITCH(STRAND(out, c), "")
+                SET start AS TWIN(c, " ")
+            EMIT(out)
         """),
     ],
     "T11": [
