@@ -44,6 +44,26 @@ def P(text: str) -> str:
     return dedent(text).strip("\n") + "\n"
 
 
+# Helpers that several manual-trusting programs share.
+RECURSIVE_OR = P("""
+    CRAFT bor(a, b):
+        UPON BOTH(TWIN(a, 0), TWIN(b, 0)):
+            DELIVER 0
+        SET low AS 0
+        UPON EITHER(TWIN(REMNANT(a, 2), 1), TWIN(REMNANT(b, 2), 1)):
+            SET low AS 1
+        DELIVER FUSE(SHATTER(bor(PARCEL(a, 2), PARCEL(b, 2)), 2), low)
+""")
+FIRST_AND_LAST = P("""
+    SET first AS VOID
+    SET last AS VOID
+    SWEEP x IN xs:
+        UPON TWIN(first, VOID):
+            SET first AS x
+        SET last AS x
+""")
+
+
 MANUAL = {
     "T01": [
         'EMIT(PLUCK(xs, SEVER(1, 1)))',
@@ -104,13 +124,7 @@ MANUAL = {
     "T06": [
         'EMIT(NEGATE(TRAILS(PLUCK(xs, 0), PLUCK(xs, SEVER(GAUGE(xs), 1)))))',
         'EMIT(NEGATE(TRAILS(PLUCK(xs, 0), PLUCK(MIRROR(xs), 0))))',
-        P("""
-            SET first AS VOID
-            SET last AS VOID
-            SWEEP x IN xs:
-                UPON TWIN(first, VOID):
-                    SET first AS x
-                SET last AS x
+        FIRST_AND_LAST + P("""
             EMIT(NEGATE(TRAILS(first, last)))
         """),
     ],
@@ -266,13 +280,7 @@ MANUAL = {
     "T15": [
         'EMIT(PLUCK(xs, 0), PLUCK(MIRROR(xs), 0))',
         'EMIT(STITCH(STRAND(VOICE(PLUCK(xs, 0)), VOICE(PLUCK(MIRROR(xs), 0))), " "))',
-        P("""
-            SET first AS VOID
-            SET last AS VOID
-            SWEEP x IN xs:
-                UPON TWIN(first, VOID):
-                    SET first AS x
-                SET last AS x
+        FIRST_AND_LAST + P("""
             EMIT(STITCH(STRAND(VOICE(first), VOICE(last)), " "))
         """),
     ],
@@ -484,13 +492,7 @@ MANUAL = {
             SET b AS TRAILS(0, PLUCK(xs, SEVER(GAUGE(xs), 1)))
             EMIT(NEGATE(TWIN(a, b)))
         """),
-        P("""
-            SET first AS VOID
-            SET last AS VOID
-            SWEEP x IN xs:
-                UPON TWIN(first, VOID):
-                    SET first AS x
-                SET last AS x
+        FIRST_AND_LAST + P("""
             EMIT(NEGATE(TWIN(TRAILS(0, first), TRAILS(0, last))))
         """),
     ],
@@ -676,14 +678,7 @@ MANUAL = {
         """),
     ],
     "T42": [
-        P("""
-            CRAFT bor(a, b):
-                UPON BOTH(TWIN(a, 0), TWIN(b, 0)):
-                    DELIVER 0
-                SET low AS 0
-                UPON EITHER(TWIN(REMNANT(a, 2), 1), TWIN(REMNANT(b, 2), 1)):
-                    SET low AS 1
-                DELIVER FUSE(SHATTER(bor(PARCEL(a, 2), PARCEL(b, 2)), 2), low)
+        RECURSIVE_OR + P("""
             SET acc AS 0
             SWEEP row IN xss:
                 SWEEP x IN row:
@@ -946,14 +941,7 @@ MANUAL = {
         """),
     ],
     "T61": [
-        P("""
-            CRAFT bor(a, b):
-                UPON BOTH(TWIN(a, 0), TWIN(b, 0)):
-                    DELIVER 0
-                SET low AS 0
-                UPON EITHER(TWIN(REMNANT(a, 2), 1), TWIN(REMNANT(b, 2), 1)):
-                    SET low AS 1
-                DELIVER FUSE(SHATTER(bor(PARCEL(a, 2), PARCEL(b, 2)), 2), low)
+        RECURSIVE_OR + P("""
             EMIT(bor(PLUCK(xs, 0), PLUCK(MIRROR(xs), 0)))
         """),
     ],
