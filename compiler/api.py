@@ -184,19 +184,9 @@ class World(Protocol):
     test samples with shots) or "pool" (a repeated game against an opponent pool).
     """
 
-    name: str
-    version: int
-    kind: str
-    seed: int
-    default_seed: int
-    summary: str
-    params: tuple
-    manual: str
-    examples: tuple
-    tasks: tuple
-    rules: tuple
-    herrings: tuple
-    budget: object
+    # The data members are WorldHeader's fields (name, version, kind, seed, ..., budget), declared once
+    # there: the protocol reads them from its annotations instead of repeating the list.
+    __annotations__ = dict(WorldHeader.__annotations__)
 
     @property
     def protocol(self) -> str: ...
