@@ -67,17 +67,19 @@ def note(args, i: int, what: str) -> str:
 
 
 def group_items(spec: ast.Spec, allowed: tuple[str, ...], blocks: tuple[str, ...] = ()) -> dict:
-    """Generic items by key; unknown keys and misplaced blocks are located errors."""
+    """Generic items by key; unknown keys and misplaced blocks are located errors.
+
+    A key in both `allowed` and `blocks` may be written either way (its list holds both forms)."""
     out: dict[str, list] = {k: [] for k in allowed + blocks}
     for g in spec.generic:
         if g.key not in out:
             raise SpecError(g.span, f"unknown item {g.key!r} in a {spec.kind} world",
                             did_you_mean(g.key, allowed + blocks).strip()
-                            or "Items: " + ", ".join(allowed + blocks) + ".")
+                            or "Items: " + ", ".join(dict.fromkeys(allowed + blocks)) + ".")
         if g.name and g.key not in blocks:
             raise SpecError(g.span, f"{g.key} is a one-line item, not a block",
                             f"Write: {g.key} VALUE")
-        if not g.name and g.key in blocks:
+        if not g.name and g.key in blocks and g.key not in allowed:
             raise SpecError(g.span, f"{g.key} is a block: {g.key} NAME \"title\" {{ ... }}", "")
         out[g.key].append(g)
     return out
