@@ -211,6 +211,17 @@ class BoxWorld(WorldHeader):
         return False
 
 
+class StatelessSession:
+    """A session of a world without memory: every probe is answered on its own (by `world.probe`)."""
+
+    def __init__(self, world):
+        self.world = world
+
+    def probe(self, text):
+        """The world's answer to one probe."""
+        return self.world.probe(text)
+
+
 def manual_opening(spec: ast.Spec, summary: str, params: dict) -> list[str]:
     """A box manual's first lines: its name, summary and the spec's own manual text."""
     out = [f"# {spec.name}", ""]
