@@ -56,6 +56,36 @@ def word(e: ast.Expr, what: str) -> str:
     raise SpecError(e.span, f"{what} must be a word or a string", f"For example: {what} easy")
 
 
+def chosen_word(e: ast.Expr, what: str, allowed, hint: str) -> str:
+    """A word that must be one of `allowed`; anything else is a located error naming the closest."""
+    w = word(e, what)
+    if w not in allowed:
+        raise SpecError(e.span, f"unknown {what} {w!r}", did_you_mean(w, allowed).strip() or hint)
+    return w
+
+
+def chosen_words(lines, what: str, allowed, hint: str) -> tuple[str, ...]:
+    """The words of every line of an item (`normalise spaces, case`), each one of `allowed`, without repeats."""
+    out: list[str] = []
+    for g in lines:
+        for a in g.args:
+            w = chosen_word(a, what, allowed, hint)
+            if w not in out:
+                out.append(w)
+    return tuple(out)
+
+
+def switch(items: dict, spec: ast.Spec, key: str, on: str, off: str) -> bool:
+    """A two-way item such as `rejection turn|free`: whether it says `on` (absent: `off`)."""
+    g = one(items, key, spec, required=False)
+    if g is None:
+        return False
+    hint = f"Write: {key} {on}, or {key} {off}."
+    if len(g.args) != 1:
+        raise SpecError(g.span, f"{key} takes one word: {on} or {off}", hint)
+    return chosen_word(g.args[0], key, (on, off), hint) == on
+
+
 def note(args, i: int, what: str) -> str:
     """The optional string argument i of an item ("" when absent)."""
     if len(args) <= i:
@@ -102,9 +132,7 @@ def family_and_difficulty(items: dict, spec: ast.Spec, required: bool = True) ->
     fam = one(items, "family", spec, required)
     family = word(fam.args[0], "family") if fam else ""
     dg = one(items, "difficulty", spec, required=required or bool(family))
-    difficulty = word(dg.args[0], "difficulty") if dg else ""
-    if dg is not None and difficulty not in DIFFICULTIES:
-        raise SpecError(dg.args[0].span, f"unknown difficulty {difficulty!r}", "Write easy or hard.")
+    difficulty = chosen_word(dg.args[0], "difficulty", DIFFICULTIES, "Write easy or hard.") if dg else ""
     return family, difficulty
 
 

@@ -146,9 +146,8 @@ def test_noise_comes_from_the_seed_and_lies_once_in_ten():
         s = w.session(w.task("goal1"), stream=k)
         streams.add(tuple(s.probe("7 vs 8").text for _ in range(10)))
     assert len(streams) > 1
-    other_seed = load_world(os.path.join(WORLDS, "lying-scale.world"), seed=99)
-    assert [other_seed.session(other_seed.task("goal1")).probe("7 vs 8").text for _ in range(30)] != outs \
-        or lies(other_seed, "goal1")[1] == [1, 1, 1]
+    other_outs, other_blocks = lies(load_world(os.path.join(WORLDS, "lying-scale.world"), seed=99), "goal1")
+    assert other_blocks == [1, 1, 1] and other_outs != outs  # another seed: lies elsewhere, still once in ten
 
 
 def test_noise_that_changes_nothing_is_a_problem():

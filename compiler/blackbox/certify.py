@@ -1,21 +1,27 @@
 """Certification of a black box: is it a sound benchmark item?
 
-* every test input is admitted (domains and predicate) and f computes its answer;
-* the predicate admits inputs: seeded draws from the domains find enough distinct
-  admitted inputs, and f is defined on them;
+* every test input is admitted (domains and predicate, a test's queries in order)
+  and f computes its answer;
+* the predicate admits inputs: seeded draws from the domains (and the sample
+  inputs) find enough distinct admitted inputs, and f is defined on them;
 * tests are not all answered alike;
 * every perturbed rule (a box with a flawed description) is observable on some
   admitted input and changes the answer of some test; herrings are unchanged;
 * simple hypotheses fail: each declared `hypothesis`, and on hard boxes each of
   the family's stock hypotheses (identity, sorting, Caesar shifts, constant
   outputs...), gets at least one test wrong;
-* interactive puzzles (goal boxes): the target is admitted, the candidates can
-  be enumerated, a consistent-guess solver pins the target down within the
-  box's turns, and on hard boxes the candidates cannot simply be tried in order.
+* a box with memory or noise: the memory (the noise) changes some output in a
+  session, and f hits no limit along it;
+* a box answered with a program: the reference program answers every test;
+* interactive puzzles (goal boxes): every target is admitted, a consistent-guess
+  solver pins each one down within the box's turns, and on hard boxes the
+  candidates cannot simply be tried in order. A target domain too large to
+  enumerate is checked by sampling, and the report states the confidence.
 
 The report has the keys of compiler/program/certify.py's report plus family,
-difficulty, admitted, hypotheses and notes. `cross_checks` compares the boxes of
-a folder (compiler/suite.py): no easy box answers a hard box of its family.
+difficulty, admitted, hypotheses, session, notes and warnings. `cross_checks`
+compares the boxes of a folder (compiler/suite.py): no easy box answers a hard
+box of its family.
 """
 from __future__ import annotations
 
@@ -182,8 +188,8 @@ def check_tests(w, problems: list[str]) -> None:
         d = w.answer_domain
         why = d.check(target) if d is not None else w.admits([target])
         if why:
-            problems.append(f"the target {w.format_answer(target)} is not {'an admitted input' if d is None else 'an answer'}"
-                            f": {why}")
+            what = "an admitted input" if d is None else "an answer"
+            problems.append(f"the target {w.format_answer(target)} is not {what}: {why}")
     asked = [c for c in w.tests if c.values]
     if len({(tuple(w.format(v) for v in c.given), w.format(c.values)) for c in asked}) != len(asked):
         problems.append("two tests send the same queries")

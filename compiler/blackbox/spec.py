@@ -5,11 +5,19 @@ Spec items (docs/oracle-worlds.md has the reference):
     family CII                              # CII CRI PSI ERI IPI (GSI boxes are `kind game`)
     difficulty easy                         # easy | hard
     domain xs, list(int(-9, 9), 1, 8)       # one line per input, in order
-    hidden fold(fn(a, x) => a + x, 0, xs)   # f, over the input names (and `target`)
-    predicate len(xs) <= 6, "at most 6 elements"   # rejected inputs cost no turn
+    hidden fold(fn(a, x) => a + x, 0, xs)   # f, over the input names (and target, state, noise names)
+    predicate len(xs) <= 6, "at most 6 elements"   # rejected inputs cost no turn (unless `rejection turn`)
     test [3, 1, 4]                          # a test sample; its answer is f's output, computed
-    goal SECRET, "the hidden code"          # interactive puzzles: the test asks for the target
-    within 0.01 absolute                    # numbers (also inside lists and maps) within 0.01 count as equal
+    test t2 "question" { given Q  ask Q  extract EXPR }   # a test asked after other queries
+    goal SECRET, "the hidden code"          # interactive puzzles: one line per target
+    answer choice("a", "b")                 # a goal box: how its target is written (or: answer program)
+    solution "fn(t) => ..."                 # the reference program of a box with `answer program`
+    state {"n": 0}                          # memory at the start of a session ...
+    next put(state, "n", get(state, "n") + 1)   # ... and after each query (sees `output`)
+    noise u                                 # a seeded uniform draw per query
+    rejection turn                          # refused inputs use a turn
+    sample_input [1, 2, 3]                  # example inputs (manual, probe generator, solver)
+    within 0.01, absolute                   # numbers (also inside lists and maps) within 0.01 count as equal
     normalise spaces                        # string answers ignore whitespace (exact by default)
     hypothesis sort(xs), "sorting"          # a simple hypothesis the tests must refute (hard boxes)
     budget { turns 10 shots 1 }
@@ -31,8 +39,9 @@ from worldspec.compiler.blackbox.grading import NORMALISATIONS, TOLERANCE_MODES,
 from worldspec.compiler.blackbox.manual import render_box_manual
 from worldspec.compiler.blackbox.world import NO_STATE, BlackBoxWorld, TestCase
 from worldspec.compiler.common import check_definitions, draw_params, interpolate
-from worldspec.compiler.items import (box_budget, box_labels, constant_reader, family_and_difficulty, group_items,
-                                      meta_compiler, note, one, reject_program_sections, word)
+from worldspec.compiler.items import (box_budget, box_labels, chosen_word, chosen_words, constant_reader,
+                                      family_and_difficulty, group_items, meta_compiler, note, one,
+                                      reject_program_sections, switch)
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler, Unit
 from worldspec.values import EvalError, same
@@ -83,7 +92,8 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
         tasks=(), rules=rules, herrings=herrings, budget=box_budget(spec), family=family, difficulty=difficulty,
         inputs=inputs, goal_note=goal_note, grading=grading, source=spec.file, hidden=hidden,
         variant_hidden=variant, predicates=predicates, targets=targets, tests=tests, hypotheses=hypotheses,
-        memory=memory, next_state=next_state, noise=tuple(noise), rejection_costs=read_rejection(items, spec),
+        memory=memory, next_state=next_state, noise=tuple(noise),
+        rejection_costs=switch(items, spec, "rejection", "turn", "free"),
         answer_domain=answer_domain, program_answer=program_answer, solution_program=solution,
         input_samples=read_samples(items, inputs, constant))
     world = attrs.evolve(world, tests=answer_tests(world, items))
@@ -160,17 +170,6 @@ def read_next(items: dict, spec: ast.Spec, mc: MetaCompiler, unit_params: list[s
     if len(ng.args) != 1:
         raise SpecError(ng.span, "next takes one expression (the memory after a query)", "")
     return mc.unit("next", unit_params + ["output"], ng.args[0])
-
-
-def read_rejection(items: dict, spec: ast.Spec) -> bool:
-    """Whether a rejected input uses a turn (`rejection turn`) or not (`rejection free`, the default)."""
-    g = one(items, "rejection", spec, required=False)
-    if g is None:
-        return False
-    how = word(g.args[0], "rejection") if len(g.args) == 1 else ""
-    if how not in ("turn", "free"):
-        raise SpecError(g.span, "rejection takes turn (a rejected input uses a turn) or free", "rejection turn")
-    return how == "turn"
 
 
 def read_answer(items: dict, spec: ast.Spec, constant, goal: bool) -> tuple[Domain | None, bool]:
@@ -276,19 +275,9 @@ def read_grading(items: dict, spec: ast.Spec, constant) -> Grading:
         if type(tolerance) not in (int, float) or tolerance < 0:
             raise SpecError(tol.span, "within takes a non-negative number", "For example: within 0.01 absolute")
         if len(tol.args) == 2:
-            mode = word(tol.args[1], "within's mode")
-            if mode not in TOLERANCE_MODES:
-                raise SpecError(tol.args[1].span, f"unknown tolerance mode {mode!r}", "Write absolute or relative.")
-    normalise = []
-    for g in items["normalise"]:
-        for a in g.args:
-            n = word(a, "normalise")
-            if n not in NORMALISATIONS:
-                raise SpecError(a.span, f"unknown normalisation {n!r}",
-                                did_you_mean(n, NORMALISATIONS).strip() or "Normalisations: spaces, case.")
-            if n not in normalise:
-                normalise.append(n)
-    return Grading(float(tolerance), mode, tuple(normalise))
+            mode = chosen_word(tol.args[1], "tolerance mode", TOLERANCE_MODES, "Write absolute or relative.")
+    normalise = chosen_words(items["normalise"], "normalisation", NORMALISATIONS, "Normalisations: spaces, case.")
+    return Grading(float(tolerance), mode, normalise)
 
 
 def read_hypotheses(items: dict, mc: MetaCompiler, unit_params: list[str]) -> tuple:

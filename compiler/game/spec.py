@@ -42,9 +42,10 @@ from worldspec.compiler.common import draw_params, interpolate
 from worldspec.compiler.game.certify import cross_checks
 from worldspec.compiler.game.engine import ROW, SEATS, Game, GameError, Strategy, open_loop_optimum, optimum
 from worldspec.compiler.game.manual import render_game_manual
-from worldspec.compiler.game.world import GameWorld, TestGame
-from worldspec.compiler.items import (box_budget, box_labels, constant_reader, family_and_difficulty, group_items,
-                                      meta_compiler, one, reject_program_sections, word)
+from worldspec.compiler.game.world import GameWorld, TestGame, show_number
+from worldspec.compiler.items import (box_budget, box_labels, chosen_words, constant_reader,
+                                      family_and_difficulty, group_items, meta_compiler, one,
+                                      reject_program_sections, switch, word)
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler
 from worldspec.values import Ctx, EvalError
@@ -52,7 +53,6 @@ from worldspec.values import Ctx, EvalError
 ITEMS = ("family", "difficulty", "moves", "column_moves", "payoff", "payoffs", "horizon", "continue", "max_rounds",
          "cooperate", "matches", "seats", "baseline", "fallback", "test", "probe_rounds", "board", "legal",
          "update", "reveal", "play")
-PLAY_MODES = ("sequence", "rounds")
 BLOCKS = ("opponent",)
 OPPONENT_FIELDS = ("start", "move", "next")
 
@@ -84,7 +84,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> GameWorld:
     if family and not items["test"]:
         raise SpecError(spec.span, f"this {family} box has no test game", "Add: test 8 (an 8-round game).")
     budget = box_budget(spec)
-    rounds = read_play(items, spec)
+    rounds = switch(items, spec, "play", "rounds", "sequence")
     tests = read_tests(items, game, opponents, constant, rounds)
     longest = max([t.horizon for t in tests], default=10)
     probe_rounds = int_item(items, spec, constant, "probe_rounds", longest if rounds else max(10, longest))
@@ -224,17 +224,6 @@ def read_reveal(items: dict, spec: ast.Spec, mc: MetaCompiler):
     return lambda *args: unit(Ctx(), list(args))
 
 
-def read_play(items: dict, spec: ast.Spec) -> bool:
-    """Whether the player moves round by round (`play rounds`) or submits whole sequences (`play sequence`)."""
-    g = one(items, "play", spec, required=False)
-    if g is None:
-        return False
-    how = word(g.args[0], "play") if len(g.args) == 1 else ""
-    if how not in PLAY_MODES:
-        raise SpecError(g.span, "play takes rounds (move by move, seeing each round) or sequence", "play rounds")
-    return how == "rounds"
-
-
 def read_opponents(items: dict, spec: ast.Spec, mc: MetaCompiler, constant) -> tuple[Strategy, ...]:
     """The opponent blocks, in order (at least one, names unique)."""
     opponents: list[Strategy] = []
@@ -322,16 +311,8 @@ def read_shared_move(items: dict, spec: ast.Spec, constant, key: str, game: Game
 
 def read_baselines(items: dict, opponents) -> tuple[str, ...]:
     """The opponents named as baselines (played beside every model in pool play)."""
-    names = [o.name for o in opponents]
-    baselines = []
-    for g in items["baseline"]:
-        for a in g.args:
-            n = word(a, "baseline")
-            if n not in names:
-                raise SpecError(a.span, f"baseline {n} is not an opponent of this game",
-                                did_you_mean(n, names).strip() or "Baselines name opponents.")
-            baselines.append(n)
-    return tuple(baselines)
+    return chosen_words(items["baseline"], "baseline", [o.name for o in opponents],
+                        "Baselines name opponents of this game.")
 
 
 def read_tests(items: dict, game: Game, opponents, constant, rounds: bool) -> tuple[TestGame, ...]:
@@ -362,7 +343,7 @@ def game_tasks(tests, family: str, difficulty: str, row_moves, rounds: bool) -> 
     """One task per test game; its reference answer is the optimal plan."""
     out = []
     for t in tests:
-        norm = ("the best total possible" if t.norm is None else f"{_num(t.norm)}")
+        norm = ("the best total possible" if t.norm is None else f"{show_number(t.norm)}")
         if rounds:
             prompt = (f"Play a fresh {t.horizon}-round game against the same opponent, starting from its initial "
                       "state, one move per reply; after each round you see what happened. Your accuracy is your "
@@ -377,10 +358,6 @@ def game_tasks(tests, family: str, difficulty: str, row_moves, rounds: bool) -> 
         out.append(Task(t.id, family or "game", prompt, "play" if rounds else "moves",
                         box_labels(family, difficulty), sep.join(t.optimum.plan), ""))
     return tuple(out)
-
-
-def _num(x) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
 KIND = Kind("game", compile_spec, "a repeated game: pool play, or strategy inference against one opponent",

@@ -141,8 +141,8 @@ class GameWorld(BoxWorld):
         """Every pair of moves with both payoffs, from `seat`'s point of view."""
         g = self.game
         other = other_seat(seat)
-        return [f"- you {a}, other {b}: you get {_num(g.payoff(seat, a, b))}, the other gets "
-                f"{_num(g.payoff(other, b, a))}" for a in g.moves(seat) for b in g.moves(other)]
+        return [f"- you {a}, other {b}: you get {show_number(g.payoff(seat, a, b))}, the other gets "
+                f"{show_number(g.payoff(other, b, a))}" for a in g.moves(seat) for b in g.moves(other)]
 
     # ------------------------------------------------------------ probing
 
@@ -205,8 +205,8 @@ class GameWorld(BoxWorld):
                 rounds = play_sequence(self.game, opp, ROW, moves, random.Random(f"probe:{self.seed}:{opp.name}"))
                 prefix = f"{opp.name}: " if len(self.opponents) > 1 else ""
                 lines.append(f"{prefix}opponent played: {' '.join(r.theirs for r in rounds)}")
-                pays = " ".join(_num(r.my_payoff) for r in rounds)
-                lines.append(f"{prefix}your payoffs: {pays} (total {_num(sum(r.my_payoff for r in rounds))})")
+                pays = " ".join(show_number(r.my_payoff) for r in rounds)
+                lines.append(f"{prefix}your payoffs: {pays} (total {show_number(sum(r.my_payoff for r in rounds))})")
         except GameError as e:
             if self.game.has_board:
                 return Feedback(f"rejected: {e}. Nothing was played and no turn is used.", 0, "rejected")
@@ -291,11 +291,12 @@ class GameWorld(BoxWorld):
         random stream (exactly what test_play(task, 1) would score for these moves)."""
         g = self.test_of(task)
         best = g.optimum.value
-        want = f"{_num(best)} (e.g. {', '.join(g.optimum.plan)})"
+        want = f"{show_number(best)} (e.g. {', '.join(g.optimum.plan)})"
         try:
             moves = self.parse_moves(answer)
         except InputError as e:
-            return ScoredVerdict(g.id, False, f"incorrect: {e}", (CaseResult((g.horizon,), want, str(answer), False),), 0.0)
+            return ScoredVerdict(g.id, False, f"incorrect: {e}",
+                                 (CaseResult((g.horizon,), want, str(answer), False),), 0.0)
         if len(moves) != g.horizon:
             return ScoredVerdict(g.id, False, f"incorrect: expected {g.horizon} moves, got {len(moves)}",
                                  (CaseResult((g.horizon,), want, " ".join(moves), False),), 0.0)
@@ -312,8 +313,8 @@ class GameWorld(BoxWorld):
                                                                                False),), 0.0)
         ratio = g.accuracy(got)
         ok = ratio >= 1 - 1e-9
-        return ScoredVerdict(g.id, ok, f"score {_num(got)} of {_num(g.scale)}",
-                             (CaseResult((g.horizon,), want, f"{', '.join(moves)} -> {_num(got)}", ok),), ratio)
+        return ScoredVerdict(g.id, ok, f"score {show_number(got)} of {show_number(g.scale)}",
+                             (CaseResult((g.horizon,), want, f"{', '.join(moves)} -> {show_number(got)}", ok),), ratio)
 
     def requires(self, task) -> frozenset[str]:
         """No rules to require: a game perturbs none."""
@@ -348,7 +349,7 @@ class RoundGame:
     def status(self) -> str:
         """The next round's number, the score so far and, on a board, the legal moves."""
         m = self.match
-        out = f"Round {len(m.rounds) + 1} of {m.horizon}. Your score so far: {_num(m.score)}."
+        out = f"Round {len(m.rounds) + 1} of {m.horizon}. Your score so far: {show_number(m.score)}."
         if self.world.game.has_board:
             out += " Your legal moves now: " + ", ".join(m.legal()) + "."
         return out
@@ -365,7 +366,7 @@ class RoundGame:
                 return str(self.world.reveal(board, r.mine, r.theirs, ROW, r.my_payoff))
             except Exception as e:  # noqa: BLE001 - a failing reveal is reported in the feedback
                 return f"(the round cannot be shown: {getattr(e, 'message', e)})"
-        return f"you played {r.mine}, the opponent played {r.theirs}; you got {_num(r.my_payoff)}"
+        return f"you played {r.mine}, the opponent played {r.theirs}; you got {show_number(r.my_payoff)}"
 
     def play(self, text) -> Feedback:
         """One move: the round and the history so far, or a rejection (nothing played) with the reason."""
@@ -379,8 +380,8 @@ class RoundGame:
             return Feedback(f"rejected: {e}. Nothing was played; send another move.", 0, "rejected")
         told = self.tell(board, r)
         self.seen.append(f"{r.index}. {told}")
-        head = [f"Round {r.index}: {told}.",
-                f"The game is over: your total payoff is {_num(self.match.score)}." if self.done else self.status()]
+        over = f"The game is over: your total payoff is {show_number(self.match.score)}."
+        head = [f"Round {r.index}: {told}.", over if self.done else self.status()]
         history = self.history(self.world.budget.feedback_chars - sum(len(x) + 1 for x in head))
         text_out, truncated = capped("\n".join(head + ([history] if history else [])),
                                      self.world.budget.feedback_chars)
@@ -412,8 +413,9 @@ class RoundGame:
         ratio = t.accuracy(got)
         moves = ", ".join(r.mine for r in self.match.rounds)
         ok = self.done and ratio >= 1 - 1e-9
-        return ScoredVerdict(t.id, ok, f"score {_num(got)} of {_num(t.scale)}",
-                             (CaseResult((t.horizon,), _num(t.optimum.value), f"{moves} -> {_num(got)}", ok),), ratio)
+        return ScoredVerdict(t.id, ok, f"score {show_number(got)} of {show_number(t.scale)}",
+                             (CaseResult((t.horizon,), show_number(t.optimum.value),
+                                         f"{moves} -> {show_number(got)}", ok),), ratio)
 
 
 class RoundSession:
@@ -446,7 +448,8 @@ class RoundSession:
         return fb
 
 
-def _num(x) -> str:
+def show_number(x) -> str:
+    """A score or payoff as a person reads it (3, not 3.0; four significant digits)."""
     if isinstance(x, float) and x.is_integer():
         return str(int(x))
     if isinstance(x, float):
