@@ -242,6 +242,8 @@ class BoxWorld(WorldHeader):
 class StatelessSession:
     """A session of a world without memory: every probe is answered on its own (by `world.probe`)."""
 
+    opening = ""  # nothing to tell before the first probe
+
     def __init__(self, world):
         self.world = world
 

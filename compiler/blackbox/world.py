@@ -69,6 +69,8 @@ def call_unit(unit: Unit, args: list, max_steps: int = 200_000):
 class BoxSession:
     """A run of queries against one box: its memory, its noise stream and (a goal box) its target."""
 
+    opening = ""  # a box tells nothing before the first query
+
     def __init__(self, world: "BlackBoxWorld", target=NO_GOAL, stream=0, unit: Unit | None = None):
         self.world = world
         self.target = world.targets[0] if target is NO_GOAL and world.has_goal else target

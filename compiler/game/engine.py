@@ -140,7 +140,7 @@ class Strategy:
             raise GameError(f"{self.name}: its move fails: {getattr(e, 'message', e)}") from None
         if isinstance(m, str):
             if m not in moves:
-                raise GameError(f"{self.name}: plays {m!r}, which is not one of its moves "
+                raise GameError(f"{self.name}: plays {m!r}, which is not among its legal moves "
                                 f"({', '.join(moves)})")
             return ((m, 1.0),)
         if isinstance(m, dict):
