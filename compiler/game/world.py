@@ -234,12 +234,13 @@ class GameWorld(BoxWorld):
         return RoundGame(self, t.horizon, random.Random(f"test:{self.seed}:{t.id}:{attempt}"), t)
 
     def probe_generator(self, seed: int = 0) -> Iterator[str]:
-        """An endless seeded stream of move sequences a probe accepts."""
+        """An endless seeded stream of move sequences a probe accepts (round by round: single moves)."""
         rng = random.Random(f"probes:{self.name}:{seed}")
         moves = self.moves_for(ROW)
+        sep = ", " if any(" " in m for m in moves) else " "
         while True:
-            n = rng.randint(1, self.probe_rounds)
-            yield " ".join(rng.choice(moves) for _ in range(n))
+            n = 1 if self.rounds else rng.randint(1, self.probe_rounds)
+            yield sep.join(rng.choice(moves) for _ in range(n))
 
     def charge(self, text) -> int:
         """The turns a probe costs: one game (round by round, a single move costs none until a game ends)."""
