@@ -56,6 +56,36 @@ def word(e: ast.Expr, what: str) -> str:
     raise SpecError(e.span, f"{what} must be a word or a string", f"For example: {what} easy")
 
 
+def chosen_word(e: ast.Expr, what: str, allowed, hint: str) -> str:
+    """A word that must be one of `allowed`; anything else is a located error naming the closest."""
+    w = word(e, what)
+    if w not in allowed:
+        raise SpecError(e.span, f"unknown {what} {w!r}", did_you_mean(w, allowed).strip() or hint)
+    return w
+
+
+def chosen_words(lines, what: str, allowed, hint: str) -> tuple[str, ...]:
+    """The words of every line of an item (`normalise spaces, case`), each one of `allowed`, without repeats."""
+    out: list[str] = []
+    for g in lines:
+        for a in g.args:
+            w = chosen_word(a, what, allowed, hint)
+            if w not in out:
+                out.append(w)
+    return tuple(out)
+
+
+def switch(items: dict, spec: ast.Spec, key: str, on: str, off: str) -> bool:
+    """A two-way item such as `rejection turn|free`: whether it says `on` (absent: `off`)."""
+    g = one(items, key, spec, required=False)
+    if g is None:
+        return False
+    hint = f"Write: {key} {on}, or {key} {off}."
+    if len(g.args) != 1:
+        raise SpecError(g.span, f"{key} takes one word: {on} or {off}", hint)
+    return chosen_word(g.args[0], key, (on, off), hint) == on
+
+
 def note(args, i: int, what: str) -> str:
     """The optional string argument i of an item ("" when absent)."""
     if len(args) <= i:
@@ -67,17 +97,19 @@ def note(args, i: int, what: str) -> str:
 
 
 def group_items(spec: ast.Spec, allowed: tuple[str, ...], blocks: tuple[str, ...] = ()) -> dict:
-    """Generic items by key; unknown keys and misplaced blocks are located errors."""
+    """Generic items by key; unknown keys and misplaced blocks are located errors.
+
+    A key in both `allowed` and `blocks` may be written either way (its list holds both forms)."""
     out: dict[str, list] = {k: [] for k in allowed + blocks}
     for g in spec.generic:
         if g.key not in out:
             raise SpecError(g.span, f"unknown item {g.key!r} in a {spec.kind} world",
                             did_you_mean(g.key, allowed + blocks).strip()
-                            or "Items: " + ", ".join(allowed + blocks) + ".")
+                            or "Items: " + ", ".join(dict.fromkeys(allowed + blocks)) + ".")
         if g.name and g.key not in blocks:
             raise SpecError(g.span, f"{g.key} is a one-line item, not a block",
                             f"Write: {g.key} VALUE")
-        if not g.name and g.key in blocks:
+        if not g.name and g.key in blocks and g.key not in allowed:
             raise SpecError(g.span, f"{g.key} is a block: {g.key} NAME \"title\" {{ ... }}", "")
         out[g.key].append(g)
     return out
@@ -100,9 +132,7 @@ def family_and_difficulty(items: dict, spec: ast.Spec, required: bool = True) ->
     fam = one(items, "family", spec, required)
     family = word(fam.args[0], "family") if fam else ""
     dg = one(items, "difficulty", spec, required=required or bool(family))
-    difficulty = word(dg.args[0], "difficulty") if dg else ""
-    if dg is not None and difficulty not in DIFFICULTIES:
-        raise SpecError(dg.args[0].span, f"unknown difficulty {difficulty!r}", "Write easy or hard.")
+    difficulty = chosen_word(dg.args[0], "difficulty", DIFFICULTIES, "Write easy or hard.") if dg else ""
     return family, difficulty
 
 
@@ -207,6 +237,19 @@ class BoxWorld(WorldHeader):
     def grade_equation(self, rule_id: str, text: str) -> bool:
         """Always False: a box's rules are graded through its tests, not through stated equations."""
         return False
+
+
+class StatelessSession:
+    """A session of a world without memory: every probe is answered on its own (by `world.probe`)."""
+
+    opening = ""  # nothing to tell before the first probe
+
+    def __init__(self, world):
+        self.world = world
+
+    def probe(self, text):
+        """The world's answer to one probe."""
+        return self.world.probe(text)
 
 
 def manual_opening(spec: ast.Spec, summary: str, params: dict) -> list[str]:

@@ -1,35 +1,46 @@
 """Certification of a black box: is it a sound benchmark item?
 
-* every test input is admitted (domains and predicate) and f computes its answer;
-* the predicate admits inputs: seeded draws from the domains find enough distinct
-  admitted inputs, and f is defined on them;
+* every test input is admitted (domains and predicate, a test's queries in order)
+  and f computes its answer;
+* the predicate admits inputs: seeded draws from the domains (and the sample
+  inputs) find enough distinct admitted inputs, and f is defined on them;
 * tests are not all answered alike;
 * every perturbed rule (a box with a flawed description) is observable on some
   admitted input and changes the answer of some test; herrings are unchanged;
 * simple hypotheses fail: each declared `hypothesis`, and on hard boxes each of
   the family's stock hypotheses (identity, sorting, Caesar shifts, constant
   outputs...), gets at least one test wrong;
-* interactive puzzles (goal boxes): the target is admitted, the candidates can
-  be enumerated, a consistent-guess solver pins the target down within the
-  box's turns, and on hard boxes the candidates cannot simply be tried in order.
+* a box with memory or noise: the memory (the noise) changes some output in a
+  session, and f hits no limit along it;
+* a box answered with a program: the reference program answers every test;
+* interactive puzzles (goal boxes): every target is admitted, a consistent-guess
+  solver pins each one down within the box's turns, and on hard boxes the
+  candidates cannot simply be tried in order. A target domain too large to
+  enumerate is checked by sampling, and the report states the confidence.
 
 The report has the keys of compiler/program/certify.py's report plus family,
-difficulty, admitted, hypotheses and notes. `cross_checks` compares the boxes of
-a folder (compiler/suite.py): no easy box answers a hard box of its family.
+difficulty, admitted, hypotheses, session, notes and warnings. `cross_checks`
+compares the boxes of a folder (compiler/suite.py): no easy box answers a hard
+box of its family.
 """
 from __future__ import annotations
 
 import math
 import random
 
-from worldspec.compiler.blackbox.domains import MAX_ENUM, close, render
+from worldspec.compiler.blackbox.domains import MAX_ENUM, render
+from worldspec.compiler.blackbox.grading import compile_program, program_results
 from worldspec.compiler.items import hard_easy_pairs
-from worldspec.values import EvalError, same
+from worldspec.values import EvalError, LimitError, same
 
 ADMIT_DRAWS = 400
 ADMIT_WANT = 60
 MIN_ADMITTED = 8
 SOLVER_EVALS = 8000
+SAMPLED_CANDIDATES = 2000  # candidates drawn when a target's domain is too large to enumerate
+CONFIDENCE = 0.95
+SESSION_QUERIES = 30  # queries of the session that checks a box's memory and noise
+NOISE_STREAMS = 6
 
 
 def outcome(w, values, **how) -> tuple:
@@ -42,45 +53,88 @@ def outcome(w, values, **how) -> tuple:
         return ("error", e.message)
 
 
+def sent(session, values) -> tuple:
+    """("ok", output) or ("error", message) of one query in a session (which moves on)."""
+    try:
+        return ("ok", session.send(values))
+    except EvalError as e:
+        return ("error", e.message)
+
+
 def _differs(a, b) -> bool:
     if a[0] != b[0]:
         return True
     return a[0] == "ok" and not same(a[1], b[1])
 
 
-def solve_by_elimination(w, candidates: list, turns: int, budget: int = SOLVER_EVALS):
-    """Turns a consistent-guess solver needs to pin the target down (None: not within `turns`).
+class Elimination:
+    """A consistent-guess solver's view of a goal box: the candidates still consistent with what it saw."""
 
-    Each turn guesses a candidate still consistent with every feedback seen:
-    of the middle candidate and a few seeded others (as many as `budget`
-    evaluations allow), the one whose worst feedback leaves the fewest
-    candidates; then it keeps the candidates that would have given the
-    feedback actually seen."""
-    cands = list(candidates)
+    def __init__(self, w, candidates: list, target):
+        self.w = w
+        self.cands = list(candidates)
+        # a box with memory answers a guess after the earlier guesses: keep one session per candidate
+        self.sessions = [w.session_for(c) for c in self.cands] if w.stateful else None
+        self.truth = w.session_for(target)
+        self.guesses: list = []
+
+    def reply(self, i: int, guess) -> tuple:
+        if self.sessions is None:
+            return outcome(self.w, [guess], target=self.cands[i])
+        return sent(self.sessions[i].fork(), [guess])
+
+    def guess(self, g) -> tuple:
+        """Make a guess: keep the candidates that would have answered it as the target did."""
+        fb = sent(self.truth, [g])
+        keep = [i for i in range(len(self.cands)) if not _differs(self.reply(i, g), fb)]
+        if self.sessions is not None:
+            for i in keep:
+                sent(self.sessions[i], [g])
+            self.sessions = [self.sessions[i] for i in keep]
+        self.cands = [self.cands[i] for i in keep]
+        self.guesses.append((g, fb))
+        return fb
+
+    def consistent(self, candidate) -> bool:
+        """Whether a candidate outside the solver's list would have answered every guess as the target did."""
+        s = self.w.session_for(candidate)
+        return all(not _differs(sent(s, [g]), fb) for g, fb in self.guesses)
+
+
+def solve_by_elimination(w, candidates: list, turns: int, target=None, queries: list | None = None,
+                         budget: int = SOLVER_EVALS):
+    """(turns a consistent-guess solver needs to pin the target down or None, its Elimination).
+
+    Each turn guesses, among the middle candidate and a few seeded others (or, when the box's queries
+    are not candidates, among its sample queries), the one whose worst feedback leaves the fewest
+    candidates (as many as `budget` evaluations allow); then it keeps the candidates that would have
+    given the feedback actually seen."""
+    target = w.goal if target is None else target
+    e = Elimination(w, candidates, target)
     rng = random.Random(f"solver:{w.name}")
     for k in range(1, turns + 1):
-        if not cands:
-            return None
-        n = len(cands)
-        pool = [cands[n // 2]]
+        if not e.cands:
+            return None, e
+        n = len(e.cands)
         extra = max(0, min(24, budget // n) - 1)
-        if extra:
-            pool += rng.sample(cands, min(extra, n))
-        guess, best = pool[0], None
+        if queries is None:
+            pool = [e.cands[n // 2]] + (rng.sample(e.cands, min(extra, n)) if extra else [])
+        else:
+            pool = rng.sample(queries, min(len(queries), extra + 1))
+        g, best = pool[0], None
         if len(pool) > 1:
-            for g in pool:
+            for cand in pool:
                 classes: dict = {}
-                for c in cands:
-                    key = repr(outcome(w, [g], target=c))
+                for i in range(n):
+                    key = repr(e.reply(i, cand))
                     classes[key] = classes.get(key, 0) + 1
                 worst = max(classes.values())
                 if best is None or worst < best:
-                    guess, best = g, worst
-        fb = outcome(w, [guess], target=w.goal)
-        cands = [c for c in cands if not _differs(outcome(w, [guess], target=c), fb)]
-        if len(cands) == 1 and same(cands[0], w.goal):
-            return k
-    return None
+                    g, best = cand, worst
+        e.guess(g)
+        if len(e.cands) == 1 and same(e.cands[0], target):
+            return k, e
+    return None, e
 
 
 def certify_box(w, progress=None) -> dict:
@@ -88,45 +142,58 @@ def certify_box(w, progress=None) -> dict:
     say = progress or (lambda msg: None)
     problems: list[str] = []
     notes: list[str] = []
+    warnings: list[str] = []
     say(f"checking {w.name}")
     check_tests(w, problems)
     admitted = admitted_inputs(w, problems)
-    plain = [c for c in w.tests if c.values]
+    plain = [c for c in w.tests if c.plain]
     requires = {t.id: sorted(w.requires(t)) for t in w.tasks} if w.rules else {}
     rule_table = check_rules(w, [list(c.values) for c in plain] + list(admitted.values()), requires, problems)
     herring_table = [{"id": h.id, "target": h.target, "unchanged": True} for h in w.herrings]
-    hyp_table = check_hypotheses(w, plain, problems, notes)
-    solver_turns = check_puzzle(w, problems, notes) if w.has_goal else None
+    hyp_table = check_hypotheses(w, problems, notes)
+    session_table = check_sessions(w, list(admitted.values()), problems, notes)
+    solver_turns = check_puzzles(w, problems, notes) if w.has_goal else None
+    if w.program_answer:
+        check_solution(w, problems, notes)
     notes.insert(0, f"family {w.family}, difficulty {w.difficulty}; {len(w.tests)} test(s); "
                     f"{len(admitted)} distinct admitted inputs in {ADMIT_DRAWS} draws")
+    notes += [f"warning: {x}" for x in warnings]
     labels = {"family": {w.family: len(w.tasks)}, "difficulty": {w.difficulty: len(w.tasks)}}
     return {
         "world": w.name, "kind": w.kind, "seed": w.seed, "default_seed": w.default_seed,
         "params": {k: v for k, v in w.params}, "rules": len(w.rules), "herrings": len(w.herrings),
         "tasks": len(w.tasks), "examples": len(w.examples), "family": w.family, "difficulty": w.difficulty,
         "tests": [{"id": c.id, "input": w.format(c.values) if c.values else None,
-                   "answer": w.format([c.expected]) if w.has_goal else render(c.expected)} for c in w.tests],
-        "admitted": len(admitted), "solver_turns": solver_turns,
+                   "given": [w.format(v) for v in c.given],
+                   "answer": w.format_answer(c.expected) if w.has_goal else render(c.expected)} for c in w.tests],
+        "admitted": len(admitted), "solver_turns": solver_turns, "session": session_table,
         "rule_table": rule_table, "herring_table": herring_table, "requires": requires,
-        "hypotheses": hyp_table, "labels": labels, "notes": notes, "problems": problems,
+        "hypotheses": hyp_table, "labels": labels, "notes": notes, "warnings": warnings, "problems": problems,
     }
 
 
 def check_tests(w, problems: list[str]) -> None:
-    """Test inputs and the target are admitted; tests differ in input and not all share one answer."""
+    """Test inputs and targets are admitted; tests differ in input and not all share one answer."""
     for c in w.tests:
-        if c.values:
-            why = w.admits(list(c.values))
+        if not c.values:
+            continue
+        s = w.session(stream=f"test:{c.id}")
+        for values in c.given + (c.values,):
+            why = w.admits(list(values), s.state)
             if why:
-                problems.append(f"test {c.id} (line {c.line}): its input is not admitted: {why}")
-    if w.has_goal:
-        why = w.admits([w.goal])
+                problems.append(f"test {c.id} (line {c.line}): its input {w.format(values)} is not admitted: {why}")
+                break
+            sent(s, values)
+    for k, target in enumerate(w.targets):
+        d = w.answer_domain
+        why = d.check(target) if d is not None else w.admits([target])
         if why:
-            problems.append(f"the target {w.format([w.goal])} is not an admitted input: {why}")
-    plain = [c for c in w.tests if c.values]
-    if len({w.format(c.values) for c in plain}) != len(plain):
-        problems.append("two tests have the same input")
-    if len(plain) > 1 and all(same(c.expected, plain[0].expected) for c in plain):
+            what = "an admitted input" if d is None else "an answer"
+            problems.append(f"the target {w.format_answer(target)} is not {what}: {why}")
+    asked = [c for c in w.tests if c.values]
+    if len({(tuple(w.format(v) for v in c.given), w.format(c.values)) for c in asked}) != len(asked):
+        problems.append("two tests send the same queries")
+    if len(asked) > 1 and all(same(c.expected, asked[0].expected) for c in asked):
         problems.append("every test has the same answer: a constant guess would pass")
 
 
@@ -135,6 +202,16 @@ def admitted_inputs(w, problems: list[str]) -> dict:
     rng = random.Random(f"certify:{w.name}:{w.seed}")
     samples = w.sample_inputs(rng, ADMIT_WANT, tries=ADMIT_DRAWS)
     distinct = {w.format(s): s for s in samples}
+    s = w.session()  # the samples are sent in order, as a session (a box with memory may need the earlier ones)
+    for values in w.input_samples:
+        why = w.admits(list(values), s.state)
+        if why:
+            problems.append(f"the sample input {w.format(values)} is not admitted after the samples before it: "
+                            f"{why}")
+            break
+        if w.admits(list(values)) is None:
+            distinct.setdefault(w.format(values), list(values))
+        sent(s, values)
     want = min(MIN_ADMITTED, _space(w) or MIN_ADMITTED)
     if len(distinct) < want:
         problems.append(f"the predicate admits too little: {len(distinct)} distinct admitted inputs in "
@@ -167,22 +244,24 @@ def check_rules(w, pool: list, requires: dict, problems: list[str]) -> list[dict
     return table
 
 
-def check_hypotheses(w, plain: list, problems: list[str], notes: list[str]) -> list[dict]:
+def check_hypotheses(w, problems: list[str], notes: list[str]) -> list[dict]:
     """Declared hypotheses (and, on hard boxes, the family's stock ones) get some test wrong."""
     table: list[dict] = []
-    if not plain:
+    asked = [c for c in w.tests if c.values]
+    plain = [c for c in asked if c.plain]
+    if not asked:
         return table
     declared = [(name, unit, True) for name, unit in w.hypotheses]
-    stock = [(name, fn, False) for name, fn in STOCK.get(w.family, {}).items()]
+    stock = [(name, fn, False) for name, fn in STOCK.get(w.family, {}).items()] if plain else []
     for name, fn, is_declared in declared + stock:
         solved = True
-        for c in plain:
+        for c in (asked if is_declared else plain):
             try:
-                got = w.evaluate(c.values, fn) if is_declared else fn(list(c.values))
+                got = w.answer_of(c, fn) if is_declared else fn(list(c.values))
             except Exception:  # noqa: BLE001 - a stock hypothesis that does not apply fails the test
                 solved = False
                 break
-            if not close(got, c.expected, w.tolerance):
+            if not w.grading.close(got, c.expected):
                 solved = False
                 break
         table.append({"name": name, "declared": is_declared, "refuted": not solved})
@@ -194,27 +273,191 @@ def check_hypotheses(w, plain: list, problems: list[str], notes: list[str]) -> l
     return table
 
 
-def check_puzzle(w, problems: list[str], notes: list[str]) -> int | None:
-    """A goal box: a consistent-guess solver finds the target in time (the turns it needs, or None)."""
-    d = w.inputs[0][1]
-    size = d.size()
-    if size is None or size > MAX_ENUM:
-        problems.append(f"the target's domain is too large to enumerate ({size or 'unbounded'} values; at "
-                        f"most {MAX_ENUM})")
+def session_queries(w, admitted: list) -> list[list]:
+    """The queries of one long session: the tests' queries, the sample inputs, then drawn admitted inputs."""
+    out = [list(v) for c in w.tests if c.values for v in c.given + (c.values,)]
+    out += [list(v) for v in w.input_samples] + [list(v) for v in admitted]
+    return out[:SESSION_QUERIES]
+
+
+def check_sessions(w, admitted: list, problems: list[str], notes: list[str]) -> dict:
+    """A box with memory: the memory changes some output and f stays defined along a session. A box with
+    noise: the noise changes some output, and the same stream gives the same outputs."""
+    if not w.stateful and not w.noise:
+        return {}
+    queries = session_queries(w, admitted)
+    table: dict = {"queries": len(queries)}
+    runs = []
+    for stream in range(NOISE_STREAMS if w.noise else 1):
+        s = w.session(stream=stream)
+        outs = []
+        for values in queries:
+            if w.admits(values, s.state) is not None:
+                outs.append(("rejected", None))
+                continue
+            try:
+                outs.append(("ok", s.send(values)))
+            except LimitError as e:
+                problems.append(f"f hits a limit on {w.format(values)} after {s.queries} queries of a session: "
+                                f"{e.message}")
+                return table
+            except EvalError as e:
+                outs.append(("error", e.message))
+        runs.append(outs)
+    if w.stateful:
+        fresh = [outcome(w, v) if w.admits(v) is None else ("rejected", None) for v in queries]
+        changed = sum(_differs(a, b) for a, b in zip(runs[0], fresh))
+        table["memory_changes"] = changed
+        if not w.noise and not changed:
+            problems.append(f"the memory changes no output in a session of {len(queries)} queries: every query "
+                            "is answered as in a fresh session")
+        notes.append(f"memory: {changed} of {len(queries)} queries of a session are answered otherwise than in "
+                     "a fresh session")
+    if w.noise:
+        varied = sum(any(_differs(r[i], runs[0][i]) for r in runs[1:]) for i in range(len(queries)))
+        table["noise_changes"] = varied
+        if not varied:
+            problems.append(f"the noise ({', '.join(w.noise)}) changes no output: {NOISE_STREAMS} streams answer "
+                            f"a session of {len(queries)} queries alike")
+        notes.append(f"noise: {varied} of {len(queries)} queries are answered differently in another of "
+                     f"{NOISE_STREAMS} seeded streams; a stream is fixed by the world's seed")
+    return table
+
+
+def check_solution(w, problems: list[str], notes: list[str]) -> None:
+    """A box answered with a program: its reference program compiles and answers every test."""
+    try:
+        unit = compile_program(w.solution_program, [n for n, _ in w.inputs])
+    except Exception as e:  # noqa: BLE001 - InputError from the answer compiler, reported as a problem
+        problems.append(f"the reference program does not compile: {e}")
+        return
+    results = program_results(unit, [list(c.values) for c in w.tests])
+    wrong = [c.id for c, (st, got) in zip(w.tests, results) if st != "ok" or not w.grading.close(got, c.expected)]
+    if wrong:
+        problems.append(f"the reference program gets test(s) {', '.join(wrong)} wrong")
+    else:
+        notes.append(f"the reference program answers all {len(w.tests)} test inputs")
+
+
+def check_puzzles(w, problems: list[str], notes: list[str]) -> int | None:
+    """A goal box: for every target, a consistent-guess solver pins it down in time (the most turns needed)."""
+    if len(w.targets) != len({w.format_answer(t) for t in w.targets}):
+        problems.append("two goals hide the same target")
+    if w.noise:
+        notes.append("the consistent-guess solver is not run: the box's feedback is random (noise), so "
+                     "eliminating candidates by their feedback does not apply")
         return None
-    cands = [v for v in d.enumerate() if w.admits([v]) is None]
-    solver_turns = solve_by_elimination(w, cands, w.budget.turns)
-    if solver_turns is None:
-        problems.append(f"a consistent-guess solver does not pin the target down within "
+    d = w.answer_domain if w.answer_domain is not None else w.inputs[0][1]
+    size = d.size()
+    queries = None
+    if w.answer_domain is not None:
+        queries = [list(v)[0] for v in w.input_samples] + \
+            [v[0] for v in w.sample_inputs(random.Random(f"queries:{w.name}"), 200, tries=2000)]
+        if not queries:
+            problems.append("the solver has no query to try: add sample_input lines")
+            return None
+    admit = (lambda v: d.check(v) is None) if w.answer_domain is not None else (lambda v: w.admits([v]) is None)
+    worst = 0
+    for target in w.targets:
+        if size is not None and size <= MAX_ENUM:
+            turns = check_enumerated(w, d, admit, target, queries, problems, notes)
+        else:
+            turns = check_sampled(w, d, size, admit, target, queries, problems, notes)
+        if turns is None:
+            return None
+        worst = max(worst, turns)
+    return worst
+
+
+def check_enumerated(w, d, admit, target, queries, problems, notes) -> int | None:
+    """The solver over every candidate; on a hard box the candidates cannot simply be tried in order."""
+    cands = [v for v in d.enumerate() if admit(v)]
+    turns, _ = solve_by_elimination(w, cands, w.budget.turns, target, queries)
+    shown = w.format_answer(target)
+    if turns is None:
+        problems.append(f"a consistent-guess solver does not pin the target {shown} down within "
                         f"{w.budget.turns} turns ({len(cands)} candidates)")
     else:
-        notes.append(f"a consistent-guess solver pins the target down in {solver_turns} of "
+        notes.append(f"a consistent-guess solver pins the target {shown} down in {turns} of "
                      f"{w.budget.turns} turns ({len(cands)} candidates)")
-    position = next((i for i, c in enumerate(cands) if same(c, w.goal)), None)
-    if w.difficulty == "hard" and position is not None and position < w.budget.turns:
-        problems.append(f"a hard puzzle's target is among the first {w.budget.turns} candidates: "
+    position = next((i for i, c in enumerate(cands) if same(c, target)), None)
+    if w.difficulty == "hard" and queries is None and position is not None and position < w.budget.turns:
+        problems.append(f"a hard puzzle's target {shown} is among the first {w.budget.turns} candidates: "
                         "trying inputs in order finds it")
-    return solver_turns
+    return turns
+
+
+def check_sampled(w, d, size, admit, target, queries, problems, notes) -> int | None:
+    """A domain too large to enumerate: the solver over sampled candidates, then an independent sample
+    says, with a stated confidence, how much of the domain its queries leave consistent."""
+    shown = w.format_answer(target)
+    rng = random.Random(f"candidates:{w.name}:{w.seed}")
+    pool = _distinct(d, admit, rng, SAMPLED_CANDIDATES, exclude=target)
+    turns, e = solve_by_elimination(w, sorted(pool + [target], key=_order), w.budget.turns, target, queries)
+    what = f"{magnitude(size)} values" if size is not None else "unboundedly many values"
+    if turns is None:
+        problems.append(f"a consistent-guess solver does not pin the target {shown} down within "
+                        f"{w.budget.turns} turns, even among {len(pool)} sampled candidates")
+        return None
+    fresh = _distinct(d, admit, random.Random(f"check:{w.name}:{w.seed}"), SAMPLED_CANDIDATES, exclude=target)
+    alive = sum(e.consistent(c) for c in fresh)
+    bound = binomial_upper(alive, len(fresh), CONFIDENCE)
+    notes.append(f"the target's domain has {what}, too many to enumerate (at most {MAX_ENUM:,}), so it is "
+                 f"checked by sampling: a consistent-guess solver pins the target {shown} down among "
+                 f"{len(pool)} sampled candidates in {turns} of {w.budget.turns} turns; {alive} of {len(fresh)} "
+                 f"further candidates, drawn uniformly, stay consistent with its queries, so with "
+                 f"{CONFIDENCE:.0%} confidence at most {bound:.2%} of the domain does")
+    return turns
+
+
+def _order(v):
+    return (render(v) if not isinstance(v, (int, float)) else "", v if isinstance(v, (int, float)) else 0)
+
+
+def _distinct(d, admit, rng: random.Random, n: int, exclude) -> list:
+    """Up to n distinct admitted values drawn uniformly from a domain (not `exclude`)."""
+    seen: dict = {}
+    for _ in range(n * 10):
+        v = d.uniform(rng)
+        key = render(v)
+        if key not in seen and not same(v, exclude) and admit(v):
+            seen[key] = v
+            if len(seen) >= n:
+                break
+    return list(seen.values())
+
+
+def binomial_upper(k: int, n: int, confidence: float) -> float:
+    """The one-sided Clopper-Pearson upper bound on a proportion after k successes in n trials."""
+    if n == 0:
+        return 1.0
+    if k >= n:
+        return 1.0
+    alpha = 1 - confidence
+    lo, hi = k / n, 1.0
+    for _ in range(60):  # bisection: P(X <= k | p) falls as p grows
+        mid = (lo + hi) / 2
+        if _binom_cdf(k, n, mid) > alpha:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def _binom_cdf(k: int, n: int, p: float) -> float:
+    if p <= 0:
+        return 1.0
+    if p >= 1:
+        return 0.0
+    logs = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * math.log(p)
+            + (n - i) * math.log1p(-p) for i in range(k + 1)]
+    top = max(logs)
+    return min(1.0, math.exp(top) * sum(math.exp(x - top) for x in logs))
+
+
+def magnitude(n: int) -> str:
+    """A count as a person reads it: 11,881,376, or about 10^390."""
+    return f"{n:,}" if n < 10 ** 9 else f"about 10^{len(str(n)) - 1}"
 
 
 def _space(w) -> int | None:
@@ -298,17 +541,17 @@ def cross_checks(boxes) -> list[str]:
         if hard.has_goal != easy.has_goal or len(easy.inputs) != len(hard.inputs):
             continue
         if hard.has_goal:
-            if same(easy.goal, hard.goal) and easy.inputs == hard.inputs:
+            if any(same(a, b) for a in easy.targets for b in hard.targets) and easy.inputs == hard.inputs:
                 out.append(f"{hard.source}: it hides the same target as the easy box {easy.name!r}")
-        elif all(answers(easy, c, hard.tolerance) for c in hard.tests):
+        elif all(c.plain for c in hard.tests) and all(answers(easy, c, hard.grading) for c in hard.tests):
             out.append(f"{hard.source}: the easy box {easy.name!r} answers every test of this hard box")
     return out
 
 
-def answers(w, case, tolerance: float) -> bool:
-    """Whether box w admits a test's input and computes its expected answer (within tolerance)."""
+def answers(w, case, grading) -> bool:
+    """Whether box w admits a test's input and computes its expected answer (as `grading` compares)."""
     values = list(case.values)
     if w.admits(values) is not None:
         return False
     got = outcome(w, values)
-    return got[0] == "ok" and close(got[1], case.expected, tolerance)
+    return got[0] == "ok" and grading.close(got[1], case.expected)

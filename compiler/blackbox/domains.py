@@ -4,18 +4,20 @@ A box's inputs are declared as `domain NAME, DOMAIN`, where DOMAIN is written in
 call syntax and read structurally (never evaluated as code):
 
     int(lo, hi)   float(lo, hi)   bool   bits(n)   str(lo, hi)   str(ALPHABET, lo, hi)
-    text(lo, hi)  list(ELEMENT, lo, hi)   choice(v1, v2, ...)
+    text(lo, hi)  line(lo, hi)    list(ELEMENT, lo, hi)   tuple(D1, D2, ...)
+    choice(v1, v2, ...)   either(D1, D2, ...)   assign({"name": D, ...})
 
 Bounds may use params (`int(0, N)`). A domain types what an agent may send,
 draws sample inputs for the probe generator, enumerates small finite input
 spaces (for the interactive-puzzle solver), and describes itself in the
-prompt. Inputs are read with the meta-language's own parser restricted to
-literal values, so an agent's text is never run as code.
+prompt. Inputs are read by compiler/blackbox/literals.py, a reader of literal
+values only, so an agent's text is never run as code; each domain reads a whole
+input text its own way (`read`) and writes values back as an agent types them
+(`write`).
 """
 from __future__ import annotations
 
 import itertools
-import math
 import random
 import string
 from typing import Iterator, Sequence
@@ -24,13 +26,14 @@ import attrs
 
 from worldspec import ast
 from worldspec.compiler.api import InputError
-from worldspec.diagnostics import SpecError, SpecErrors, did_you_mean
-from worldspec.parser import parse_expr
+from worldspec.compiler.blackbox.literals import (MAX_INPUT_CHARS, parse_assignments, parse_literals,
+                                                  single_string)
+from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.values import same, show, type_name
 
-MAX_INPUT_CHARS = 2000
 MAX_ENUM = 20000
 LOWER = string.ascii_lowercase
+PRINTABLE = "".join(c for c in string.printable if c not in "\n\r\t\x0b\x0c")
 
 
 # ---------------------------------------------------------------- domains
@@ -54,6 +57,10 @@ class Domain:
         """The domain in words, as the manual and prompts show it."""
         raise NotImplementedError
 
+    def uniform(self, rng: random.Random):
+        """A value drawn uniformly from the whole domain (certification's samples; `draw` favours edges)."""
+        return self.draw(rng)
+
     def size(self) -> int | None:
         """How many values the domain has (None when unbounded or too many to count)."""
         return None
@@ -66,6 +73,24 @@ class Domain:
         """v in the domain's own type (an integer written for a float input becomes a float)."""
         return v
 
+    def accept(self, v, name: str):
+        """v checked and coerced; an InputError naming the input when v is outside the domain."""
+        why = self.check(v)
+        if why:
+            raise InputError(f"{name}: {why}")
+        return self.coerce(v)
+
+    def read(self, text: str, name: str):
+        """The value of a whole input text when this is the box's only input."""
+        values = parse_literals(text)
+        if len(values) != 1:
+            raise InputError(f"expected 1 value ({name}), got {len(values)}")
+        return self.accept(values[0], name)
+
+    def write(self, v, alone: bool = True) -> str:
+        """v as an agent types it (alone: the box's only input, so bare text needs no quotes)."""
+        return literal(v)
+
 
 @attrs.frozen
 class IntDomain(Domain):
@@ -74,11 +99,19 @@ class IntDomain(Domain):
     kind = "int"
 
     def check(self, v):
-        if type(v) is not int:
+        if type(v) is float and v.is_integer():
+            v = int(v)  # 1e3 and 12.0 are integers as an agent writes them
+        elif type(v) is not int:
             return f"expected an integer, got {_kind(v)}"
         if not self.lo <= v <= self.hi:
             return f"{v} is outside {self.lo}..{self.hi}"
         return None
+
+    def coerce(self, v):
+        return int(v) if type(v) is float else v
+
+    def uniform(self, rng):
+        return rng.randint(self.lo, self.hi)
 
     def draw(self, rng):
         edges = [x for x in (0, 1, -1, 2, self.lo, self.hi) if self.lo <= x <= self.hi]
@@ -106,7 +139,7 @@ class FloatDomain(Domain):
         if type(v) not in (int, float):
             return f"expected a number, got {_kind(v)}"
         if not self.lo <= v <= self.hi:
-            return f"{v} is outside {self.lo}..{self.hi}"
+            return f"{_num(v)} is outside {_num(self.lo)}..{_num(self.hi)}"
         return None
 
     def coerce(self, v):
@@ -159,8 +192,19 @@ class StrDomain(Domain):
             return f"the character(s) {''.join(bad)!r} are not allowed (only {self._alpha()})"
         return None
 
+    def read(self, text, name):
+        quoted = single_string(text)
+        return self.accept(text if quoted is None else quoted, name)
+
+    def write(self, v, alone=True):
+        return write_bare(v, alone)
+
     def draw(self, rng):
         n = rng.randint(self.lo, min(self.hi, self.lo + 10))
+        return "".join(rng.choice(self.alphabet) for _ in range(n))
+
+    def uniform(self, rng):
+        n = _length(rng, len(self.alphabet), self.lo, self.hi)
         return "".join(rng.choice(self.alphabet) for _ in range(n))
 
     def _alpha(self) -> str:
@@ -170,12 +214,16 @@ class StrDomain(Domain):
             return "lowercase letters and spaces"
         if self.alphabet == "01":
             return "0 and 1"
+        if self.alphabet == PRINTABLE:
+            return "printable characters"
         return "characters from " + repr(self.alphabet)
 
     def describe(self):
         if self.label == "bits":
             return f"a string of exactly {self.lo} bits (0 or 1), written like {'1011001'[:self.lo] or '0'}"
         n = str(self.lo) if self.lo == self.hi else f"{self.lo} to {self.hi}"
+        if self.label == "line":
+            return f"a line of text ({n} printable characters)"
         return f"a string of {n} {self._alpha()}"
 
     def size(self):
@@ -210,9 +258,20 @@ class ListDomain(Domain):
     def coerce(self, v):
         return [self.element.coerce(x) for x in v] if type(v) is list else v
 
+    def read(self, text, name):
+        return self.accept(elements_of(parse_literals(text)), name)
+
+    def write(self, v, alone=True):
+        return "[" + ", ".join(self.element.write(x, False) for x in v) + "]"
+
     def draw(self, rng):
         n = rng.randint(self.lo, min(self.hi, self.lo + 10))
         return [self.element.draw(rng) for _ in range(n)]
+
+    def uniform(self, rng):
+        k = self.element.size()
+        n = _length(rng, k, self.lo, self.hi) if k else rng.randint(self.lo, self.hi)
+        return [self.element.uniform(rng) for _ in range(n)]
 
     def describe(self):
         n = str(self.lo) if self.lo == self.hi else f"{self.lo} to {self.hi}"
@@ -247,6 +306,15 @@ class ChoiceDomain(Domain):
     def str_like(self):  # type: ignore[override]
         return all(type(o) is str for o in self.options)
 
+    def read(self, text, name):
+        if self.str_like:
+            quoted = single_string(text)
+            return self.accept(text if quoted is None else quoted, name)
+        return Domain.read(self, text, name)
+
+    def write(self, v, alone=True):
+        return write_bare(v, alone) if self.str_like else literal(v)
+
     def check(self, v):
         if any(same(v, o) for o in self.options):
             return None
@@ -269,6 +337,165 @@ class ChoiceDomain(Domain):
         return iter(self.options)
 
 
+@attrs.frozen
+class TupleDomain(Domain):
+    """A fixed number of values of their own domains, written (a, b) (or [a, b]); the box sees a list."""
+
+    elements: tuple
+    kind = "tuple"
+
+    def check(self, v):
+        if type(v) is not list:
+            return f"expected a tuple of {len(self.elements)} values, got {_kind(v)}"
+        if len(v) != len(self.elements):
+            return f"expected {len(self.elements)} values, got {len(v)}"
+        for i, (d, x) in enumerate(zip(self.elements, v)):
+            why = d.check(x)
+            if why:
+                return f"value {i + 1}: {why}"
+        return None
+
+    def coerce(self, v):
+        return [d.coerce(x) for d, x in zip(self.elements, v)]
+
+    def read(self, text, name):
+        return self.accept(elements_of(parse_literals(text)), name)
+
+    def write(self, v, alone=True):
+        inner = ", ".join(d.write(x, False) for d, x in zip(self.elements, v))
+        return f"({inner},)" if len(v) == 1 else f"({inner})"
+
+    def draw(self, rng):
+        return [d.draw(rng) for d in self.elements]
+
+    def uniform(self, rng):
+        return [d.uniform(rng) for d in self.elements]
+
+    def describe(self):
+        return "a tuple (" + ", ".join(d.describe() for d in self.elements) + ")"
+
+    def size(self):
+        total = 1
+        for d in self.elements:
+            k = d.size()
+            if k is None:
+                return None
+            total *= k
+        return total
+
+    def enumerate(self):
+        for t in itertools.product(*(list(d.enumerate()) for d in self.elements)):
+            yield list(t)
+
+
+@attrs.frozen
+class AssignDomain(Domain):
+    """Assignments to named variables, written `x = 3; ys = [1, 2]`; the box sees a map of those assigned."""
+
+    fields: tuple  # ((name, Domain), ...)
+    kind = "assign"
+
+    def check(self, v):
+        if type(v) is not dict:
+            return f"expected assignments such as {self.fields[0][0]} = ..., got {_kind(v)}"
+        if not v:
+            return "assign at least one variable"
+        names = dict(self.fields)
+        for k, x in v.items():
+            if k not in names:
+                return f"{k!r} is not a variable here (variables: {', '.join(names)})"
+            why = names[k].check(x)
+            if why:
+                return f"{k}: {why}"
+        return None
+
+    def coerce(self, v):
+        names = dict(self.fields)
+        return {k: names[k].coerce(x) for k, x in v.items()}
+
+    def read(self, text, name):
+        out: dict = {}
+        for k, x in parse_assignments(text):
+            if k in out:
+                raise InputError(f"{k} is assigned twice")
+            out[k] = x
+        return self.accept(out, name)
+
+    def write(self, v, alone=True):
+        names = dict(self.fields)
+        return "; ".join(f"{k} = {names[k].write(x, False)}" for k, x in v.items())
+
+    def draw(self, rng):
+        return {k: d.draw(rng) for k, d in self.fields}
+
+    def describe(self):
+        parts = ", ".join(f"{k} ({d.describe()})" for k, d in self.fields)
+        return f"assignments `{self.fields[0][0]} = ...; ...` to any of: {parts}"
+
+
+@attrs.frozen
+class EitherDomain(Domain):
+    """One of several forms of input (the first form that reads the text wins)."""
+
+    options: tuple  # (Domain, ...)
+    kind = "either"
+
+    def _form(self, v):
+        return next((d for d in self.options if d.check(v) is None), None)
+
+    def check(self, v):
+        if self._form(v) is not None:
+            return None
+        return "it is none of the input's forms (" + "; ".join(d.describe() for d in self.options) + ")"
+
+    def coerce(self, v):
+        d = self._form(v)
+        return v if d is None else d.coerce(v)
+
+    def read(self, text, name):
+        reasons = []
+        for d in self.options:
+            try:
+                return d.read(text, name)
+            except InputError as e:
+                why = str(e)
+                reasons.append(f"as {d.describe()}: {why[len(name) + 2:] if why.startswith(name + ': ') else why}")
+        raise InputError(f"{name}: the input is none of its forms: " + "; ".join(reasons))
+
+    def write(self, v, alone=True):
+        d = self._form(v)
+        return literal(v) if d is None else d.write(v, alone)
+
+    def draw(self, rng):
+        return rng.choice(self.options).draw(rng)
+
+    def uniform(self, rng):
+        sizes = [d.size() for d in self.options]
+        if None in sizes:
+            return rng.choice(self.options).uniform(rng)
+        return rng.choices(self.options, weights=sizes)[0].uniform(rng)
+
+    def describe(self):
+        return "either " + ", or ".join(d.describe() for d in self.options)
+
+    def size(self):
+        sizes = [d.size() for d in self.options]
+        return None if None in sizes else sum(sizes)
+
+    def enumerate(self):
+        for d in self.options:
+            yield from d.enumerate()
+
+
+def _length(rng: random.Random, k: int, lo: int, hi: int) -> int:
+    """A length in lo..hi drawn in proportion to how many sequences of k symbols have it."""
+    if k <= 1:
+        return rng.randint(lo, hi)
+    # k^n grows fast: weigh lengths relative to the longest, so huge counts never become floats
+    weights = [float(k) ** (n - hi) if hi - n < 300 else 0.0 for n in range(lo, hi + 1)]
+    return rng.choices(range(lo, hi + 1), weights=weights)[0]
+
+
 def _kind(v) -> str:
     return "a " + type_name(v) if v is not None else "nothing"
 
@@ -277,7 +504,8 @@ def _num(x) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-DOMAIN_NAMES = ("int", "float", "bool", "bits", "str", "text", "list", "choice")
+DOMAIN_NAMES = ("int", "float", "bool", "bits", "str", "text", "line", "list", "tuple", "choice", "either",
+                "assign")
 
 
 def domain_of(e: ast.Expr, constant) -> Domain:
@@ -318,6 +546,27 @@ def domain_of(e: ast.Expr, constant) -> Domain:
         arity(1)
         n = const(0, int)
         d = StrDomain("01", n, n, "bits")
+    elif name == "line":
+        arity(0, 2)
+        lo, hi = (1, 200) if not args else (const(0, int), const(1, int))
+        d = StrDomain(PRINTABLE, lo, hi, "line")
+    elif name in ("tuple", "either"):
+        if not args:
+            raise SpecError(e.span, f"{name}(...) needs at least one domain", _DOMAIN_HINT)
+        parts = tuple(domain_of(a, constant) for a in args)
+        d = TupleDomain(parts) if name == "tuple" else EitherDomain(parts)
+    elif name == "assign":
+        arity(1)
+        if not isinstance(args[0], ast.MapExpr) or not args[0].pairs:
+            raise SpecError(args[0].span, "assign(...) takes a map of variable names to domains",
+                            'For example: assign({"arr": list(int(-9, 9), 1, 8), "k": int(0, 9)})')
+        fields = []
+        for k, v in args[0].pairs:
+            key = constant(k)
+            if type(key) is not str or not key.isidentifier() or any(key == n for n, _ in fields):
+                raise SpecError(k.span, "assign(...) names each variable once, as a string such as \"arr\"", "")
+            fields.append((key, domain_of(v, constant)))
+        d = AssignDomain(tuple(fields))
     elif name in ("str", "text"):
         arity(0, 2, 3)
         alphabet = LOWER if name == "str" else LOWER + " "
@@ -354,7 +603,8 @@ def domain_of(e: ast.Expr, constant) -> Domain:
 
 
 _DOMAIN_HINT = ("Domains: int(lo, hi), float(lo, hi), bool, bits(n), str(lo, hi), str(ALPHABET, lo, hi), "
-                "text(lo, hi), list(ELEMENT, lo, hi), choice(v1, v2, ...).")
+                "text(lo, hi), line(lo, hi), list(ELEMENT, lo, hi), tuple(D1, D2, ...), choice(v1, v2, ...), "
+                "either(D1, D2, ...), assign({\"name\": D, ...}).")
 
 
 # ---------------------------------------------------------------- reading and writing values
@@ -365,39 +615,16 @@ def literal(v) -> str:
     return show([v])[1:-1]
 
 
-def _literal_value(e: ast.Expr):
-    if isinstance(e, ast.Const):
-        return e.value
-    if isinstance(e, ast.ListExpr):
-        return [_literal_value(x) for x in e.items]
-    if isinstance(e, ast.MapExpr):
-        out = {}
-        for k, v in e.pairs:
-            key = _literal_value(k)
-            if not (type(key) in (int, str, bool) or key is None):
-                raise InputError("map keys must be integers, strings or booleans")
-            out[key] = _literal_value(v)
-        return out
-    raise InputError("only literal values are accepted (numbers, \"strings\", true/false, [lists]); "
-                     "names and expressions are not")
+def write_bare(v, alone: bool) -> str:
+    """A string input written bare when it is the box's only input and reads back as itself."""
+    if alone and type(v) is str and v and v == v.strip() and v[0] not in "\"'":
+        return v
+    return literal(v)
 
 
-def parse_literals(text: str) -> list:
-    """Comma-separated literal values, read by the spec's own expression parser (never eval)."""
-    if len(text) > MAX_INPUT_CHARS:
-        raise InputError(f"the input is too long (more than {MAX_INPUT_CHARS} characters)")
-    if not text.strip():
-        raise InputError("the input is empty")
-    try:
-        tree = parse_expr("[" + text + "\n]", "<input>")
-    except (SpecError, SpecErrors) as e:
-        msg = getattr(e, "message", str(e))
-        raise InputError(f"cannot read the input ({msg})") from None
-    except RecursionError:
-        raise InputError("the input nests too deeply") from None
-    if not isinstance(tree, ast.ListExpr):
-        raise InputError("cannot read the input")
-    return [_literal_value(x) for x in tree.items]
+def elements_of(values: list):
+    """One value as written, or several comma-separated values read as the elements of one list or tuple."""
+    return values[0] if len(values) == 1 else values
 
 
 def _unwrap(text: str) -> str:
@@ -412,67 +639,24 @@ def parse_input(domains: Sequence[tuple[str, Domain]], text) -> list:
     if not isinstance(text, str):
         raise InputError("the input must be text")
     t = _unwrap(text)
-    if len(domains) == 1 and domains[0][1].str_like and not t.startswith('"'):
-        if len(t) > MAX_INPUT_CHARS:
-            raise InputError(f"the input is too long (more than {MAX_INPUT_CHARS} characters)")
-        values = [t]
-    else:
-        values = parse_literals(t)
-        if len(values) != len(domains):
-            names = ", ".join(n for n, _ in domains)
-            raise InputError(f"expected {len(domains)} value(s) ({names}), got {len(values)}")
-    out = []
-    for (name, d), v in zip(domains, values):
-        why = d.check(v)
-        if why:
-            raise InputError(f"{name}: {why}")
-        out.append(d.coerce(v))
-    return out
+    if len(t) > MAX_INPUT_CHARS:
+        raise InputError(f"the input is too long (more than {MAX_INPUT_CHARS} characters)")
+    if len(domains) == 1:
+        name, d = domains[0]
+        return [d.read(t, name)]
+    values = parse_literals(t)
+    if len(values) != len(domains):
+        names = ", ".join(n for n, _ in domains)
+        raise InputError(f"expected {len(domains)} value(s) ({names}), got {len(values)}")
+    return [d.accept(v, name) for (name, d), v in zip(domains, values)]
 
 
 def format_input(domains: Sequence[tuple[str, Domain]], values: Sequence) -> str:
     """How an agent writes these input values (the inverse of parse_input)."""
-    if len(domains) == 1 and domains[0][1].str_like and type(values[0]) is str \
-            and values[0] == values[0].strip() and not values[0].startswith('"') and values[0]:
-        return values[0]
-    return ", ".join(literal(v) for v in values)
+    alone = len(domains) == 1
+    return ", ".join(d.write(v, alone) for (_, d), v in zip(domains, values))
 
 
 def render(v) -> str:
     """How a box writes an output value."""
     return show(v)
-
-
-# ---------------------------------------------------------------- answers
-
-
-def close(a, b, tolerance: float) -> bool:
-    """Equal values; numbers within tolerance * max(1, |b|) when tolerance > 0."""
-    ta, tb = type(a), type(b)
-    if tolerance and ta in (int, float) and tb in (int, float) and ta is not bool and tb is not bool:
-        if math.isnan(float(a)) or math.isnan(float(b)):
-            return False
-        return abs(a - b) <= tolerance * max(1.0, abs(b)) + 1e-12
-    if ta is list and tb is list:
-        return len(a) == len(b) and all(close(x, y, tolerance) for x, y in zip(a, b))
-    return same(a, b)
-
-
-def matches(expected, answer: str, tolerance: float = 0.0) -> bool:
-    """Whether an answer text states the expected output (as a literal or as the box writes it)."""
-    if not isinstance(answer, str):
-        return False
-    t = _unwrap(answer)
-    if " ".join(t.split()) == " ".join(render(expected).split()):
-        return True
-    if type(expected) is str and len(t) >= 2 and t[0] == t[-1] == '"':
-        try:
-            vals = parse_literals(t)
-        except InputError:
-            return False
-        return len(vals) == 1 and vals[0] == expected
-    try:
-        vals = parse_literals(t)
-    except InputError:
-        return False
-    return len(vals) == 1 and close(vals[0], expected, tolerance)

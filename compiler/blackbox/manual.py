@@ -14,31 +14,46 @@ def render_box_manual(spec: ast.Spec, w: BlackBoxWorld, params: dict) -> str:
     out = manual_opening(spec, w.summary, params)
     out += ["## The box", ""]
     if w.has_goal:
-        out.append(f"The box hides {w.goal_note}. Each input is a guess; the box answers with feedback on "
-                   "that guess.")
+        many = f" There are {len(w.targets)} puzzles, each with its own hidden target." if len(w.targets) > 1 else ""
+        out.append(f"The box hides {w.goal_note}. Each input is a query; the box answers with feedback about "
+                   f"the hidden target.{many}")
     else:
         out.append("The box computes a hidden function f of its input(s).")
+    if w.stateful:
+        out.append("The box remembers the earlier inputs of a session: an answer may depend on them.")
+    if w.noise:
+        out.append("The box's answers may be random.")
     out += ["", "Inputs:"]
     for name, d in w.inputs:
         out.append(f"- `{name}`: {d.describe()}.")
     if w.predicates:
-        out += ["", "Constraints (an input that breaks one is rejected with the reason, and costs no turn):"]
+        cost = "uses a turn" if w.rejection_costs else "costs no turn"
+        out += ["", f"Constraints (an input that breaks one is rejected with the reason, and {cost}):"]
         out += [f"- {reason}" for _, reason in w.predicates]
-    sample = w.sample_inputs(random.Random(f"manual:{w.name}"), 1)
-    if sample:
+    samples = [list(v) for v in w.input_samples] or w.sample_inputs(random.Random(f"manual:{w.name}"), 1)
+    if samples:
         shape = "separated by commas, " if len(w.inputs) > 1 else ""
-        out += ["", f"Write one input per turn, {shape}like: `{w.format(sample[0])}`"]
+        shown = " or ".join(f"`{w.format(v)}`" for v in samples[:3])
+        out += ["", f"Write one input per turn, {shape}like: {shown}"]
+    if w.has_goal and w.answer_domain is not None:
+        out += ["", f"The target is answered as {w.answer_domain.describe()}."]
     ops = [d for d in spec.base if d.kind == "op"]
     if ops:
         out += ["", "## What the documentation says", ""]
         for d in ops:
             out.append(f"- `{d.name}({', '.join(p.name for p in d.params)})`: {interpolate(d.doc, params)}")
     b = w.budget
-    tests = "the hidden target" if w.has_goal else f"{len(w.tests)} unseen input(s)"
+    if w.has_goal:
+        tests = "the hidden target" if len(w.targets) == 1 else "each puzzle's target (each puzzle is explored " \
+                                                               f"with its own {b.turns} turns)"
+    elif w.program_answer:
+        tests = f"a program that computes the box's output, run on {len(w.tests)} unseen input(s)"
+    else:
+        tests = f"{len(w.tests)} unseen input(s)"
     out += ["", "## Interaction", "",
             f"You have {b.turns} exploration turns: in each, send one input and read the box's output. "
             f"Then you are asked for {tests}, with {b.shots} attempt(s) each; after a wrong attempt you are "
             "told it is incorrect."]
-    if w.tolerance:
-        out.append(f"Numbers are accepted within {w.tolerance:g} relative tolerance.")
+    if w.grading.describe():
+        out.append(w.grading.describe())
     return "\n".join(out).rstrip() + "\n"

@@ -5,11 +5,20 @@ Spec items (docs/oracle-worlds.md has the reference):
     family CII                              # CII CRI PSI ERI IPI (GSI boxes are `kind game`)
     difficulty easy                         # easy | hard
     domain xs, list(int(-9, 9), 1, 8)       # one line per input, in order
-    hidden fold(fn(a, x) => a + x, 0, xs)   # f, over the input names (and `target`)
-    predicate len(xs) <= 6, "at most 6 elements"   # rejected inputs cost no turn
+    hidden fold(fn(a, x) => a + x, 0, xs)   # f, over the input names (and target, state, noise names)
+    predicate len(xs) <= 6, "at most 6 elements"   # rejected inputs cost no turn (unless `rejection turn`)
     test [3, 1, 4]                          # a test sample; its answer is f's output, computed
-    goal SECRET, "the hidden code"          # interactive puzzles: the test asks for the target
-    within 0.01                             # numbers within 1% (of max(1, |want|)) count as equal
+    test t2 "question" { given Q  ask Q  extract EXPR }   # a test asked after other queries
+    goal SECRET, "the hidden code"          # interactive puzzles: one line per target
+    answer choice("a", "b")                 # a goal box: how its target is written (or: answer program)
+    solution "fn(t) => ..."                 # the reference program of a box with `answer program`
+    state {"n": 0}                          # memory at the start of a session ...
+    next put(state, "n", get(state, "n") + 1)   # ... and after each query (sees `output`)
+    noise u                                 # a seeded uniform draw per query
+    rejection turn                          # refused inputs use a turn
+    sample_input [1, 2, 3]                  # example inputs (manual, probe generator, solver)
+    within 0.01, absolute                   # numbers (also inside lists and maps) within 0.01 count as equal
+    normalise spaces                        # string answers ignore whitespace (exact by default)
     hypothesis sort(xs), "sorting"          # a simple hypothesis the tests must refute (hard boxes)
     budget { turns 10 shots 1 }
 
@@ -26,23 +35,29 @@ from worldspec import ast
 from worldspec.compiler.api import Kind, Rule, Task
 from worldspec.compiler.blackbox.certify import cross_checks
 from worldspec.compiler.blackbox.domains import Domain, domain_of, render
+from worldspec.compiler.blackbox.grading import NORMALISATIONS, TOLERANCE_MODES, Grading
 from worldspec.compiler.blackbox.manual import render_box_manual
-from worldspec.compiler.blackbox.world import NO_GOAL, BlackBoxWorld, TestCase, call_unit
+from worldspec.compiler.blackbox.world import NO_STATE, BlackBoxWorld, TestCase
 from worldspec.compiler.common import check_definitions, draw_params, interpolate
-from worldspec.compiler.items import (box_budget, box_labels, constant_reader, family_and_difficulty, group_items,
-                                      meta_compiler, note, one, reject_program_sections)
-from worldspec.diagnostics import SpecError
+from worldspec.compiler.items import (box_budget, box_labels, chosen_word, chosen_words, constant_reader,
+                                      family_and_difficulty, group_items, meta_compiler, note, one,
+                                      reject_program_sections, switch)
+from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler, Unit
-from worldspec.values import EvalError
+from worldspec.values import EvalError, same
 
-ITEMS = ("family", "difficulty", "domain", "hidden", "predicate", "test", "goal", "within", "hypothesis")
+ITEMS = ("family", "difficulty", "domain", "hidden", "predicate", "test", "goal", "within", "normalise",
+         "hypothesis", "state", "next", "noise", "rejection", "answer", "solution", "sample_input")
+BLOCKS = ("test",)
+TEST_FIELDS = ("given", "ask", "extract")
+RESERVED_NAMES = ("target", "state", "output")
 
 
 def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
     """A box spec -> its BlackBoxWorld (at the given seed, or the declared one)."""
     seed = spec.seed if seed is None else seed
     reject_program_sections(spec)
-    items = group_items(spec, ITEMS)
+    items = group_items(spec, ITEMS, BLOCKS)
     params = draw_params(spec, seed)
     mc = meta_compiler(spec, params)
     constant = constant_reader(mc)
@@ -50,19 +65,23 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
     inputs = read_inputs(items, spec, params, mc, constant)
     names = [n for n, _ in inputs]
     check_base(spec, set(names) | set(params) | set(mc.defs))
-    gg = one(items, "goal", spec, required=False)
-    goal, goal_note = read_goal(gg, inputs, constant)
-    unit_params = names + (["target"] if gg is not None else [])
+    goals = items["goal"]
+    targets, goal_note = read_goals(goals, inputs, constant)
+    memory, noise = read_memory(items, spec, constant, names, params, mc)
+    unit_params = names + (["target"] if goals else []) + (["state"] if memory is not NO_STATE else []) + noise
     variant = hidden_variants(spec, params, mc, unit_params, read_hidden(items, spec, unit_params))
     all_rules = frozenset(r.id for r in spec.rules)
     hidden = variant(all_rules)
     variant(frozenset())  # compile the documented version too, so errors point at the spec now
     true_mc = MetaCompiler(params, dict(mc.defs))
     compile_definitions(true_mc, spec, all_rules)
-    predicates = read_predicates(items, true_mc, names)
-    tolerance = read_tolerance(items, spec, constant)
+    next_state = read_next(items, spec, true_mc, unit_params, memory)
+    predicates = read_predicates(items, true_mc, names + (["state"] if memory is not NO_STATE else []))
+    grading = read_grading(items, spec, constant)
     hypotheses = read_hypotheses(items, true_mc, unit_params)
-    tests = read_tests(items, spec, gg, goal, inputs, hidden, constant)
+    answer_domain, program_answer = read_answer(items, spec, constant, bool(goals))
+    solution = read_solution(items, spec, program_answer)
+    tests = read_tests(items, spec, goals, targets, inputs, true_mc, constant)
     rules = tuple(Rule(r.id, interpolate(r.title, params), f"op {r.override.name}", False,
                        interpolate(r.statement, params), interpolate(r.equation, params),
                        tuple(p.name for p in r.override.params)) for r in spec.rules)
@@ -71,8 +90,13 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
         name=spec.name, version=spec.version, kind=spec.kind, seed=seed, default_seed=spec.seed,
         summary=interpolate(spec.summary, params), params=tuple(params.items()), manual="", examples=(),
         tasks=(), rules=rules, herrings=herrings, budget=box_budget(spec), family=family, difficulty=difficulty,
-        inputs=inputs, goal_note=goal_note, tolerance=tolerance, source=spec.file, hidden=hidden,
-        variant_hidden=variant, predicates=predicates, goal=goal, tests=tests, hypotheses=hypotheses)
+        inputs=inputs, goal_note=goal_note, grading=grading, source=spec.file, hidden=hidden,
+        variant_hidden=variant, predicates=predicates, targets=targets, tests=tests, hypotheses=hypotheses,
+        memory=memory, next_state=next_state, noise=tuple(noise),
+        rejection_costs=switch(items, spec, "rejection", "turn", "free"),
+        answer_domain=answer_domain, program_answer=program_answer, solution_program=solution,
+        input_samples=read_samples(items, inputs, constant))
+    world = attrs.evolve(world, tests=answer_tests(world, items))
     world = attrs.evolve(world, tasks=box_tasks(world, variant(frozenset())))
     return attrs.evolve(world, manual=render_box_manual(spec, world, params))
 
@@ -89,24 +113,109 @@ def read_inputs(items: dict, spec: ast.Spec, params: dict, mc: MetaCompiler,
             raise SpecError(g.span, "a domain line is: domain NAME, DOMAIN",
                             "For example: domain xs, list(int(-9, 9), 1, 8)")
         name = g.args[0].name
-        if name in params or name in mc.defs or name == "target" or any(n == name for n, _ in inputs):
+        if name in params or name in mc.defs or name in RESERVED_NAMES or any(n == name for n, _ in inputs):
             raise SpecError(g.args[0].span, f"input {name} clashes with another name",
-                            "Inputs, params and defs need distinct names; `target` is reserved for goal boxes.")
+                            "Inputs, params and defs need distinct names; `target`, `state` and `output` are "
+                            "reserved.")
         inputs.append((name, domain_of(g.args[1], constant)))
     if not inputs:
         raise SpecError(spec.span, "this box declares no input", "Add: domain x, int(0, 99)")
     return tuple(inputs)
 
 
-def read_goal(gg, inputs, constant) -> tuple[object, str]:
-    """(target, its description) of an interactive puzzle; (NO_GOAL, "") for a plain box."""
-    if gg is None:
-        return NO_GOAL, ""
-    if not gg.args:
-        raise SpecError(gg.span, "goal needs the target value", 'goal SECRET, "the hidden code"')
-    if len(inputs) != 1:
-        raise SpecError(gg.span, "a goal box takes exactly one input (a guess at the target)", "")
-    return constant(gg.args[0]), note(gg.args, 1, "goal's description") or "the hidden target"
+def read_goals(goals: list, inputs, constant) -> tuple[tuple, str]:
+    """(targets, their description) of an interactive puzzle: one `goal` line per target; ((), "") otherwise."""
+    targets = []
+    for gg in goals:
+        if not gg.args or len(gg.args) > 2:
+            raise SpecError(gg.span, "a goal line is: goal TARGET, \"description\"", 'goal SECRET, "the hidden code"')
+        if len(inputs) != 1:
+            raise SpecError(gg.span, "a goal box takes exactly one input (a query about the target)", "")
+        target = constant(gg.args[0])
+        if any(same(target, t) for t in targets):
+            raise SpecError(gg.span, "this target is given twice", "Each goal line hides its own target.")
+        targets.append(target)
+    note_text = note(goals[0].args, 1, "goal's description") if goals else ""
+    return tuple(targets), (note_text or "the hidden target") if goals else ""
+
+
+def read_memory(items: dict, spec: ast.Spec, constant, names, params, mc) -> tuple[object, list[str]]:
+    """(the memory at the start of a session or NO_STATE, the noise names)."""
+    sg = one(items, "state", spec, required=False)
+    memory = NO_STATE
+    if sg is not None:
+        if len(sg.args) != 1:
+            raise SpecError(sg.span, "a state line is: state INITIAL_VALUE", 'For example: state {"count": 0}')
+        memory = constant(sg.args[0])
+    noise: list[str] = []
+    for g in items["noise"]:
+        for a in g.args:
+            if not isinstance(a, ast.Var):
+                raise SpecError(a.span, "noise names the uniform draws: noise u (or noise u, v)", "")
+            if a.name in names or a.name in params or a.name in mc.defs or a.name in RESERVED_NAMES \
+                    or a.name in noise:
+                raise SpecError(a.span, f"noise {a.name} clashes with another name", "Choose another name.")
+            noise.append(a.name)
+    return memory, noise
+
+
+def read_next(items: dict, spec: ast.Spec, mc: MetaCompiler, unit_params: list[str], memory):
+    """The memory after a query: `next EXPR` over f's arguments and `output` (None: the memory never changes)."""
+    ng = one(items, "next", spec, required=False)
+    if ng is None:
+        return None
+    if memory is NO_STATE:
+        raise SpecError(ng.span, "next needs a state line: the memory at the start of a session",
+                        'Add, for example: state {"count": 0}')
+    if len(ng.args) != 1:
+        raise SpecError(ng.span, "next takes one expression (the memory after a query)", "")
+    return mc.unit("next", unit_params + ["output"], ng.args[0])
+
+
+def read_answer(items: dict, spec: ast.Spec, constant, goal: bool) -> tuple[Domain | None, bool]:
+    """(the domain a goal box's target is written in, whether the box asks for a program)."""
+    g = one(items, "answer", spec, required=False)
+    if g is None:
+        return None, False
+    if len(g.args) != 1:
+        raise SpecError(g.span, "an answer line is: answer program, or (a goal box) answer DOMAIN", "")
+    a = g.args[0]
+    if isinstance(a, ast.Var) and a.name == "program":
+        if goal:
+            raise SpecError(g.span, "a goal box is answered with its target, not a program", "")
+        return None, True
+    if not goal:
+        raise SpecError(g.span, "answer DOMAIN is for goal boxes (the domain their target is written in)",
+                        "Write: answer program, for a box whose answer is a program.")
+    return domain_of(a, constant), False
+
+
+def read_solution(items: dict, spec: ast.Spec, program_answer: bool) -> str:
+    """The reference program of a box answered with a program."""
+    g = one(items, "solution", spec, required=program_answer)
+    if g is None:
+        return ""
+    if not program_answer:
+        raise SpecError(g.span, "solution is the reference program of a box with `answer program`", "")
+    return note(g.args, 0, "solution")
+
+
+def read_samples(items: dict, inputs, constant) -> tuple:
+    """The `sample_input` lines: example inputs (one value per input) for the manual and the probe generator."""
+    out = []
+    for g in items["sample_input"]:
+        if len(g.args) != len(inputs):
+            raise SpecError(g.span, f"this sample gives {len(g.args)} value(s) for {len(inputs)} input(s)",
+                            "Give one value per input, in order.")
+        values = []
+        for (name, d), a in zip(inputs, g.args):
+            v = constant(a)
+            why = d.check(v)
+            if why:
+                raise SpecError(a.span, f"this sample input is outside the domain: {name}: {why}", "")
+            values.append(d.coerce(v))
+        out.append(tuple(values))
+    return tuple(out)
 
 
 def read_hidden(items: dict, spec: ast.Spec, unit_params: list[str]) -> ast.Expr:
@@ -154,15 +263,21 @@ def read_predicates(items: dict, mc: MetaCompiler, names: list[str]) -> tuple:
     return tuple(predicates)
 
 
-def read_tolerance(items: dict, spec: ast.Spec, constant) -> float:
-    """The relative tolerance of numeric answers (0 when the box has no `within` line)."""
+def read_grading(items: dict, spec: ast.Spec, constant) -> Grading:
+    """How answers are compared: `within X absolute|relative` and `normalise spaces|case`."""
+    tolerance, mode = 0.0, "relative"
     tol = one(items, "within", spec, required=False)
-    if tol is None:
-        return 0.0
-    tolerance = constant(tol.args[0])
-    if type(tolerance) not in (int, float) or tolerance < 0:
-        raise SpecError(tol.span, "within takes a non-negative number", "For example: within 0.01")
-    return float(tolerance)
+    if tol is not None:
+        if not 1 <= len(tol.args) <= 2:
+            raise SpecError(tol.span, "a within line is: within X absolute (or relative)",
+                            "For example: within 0.01 absolute")
+        tolerance = constant(tol.args[0])
+        if type(tolerance) not in (int, float) or tolerance < 0:
+            raise SpecError(tol.span, "within takes a non-negative number", "For example: within 0.01 absolute")
+        if len(tol.args) == 2:
+            mode = chosen_word(tol.args[1], "tolerance mode", TOLERANCE_MODES, "Write absolute or relative.")
+    normalise = chosen_words(items["normalise"], "normalisation", NORMALISATIONS, "Normalisations: spaces, case.")
+    return Grading(float(tolerance), mode, normalise)
 
 
 def read_hypotheses(items: dict, mc: MetaCompiler, unit_params: list[str]) -> tuple:
@@ -176,52 +291,129 @@ def read_hypotheses(items: dict, mc: MetaCompiler, unit_params: list[str]) -> tu
     return tuple(hypotheses)
 
 
-def read_tests(items: dict, spec: ast.Spec, gg, goal, inputs, hidden: Unit, constant) -> tuple[TestCase, ...]:
-    """The test samples, each answered by f now (a goal box: one test, its target)."""
-    names = [n for n, _ in inputs]
+def read_tests(items: dict, spec: ast.Spec, goals, targets, inputs, mc: MetaCompiler,
+               constant) -> tuple[TestCase, ...]:
+    """The test samples, their answers not yet computed (a goal box: one test per target)."""
     tests: list[TestCase] = []
-    if gg is not None:
+    if goals:
         if items["test"]:
-            raise SpecError(items["test"][0].span, "a goal box is tested on its target, not on test lines",
-                            "Remove the test lines (or the goal).")
-        tests.append(TestCase("goal", (), goal, gg.span.line))
+            raise SpecError(items["test"][0].span, "a goal box is tested on its targets, not on test lines",
+                            "Remove the test lines (or the goals).")
+        for k, (gg, target) in enumerate(zip(goals, targets), 1):
+            tests.append(TestCase("goal" if len(goals) == 1 else f"goal{k}", (), target, gg.span.line,
+                                  question=note(gg.args, 1, "goal's description")))
+        return tuple(tests)
     for i, g in enumerate(items["test"], 1):
-        if len(g.args) != len(names):
-            raise SpecError(g.span, f"this test gives {len(g.args)} value(s) for {len(names)} input(s) "
-                            f"({', '.join(names)})", "Give one value per input, in order.")
-        values = tuple(inputs[k][1].coerce(constant(a)) for k, a in enumerate(g.args))
-        try:
-            want = call_unit(hidden, list(values))
-        except EvalError as err:
-            raise SpecError(g.span, f"the hidden function fails on this test: {err.message}",
-                            "Every test's answer is computed by f.") from None
-        tests.append(TestCase(f"t{i}", values, want, g.span.line))
+        if g.name:
+            tests.append(read_test_block(g, inputs, mc, constant))
+        else:
+            tests.append(TestCase(f"t{i}", query_values(g, g.args, inputs, constant), None, g.span.line))
     if not tests:
         raise SpecError(spec.span, "this box has no test sample", "Add test lines (or a goal for a puzzle).")
+    ids = [t.id for t in tests]
+    for t, g in zip(tests, items["test"]):
+        if ids.count(t.id) > 1:
+            raise SpecError(g.span, f"two tests are named {t.id}", "Give each test block its own name.")
     return tuple(tests)
 
 
+def query_values(g, args, inputs, constant) -> tuple:
+    """One query's values (one per input, in order), coerced to the domains."""
+    names = [n for n, _ in inputs]
+    if len(args) != len(names):
+        raise SpecError(g.span, f"this test gives {len(args)} value(s) for {len(names)} input(s) "
+                        f"({', '.join(names)})", "Give one value per input, in order.")
+    return tuple(inputs[k][1].coerce(constant(a)) for k, a in enumerate(args))
+
+
+def read_test_block(g, inputs, mc: MetaCompiler, constant) -> TestCase:
+    """`test NAME "question" { given ... ask ... extract ... }`: queries in a fresh session, then the asked one."""
+    given, ask, extract = [], None, None
+    for f in g.fields:
+        if f.key not in TEST_FIELDS:
+            raise SpecError(f.span, f"unknown test field {f.key!r}",
+                            did_you_mean(f.key, TEST_FIELDS).strip() or "Test fields: given, ask, extract.")
+        if f.key == "given":
+            given.append(query_values(f, f.args, inputs, constant))
+        elif f.key == "ask":
+            if ask is not None:
+                raise SpecError(f.span, "a test asks one query", "Send the others with given lines.")
+            ask = query_values(f, f.args, inputs, constant)
+        else:
+            if extract is not None or len(f.args) != 1:
+                raise SpecError(f.span, "a test has at most one extract EXPR (over `output`)", "")
+            extract = mc.unit(f"{g.name}.extract", ["output"], f.args[0])
+    if ask is None:
+        raise SpecError(g.span, f"test {g.name} asks nothing", "Add: ask VALUE (one value per input).")
+    return TestCase(g.name, ask, None, g.span.line, tuple(given), extract, g.note)
+
+
+def answer_tests(w: BlackBoxWorld, items: dict) -> tuple[TestCase, ...]:
+    """Every test with its answer computed by f (each in a fresh session of its own)."""
+    if w.has_goal:
+        return w.tests
+    out = []
+    for case, g in zip(w.tests, items["test"]):
+        try:
+            want = w.answer_of(case)
+        except EvalError as err:
+            raise SpecError(g.span, f"the hidden function fails on this test: {err.message}",
+                            "Every test's answer is computed by f.") from None
+        out.append(attrs.evolve(case, expected=want))
+    return tuple(out)
+
+
 def box_tasks(w: BlackBoxWorld, base_unit: Unit) -> tuple[Task, ...]:
-    """One task per test, with its reference answer and (for a flawed manual) the manual's answer."""
+    """One task per test (or one program task), with its reference answer and, for a flawed manual, the
+    manual's answer."""
+    labels = box_labels(w.family, w.difficulty)
+    if w.program_answer:
+        names = ", ".join(n for n, _ in w.inputs)
+        prompt = (f"Write a program that computes the box's output: one expression of the box's expression "
+                  f"language, a function of the input(s) such as `fn({names}) => ...` or an expression over "
+                  f"{names}. It is run on {len(w.tests)} unseen input(s) and scores the share it answers "
+                  f"right. {PROGRAM_LANGUAGE} Reply with the program only, in a fenced code block.")
+        return (Task("program", w.family, prompt, "program", labels, w.solution_program, ""),)
     tasks = []
     for c in w.tests:
         naive = ""
         if w.rules and not w.has_goal:
             try:
-                naive = render(w.evaluate(c.values, base_unit))
+                naive = render(w.answer_of(c, base_unit))
             except EvalError:
                 naive = ""
         if w.has_goal:
-            prompt = (f"What is {w.goal_note}? Reply with it only, written as an input "
-                      f"({w.inputs[0][1].describe()}), in a fenced code block.")
-            solution = w.format([w.goal])
+            what = c.question or w.goal_note
+            shape = w.answer_domain.describe() if w.answer_domain is not None else \
+                f"as an input ({w.inputs[0][1].describe()})"
+            prompt = f"What is {what}? Reply with it only, written {_as(shape)}, in a fenced code block."
+            solution = w.format_answer(c.expected)
         else:
-            prompt = (f"What does the box output for the input {w.format(c.values)}? Reply with the "
-                      "output only, written the way the box writes its outputs, in a fenced code block.")
+            prompt = test_prompt(w, c)
             solution = render(c.expected)
-        tasks.append(Task(c.id, w.family, prompt, "target" if w.has_goal else "output",
-                          box_labels(w.family, w.difficulty), solution, naive))
+        tasks.append(Task(c.id, w.family, prompt, "target" if w.has_goal else "output", labels, solution, naive))
     return tuple(tasks)
+
+
+PROGRAM_LANGUAGE = ("The language: numbers, \"strings\", true/false/none, [lists], {maps}; operators + - * / // "
+                    "% ** == != < <= > >= and or not; `if C then A else B`, `let x = E in BODY`, `fn(x) => BODY`; "
+                    "builtins such as abs min max sum len get range map filter fold sqrt exp log sin cos "
+                    "floor round (docs/language.md lists them all).")
+
+
+def _as(shape: str) -> str:
+    return shape if shape.startswith("as ") else f"as {shape}"
+
+
+def test_prompt(w: BlackBoxWorld, c: TestCase) -> str:
+    """What a test asks: the output for an input, or (a box with memory) after earlier queries."""
+    tail = " Reply with the answer only, written the way the box writes its outputs, in a fenced code block."
+    if not c.given and c.extract is None:
+        lead = "In a fresh session, what" if w.stateful else "What"
+        return f"{lead} does the box output for the input {w.format(c.values)}?{tail}"
+    sent = ", then ".join(f"`{w.format(v)}`" for v in c.given + (c.values,))
+    question = c.question or "What does it output for the last input?"
+    return f"In a fresh session the box is sent {sent}. {question}{tail}"
 
 
 # ---------------------------------------------------------------- base, rules and herrings

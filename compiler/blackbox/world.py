@@ -2,8 +2,16 @@
 
 `BlackBoxWorld` implements the `World` protocol (compiler/api.py) for the
 turn@shot run protocol: each turn sends one input and shows f's output (or a
-rejection, which costs nothing); each test asks f's output on an unseen input,
-or, for an interactive puzzle (a goal box), the hidden target itself.
+rejection, which costs no turn unless the box says so); each test asks f's
+output on an unseen input, or, for an interactive puzzle (a goal box), a
+hidden target itself.
+
+Probing happens in a session (`BoxSession`): a box with memory (`state` and
+`next` in its spec) remembers earlier queries, and a box with `noise` draws
+uniform numbers from a stream seeded by the world's seed. `world.session()`
+starts a fresh session (for a goal box, against one target); `world.probe(text)`
+is the first query of a fresh session, which for a box without memory is all
+there is.
 """
 from __future__ import annotations
 
@@ -15,23 +23,37 @@ import attrs
 
 from worldspec.compiler.api import CaseResult, Feedback, InputError, ScoredVerdict, ToolSpec, capped
 from worldspec.compiler.blackbox.certify import certify_box
-from worldspec.compiler.blackbox.domains import Domain, format_input, matches, parse_input, render
+from worldspec.compiler.blackbox.domains import Domain, format_input, literal, parse_input, render
+from worldspec.compiler.blackbox.grading import Grading, compile_program, program_results
 from worldspec.compiler.items import BoxWorld
 from worldspec.meta import Unit
 from worldspec.values import Ctx, EvalError, LimitError, same
 
 # A box without a goal: f takes only the inputs (a goal box's f also takes `target`).
 NO_GOAL = object()
+# A box without memory: f takes no `state`.
+NO_STATE = object()
 
 
 @attrs.frozen
 class TestCase:
-    """One test sample: an input whose output f computed at compile time (a goal box: the target)."""
+    """One test sample: an input whose output f computed at compile time (a goal box: a target).
+
+    In a box with memory a test may first send `given` queries in a fresh session; the answer is
+    then f's output on `values` after them, optionally passed through `extract` (over `output`)."""
 
     id: str
     values: tuple  # input values ((), for a goal test)
     expected: object
     line: int
+    given: tuple = ()  # earlier queries of the test's session: (values, ...)
+    extract: object = None  # Unit over `output`, or None
+    question: str = ""
+
+    @property
+    def plain(self) -> bool:
+        """One query in a fresh session, its output the answer (stock hypotheses apply)."""
+        return bool(self.values) and not self.given and self.extract is None
 
 
 def call_unit(unit: Unit, args: list, max_steps: int = 200_000):
@@ -44,6 +66,63 @@ def call_unit(unit: Unit, args: list, max_steps: int = 200_000):
         raise LimitError("a value grew too large") from None
 
 
+class BoxSession:
+    """A run of queries against one box: its memory, its noise stream and (a goal box) its target."""
+
+    opening = ""  # a box tells nothing before the first query
+
+    def __init__(self, world: "BlackBoxWorld", target=NO_GOAL, stream=0, unit: Unit | None = None):
+        self.world = world
+        self.target = world.targets[0] if target is NO_GOAL and world.has_goal else target
+        self.unit = unit or world.hidden
+        self.state = world.memory
+        self.queries = 0
+        self.stream = stream
+        self.rng = random.Random(f"noise:{world.seed}:{stream}") if world.noise else None
+
+    def fork(self) -> "BoxSession":
+        """A copy that goes on independently (same memory, same position in the noise stream)."""
+        other = BoxSession.__new__(BoxSession)
+        other.__dict__.update(self.__dict__)
+        if self.rng is not None:
+            other.rng = random.Random()
+            other.rng.setstate(self.rng.getstate())
+        return other
+
+    def send(self, values):
+        """f on one admitted input; the memory moves on; raises EvalError."""
+        w = self.world
+        noise = [self.rng.random() for _ in w.noise] if self.rng is not None else []
+        args = w.arguments(values, self.target, self.state, noise)
+        out = call_unit(self.unit, args)
+        if w.next_state is not None:
+            self.state = call_unit(w.next_state, args + [out])
+        self.queries += 1
+        return out
+
+    def read(self, text) -> list:
+        """Parse one input text and check it against the domains and predicates (which may read the memory)."""
+        return self.world.read_probe(text, self.state)
+
+    def probe(self, text) -> Feedback:
+        """One exploration turn: f(input), or a rejection with its reason."""
+        w = self.world
+        try:
+            values = self.read(text)
+        except InputError as e:
+            if w.rejection_costs:
+                return Feedback(f"rejected: {e}. The turn is used.", w.budget.cost("input"), "rejected")
+            return Feedback(f"rejected: {e}. Nothing was run and no turn is used.", 0, "rejected")
+        try:
+            out, status = render(self.send(values)), "ok"
+        except LimitError as e:
+            out, status = f"limit: {e.message}", "limit"
+        except EvalError as e:
+            out, status = f"error: {e.message}", "error"
+        text_out, truncated = capped(out, w.budget.feedback_chars)
+        return Feedback(text_out, w.budget.cost("input"), status, truncated)
+
+
 @attrs.frozen(eq=False)
 class BlackBoxWorld(BoxWorld):
     """A black box of the Oracle benchmark, or an interactive puzzle (a goal box)."""
@@ -52,14 +131,22 @@ class BlackBoxWorld(BoxWorld):
     difficulty: str
     inputs: tuple[tuple[str, Domain], ...]
     goal_note: str
-    tolerance: float
+    grading: Grading
     source: str
     hidden: Unit = attrs.field(repr=False)
     variant_hidden: object = attrs.field(repr=False)  # applied rule ids -> Unit
     predicates: tuple = attrs.field(repr=False)  # ((Unit, reason), ...)
-    goal: object = attrs.field(repr=False)
+    targets: tuple = attrs.field(repr=False)  # a goal box's hidden targets (one test each); () otherwise
     tests: tuple[TestCase, ...] = attrs.field(repr=False)
     hypotheses: tuple = attrs.field(repr=False)  # ((name, Unit), ...)
+    memory: object = attrs.field(default=NO_STATE, repr=False)  # the memory at the start of a session
+    next_state: Unit | None = attrs.field(default=None, repr=False)  # the memory after a query
+    noise: tuple[str, ...] = ()  # names of the uniform draws each query sees
+    rejection_costs: bool = False  # a rejected input uses a turn
+    answer_domain: Domain | None = None  # how a goal box's target is written (default: like an input)
+    program_answer: bool = False  # the one test asks for a program, run on every test input
+    solution_program: str = ""
+    input_samples: tuple = ()  # (values, ...): example inputs for the manual and the probe generator
 
     # ------------------------------------------------------------ inputs
 
@@ -70,38 +157,81 @@ class BlackBoxWorld(BoxWorld):
 
     @property
     def has_goal(self) -> bool:
-        """Whether this is an interactive puzzle (its test asks for the hidden target)."""
-        return self.goal is not NO_GOAL
+        """Whether this is an interactive puzzle (its tests ask for hidden targets)."""
+        return bool(self.targets)
 
-    def _args(self, values, target=NO_GOAL) -> list:
+    @property
+    def goal(self):
+        """The first hidden target (a goal box)."""
+        return self.targets[0] if self.targets else NO_GOAL
+
+    @property
+    def stateful(self) -> bool:
+        """Whether the box remembers earlier queries of a session."""
+        return self.memory is not NO_STATE
+
+    @property
+    def explore_each_test(self) -> bool:
+        """Whether each test is explored in its own session (a goal box: one session per target)."""
+        return self.has_goal
+
+    def target_of(self, task):
+        """The target a session for this task explores (NO_GOAL for a box without one)."""
+        if not self.has_goal:
+            return NO_GOAL
+        return self.targets[0] if task is None else self.test_of(task).expected
+
+    def session(self, task=None, stream=0) -> BoxSession:
+        """A fresh session of queries (a goal box: against the target of `task`, default the first).
+
+        `stream` selects the noise stream (the same stream always gives the same draws)."""
+        return BoxSession(self, self.target_of(task), stream)
+
+    def session_for(self, target, stream=0) -> BoxSession:
+        """A fresh session against any target (certification asks what other targets would answer)."""
+        return BoxSession(self, target, stream)
+
+    def arguments(self, values, target, state, noise) -> list:
+        """f's arguments: the inputs, then `target`, `state` and the noise draws, as the box declares them."""
         args = list(values)
         if self.has_goal:
-            args.append(self.goal if target is NO_GOAL else target)
-        return args
+            args.append(self.targets[0] if target is NO_GOAL else target)
+        if self.stateful:
+            args.append(state)
+        return args + list(noise)
 
     def evaluate(self, values, unit: Unit | None = None, target=NO_GOAL):
-        """f(values) in the true world (or under another compiled f); raises EvalError."""
-        return call_unit(unit or self.hidden, self._args(values, target))
+        """f(values) as the first query of a fresh session (or under another compiled f); raises EvalError."""
+        return BoxSession(self, target, 0, unit).send(values)
 
-    def admits(self, values) -> str | None:
+    def answer_of(self, case: TestCase, unit: Unit | None = None):
+        """A test's answer: its queries in a fresh session of its own, the last output extracted; raises EvalError."""
+        s = BoxSession(self, NO_GOAL, f"test:{case.id}", unit)
+        for given in case.given:
+            s.send(given)
+        out = s.send(case.values)
+        return out if case.extract is None else call_unit(case.extract, [out])
+
+    def admits(self, values, state=NO_STATE) -> str | None:
         """None when every domain and predicate admits the values; otherwise the reason."""
         for (name, d), v in zip(self.inputs, values):
             why = d.check(v)
             if why:
                 return f"{name}: {why}"
+        extra = [self.memory if state is NO_STATE else state] if self.stateful else []
         for unit, reason in self.predicates:
             try:
-                ok = call_unit(unit, list(values))
+                ok = call_unit(unit, list(values) + extra)
             except EvalError as e:
                 return f"{reason} (the check failed: {e.message})"
             if not ok:
                 return reason
         return None
 
-    def read_probe(self, text) -> list:
+    def read_probe(self, text, state=NO_STATE) -> list:
         """Parse one input text and check it; raises InputError with the reason."""
         values = parse_input(self.inputs, text)
-        why = self.admits(values)
+        why = self.admits(values, state)
         if why:
             raise InputError(why)
         return values
@@ -110,51 +240,70 @@ class BlackBoxWorld(BoxWorld):
         """Input values written as an agent types them."""
         return format_input(self.inputs, values)
 
+    def format_answer(self, value) -> str:
+        """A goal box's target written as an agent answers it."""
+        if self.answer_domain is not None:
+            return self.answer_domain.write(value, True)
+        return self.format([value])
+
+    def read_answer(self, text):
+        """A goal box's answer read as a target; raises InputError."""
+        if self.answer_domain is not None:
+            return self.answer_domain.read(text.strip().strip("`").strip(), "answer")
+        return parse_input(self.inputs, text)[0]
+
     @property
     def turn_instructions(self) -> str:
         """What one exploration turn is, as a turn@shot session tells the player."""
+        cost = (" An input the box rejects still uses the turn." if self.rejection_costs else "")
+        memory = (" The box remembers the earlier inputs of the session." if self.stateful else "")
         if self.has_goal:
-            return (f"In each turn, reply with one input (a guess) and read the box's feedback. After the "
-                    f"exploration you are asked for {self.goal_note}.")
+            each = (f" There are {len(self.targets)} puzzles; each has its own exploration turns."
+                    if len(self.targets) > 1 else "")
+            return (f"In each turn, reply with one input and read the box's feedback. After the exploration you are "
+                    f"asked for {self.goal_note}.{each}{memory}{cost}")
+        if self.program_answer:
+            return ("In each turn, reply with one input and read the box's output. After the exploration you are "
+                    f"asked for a program that computes the box's output.{memory}{cost}")
         return (f"In each turn, reply with one input and read the box's output. After the exploration you are "
-                f"asked for the box's output on {len(self.tasks)} unseen input(s).")
+                f"asked for the box's output on {len(self.tasks)} unseen input(s).{memory}{cost}")
 
     def answer_from(self, task, observed) -> str:
-        """A memorising player's answer: the output of the observed input nearest the test's (a goal box:
-        the last guess)."""
+        """A memorising player's answer: the output of the observed input nearest the test's (a goal box: the
+        last guess; a program answer: that output as a constant program)."""
         if self.has_goal:
             return observed[-1] if observed else ""
-        target = list(self.test_of(task).values)
-        best, best_d = None, None
+        seen = []
+        s = self.session()
         for text in observed:
             try:
-                values = self.read_probe(text)
-            except InputError:
+                values = s.read(text)
+                seen.append((values, s.send(values)))
+            except (InputError, EvalError):
                 continue
-            d = distance(values, target)
-            if best_d is None or d < best_d:
-                best, best_d = values, d
+        case = self.tests[0] if self.program_answer else self.test_of(task)
+        target = list(case.values)
+        best = min(seen, key=lambda vo: distance(vo[0], target), default=None)
         if best is None:
             return ""
-        return self.probe(self.format(best)).text
+        out = best[1] if case.extract is None else _try_extract(case.extract, best[1])
+        if self.program_answer:
+            return f"fn({', '.join(n for n, _ in self.inputs)}) => {literal(out)}"
+        return render(out)
 
     # ------------------------------------------------------------ probing
 
     def probe(self, text) -> Feedback:
-        """One exploration turn: f(input), or a rejection (with its reason) that costs no turn."""
+        """The first query of a fresh session: f(input), or a rejection (with its reason)."""
+        return self.session().probe(text)
+
+    def charge(self, text) -> int:
+        """The turns this probe costs: one, or none when it is rejected (unless rejections cost a turn)."""
         try:
-            values = self.read_probe(text)
-        except InputError as e:
-            return Feedback(f"rejected: {e}. Nothing was run and no turn is used.", 0, "rejected")
-        try:
-            out = render(self.evaluate(values))
-            status = "ok"
-        except LimitError as e:
-            out, status = f"limit: {e.message}", "limit"
-        except EvalError as e:
-            out, status = f"error: {e.message}", "error"
-        text_out, truncated = capped(out, self.budget.feedback_chars)
-        return Feedback(text_out, self.budget.cost("input"), status, truncated)
+            self.read_probe(text)
+        except InputError:
+            return self.budget.cost("input") if self.rejection_costs else 0
+        return self.budget.cost("input")
 
     def sample_inputs(self, rng: random.Random, n: int, tries: int | None = None) -> list[list]:
         """Up to n admissible input value lists drawn from the domains."""
@@ -168,12 +317,21 @@ class BlackBoxWorld(BoxWorld):
         return out
 
     def probe_generator(self, seed: int = 0) -> Iterator[str]:
-        """An endless seeded stream of admissible inputs, as an agent would type them."""
+        """An endless seeded stream of admissible inputs, as an agent would type them (the box's sample
+        inputs among them)."""
         rng = random.Random(f"probes:{self.name}:{seed}")
+        k = 0
         while True:
+            if self.input_samples and k % 2 == 0:
+                yield self.format(self.input_samples[(k // 2) % len(self.input_samples)])
+                k += 1
+                continue
+            k += 1
             got = self.sample_inputs(rng, 1, tries=200)
             if got:
                 yield self.format(got[0])
+            elif self.input_samples:
+                yield self.format(rng.choice(self.input_samples))
             else:  # a predicate that admits almost nothing: offer a test input's neighbourhood
                 yield self.format(self.tests[0].values) if self.tests and self.tests[0].values else ""
 
@@ -186,37 +344,64 @@ class BlackBoxWorld(BoxWorld):
     # ------------------------------------------------------------ grading
 
     def verify(self, task, answer) -> ScoredVerdict:
-        """Grade an answer: the output (within the tolerance), or the target for a goal box."""
+        """Grade an answer: the output (as the box's grading compares), a target, or a program."""
+        if self.program_answer:
+            return self.verify_program(task, answer)
         case = self.test_of(task)
-        want = render(case.expected)
+        want = self.format_answer(case.expected) if self.has_goal else render(case.expected)
         if not isinstance(answer, str) or not answer.strip():
             return ScoredVerdict(case.id, False, "no answer", (CaseResult(case.values, want, "", False),), 0.0)
         if self.has_goal:
             try:
-                values = parse_input(self.inputs, answer)
-                ok = same(values[0], case.expected)
+                ok = same(self.read_answer(answer), case.expected)
             except InputError:
                 ok = False
         else:
-            ok = matches(case.expected, answer, self.tolerance)
+            ok = self.grading.matches(case.expected, answer)
         got = answer.strip()
         return ScoredVerdict(case.id, ok, "correct" if ok else "incorrect",
                              (CaseResult(case.values, want, got, ok),), 1.0 if ok else 0.0)
 
+    def verify_program(self, task, answer) -> ScoredVerdict:
+        """A program answer, run on every test input: its score is the share of tests it answers."""
+        tid = task if isinstance(task, str) else task.id
+        names = [n for n, _ in self.inputs]
+        try:
+            unit = compile_program(answer, names)
+        except InputError as e:
+            return ScoredVerdict(tid, False, f"incorrect: {e}", (), 0.0)
+        results = program_results(unit, [list(c.values) for c in self.tests])
+        cases = []
+        for c, (status, got) in zip(self.tests, results):
+            ok = status == "ok" and self.grading.close(got, c.expected)
+            shown = render(got) if status == "ok" else f"error: {got}"
+            cases.append(CaseResult(c.values, render(c.expected), shown, ok))
+        right = sum(c.passed for c in cases)
+        score = right / len(cases)
+        return ScoredVerdict(tid, right == len(cases), f"{right} of {len(cases)} test inputs right",
+                             tuple(cases), score)
+
     def requires(self, task) -> frozenset[str]:
         """Perturbed rules without which this test's answer would differ (by knockout)."""
-        case = self.test_of(task)
+        cases = self.tests if self.program_answer else (self.test_of(task),)
         needed = set()
         for r in self.rules:
             unit = self.variant_hidden(frozenset(x.id for x in self.rules if x.id != r.id))
-            try:
-                v = self.evaluate(case.values, unit)
-            except EvalError:
-                needed.add(r.id)
-                continue
-            if not same(v, case.expected):
-                needed.add(r.id)
+            for case in cases:
+                try:
+                    v = self.answer_of(case, unit)
+                except EvalError:
+                    needed.add(r.id)
+                    continue
+                if not same(v, case.expected):
+                    needed.add(r.id)
         return frozenset(needed)
+
+    def test_of(self, task):
+        """The test sample behind a task (the program task stands for all tests: the first is returned)."""
+        if self.program_answer:
+            return self.tests[0]
+        return BoxWorld.test_of(self, task)
 
     @property
     def open_book(self) -> str:
@@ -232,11 +417,20 @@ class BlackBoxWorld(BoxWorld):
         return certify_box(self, progress)
 
 
+def _try_extract(unit: Unit, out):
+    try:
+        return call_unit(unit, [out])
+    except EvalError:
+        return out
+
+
 def distance(a, b) -> float:
     """How far apart two input values are (numbers by difference, sequences by edits)."""
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         n = max(len(a), len(b))
         return sum(distance(x, y) for x, y in zip(a, b)) + 10.0 * abs(len(a) - len(b)) / max(1, n)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return sum(distance(a[k], b[k]) if k in b else 10.0 for k in a) + 10.0 * len(set(b) - set(a))
     if isinstance(a, bool) or isinstance(b, bool):
         return 0.0 if a == b else 1.0
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):

@@ -20,8 +20,17 @@ Spec items (docs/oracle-worlds.md has the reference):
 
   Game Strategy Inference boxes add `family GSI`, `difficulty easy|hard`, one
   opponent, `test H` lines (a fresh H-round game each; accuracy is the score
-  over the exact optimum) and `probe_rounds N` (the longest move sequence a
-  probe may play).
+  over the exact optimum, or over `test H, NORM`'s normaliser) and
+  `probe_rounds N` (the longest move sequence a probe may play).
+
+  Games with a board (what both players have: bullets, cards in hand) add
+
+    payoffs [if row == column then 0 else 1, 0]   # instead of payoff lines: over row, column
+    board {"hands": [range(1, horizon + 1), range(1, horizon + 1)]}   # before round 1 (sees horizon)
+    legal map(fn(c) => "card " + str(c), get(get(board, "hands"), if seat == "row" then 0 else 1))
+    update ...                                     # the board after a round: over board, row, column
+    reveal "the opponent played " + theirs         # what the player is told of a round
+    play rounds                                    # the player moves round by round, seeing the history
 """
 from __future__ import annotations
 
@@ -31,17 +40,19 @@ from worldspec import ast
 from worldspec.compiler.api import Kind, Task
 from worldspec.compiler.common import draw_params, interpolate
 from worldspec.compiler.game.certify import cross_checks
-from worldspec.compiler.game.engine import ROW, SEATS, Game, GameError, Strategy, optimum
+from worldspec.compiler.game.engine import ROW, SEATS, Game, GameError, Strategy, open_loop_optimum, optimum
 from worldspec.compiler.game.manual import render_game_manual
-from worldspec.compiler.game.world import GameWorld, TestGame
-from worldspec.compiler.items import (box_budget, box_labels, constant_reader, family_and_difficulty, group_items,
-                                      meta_compiler, one, reject_program_sections, word)
+from worldspec.compiler.game.world import GameWorld, TestGame, show_number
+from worldspec.compiler.items import (box_budget, box_labels, chosen_words, constant_reader,
+                                      family_and_difficulty, group_items, meta_compiler, one,
+                                      reject_program_sections, switch, word)
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler
-from worldspec.values import Ctx
+from worldspec.values import Ctx, EvalError
 
-ITEMS = ("family", "difficulty", "moves", "column_moves", "payoff", "horizon", "continue", "max_rounds",
-         "cooperate", "matches", "seats", "baseline", "fallback", "test", "probe_rounds")
+ITEMS = ("family", "difficulty", "moves", "column_moves", "payoff", "payoffs", "horizon", "continue", "max_rounds",
+         "cooperate", "matches", "seats", "baseline", "fallback", "test", "probe_rounds", "board", "legal",
+         "update", "reveal", "play")
 BLOCKS = ("opponent",)
 OPPONENT_FIELDS = ("start", "move", "next")
 
@@ -58,7 +69,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> GameWorld:
     params = draw_params(spec, seed)
     mc = meta_compiler(spec, params)
     constant = constant_reader(mc)
-    game = read_game(items, spec, constant)
+    game = read_game(items, spec, mc, constant)
     opponents = read_opponents(items, spec, mc, constant)
     horizon, delta, max_rounds = read_length(items, spec, constant)
     matches = int_item(items, spec, constant, "matches", 5)
@@ -73,17 +84,20 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> GameWorld:
     if family and not items["test"]:
         raise SpecError(spec.span, f"this {family} box has no test game", "Add: test 8 (an 8-round game).")
     budget = box_budget(spec)
-    tests = read_tests(items, game, opponents, constant)
-    probe_rounds = int_item(items, spec, constant, "probe_rounds", max([10] + [t.horizon for t in tests]))
+    rounds = switch(items, spec, "play", "rounds", "sequence")
+    tests = read_tests(items, game, opponents, constant, rounds)
+    longest = max([t.horizon for t in tests], default=10)
+    probe_rounds = int_item(items, spec, constant, "probe_rounds", longest if rounds else max(10, longest))
     if not horizon and not delta and tests:
         horizon = max(t.horizon for t in tests)  # a box's games are its probes and its test games
     world = GameWorld(
         name=spec.name, version=spec.version, kind=spec.kind, seed=seed, default_seed=spec.seed,
         summary=interpolate(spec.summary, params), params=tuple(params.items()), manual="", examples=(),
-        tasks=game_tasks(tests, family, difficulty, game.row_moves), rules=(), herrings=(), budget=budget,
+        tasks=game_tasks(tests, family, difficulty, game.row_moves, rounds), rules=(), herrings=(), budget=budget,
         family=family, difficulty=difficulty, game=game, opponents=opponents, seats=seats, horizon=horizon,
         delta=delta, max_rounds=max_rounds, matches=matches, baselines=baselines, cooperate=cooperate,
-        fallback=fallback, probe_rounds=probe_rounds, tests=tests, source=spec.file)
+        fallback=fallback, probe_rounds=probe_rounds, tests=tests, source=spec.file, rounds=rounds,
+        reveal=read_reveal(items, spec, mc))
     return attrs.evolve(world, manual=render_game_manual(spec, world, params))
 
 
@@ -102,22 +116,43 @@ def int_item(items: dict, spec: ast.Spec, constant, key: str, default: int, lo: 
 
 
 def move_names(g: ast.GenericItem, what: str, constant) -> tuple[str, ...]:
-    """A `moves` line: two or more distinct move names (strings without spaces)."""
+    """A `moves` line: two or more distinct move names (strings; a single list argument lists them all)."""
     vals = [constant(a) for a in g.args]
-    if len(vals) < 2 or any(type(v) is not str or not v.strip() or " " in v for v in vals):
-        raise SpecError(g.span, f"{what} lists two or more move names (strings without spaces)",
-                        f'For example: {what} "C", "D"')
+    if len(vals) == 1 and type(vals[0]) is list:
+        vals = vals[0]
+    if len(vals) < 2 or any(type(v) is not str or not v.strip() or v != " ".join(v.split()) or "," in v
+                            for v in vals):
+        raise SpecError(g.span, f"{what} lists two or more move names (strings without commas; single spaces "
+                        "inside are fine)", f'For example: {what} "C", "D"')
     if len(set(vals)) != len(vals):
         raise SpecError(g.span, f"{what} repeats a move", "")
     return tuple(vals)
 
 
-def read_game(items: dict, spec: ast.Spec, constant) -> Game:
-    """The moves of both seats and a payoff for every pair of moves."""
+def read_game(items: dict, spec: ast.Spec, mc: MetaCompiler, constant) -> Game:
+    """The moves of both seats, a payoff for every pair of moves (payoff lines or a payoffs rule), and the
+    board: its start, the legal moves on it and its update."""
     mg = one(items, "moves", spec)
     row_moves = move_names(mg, "moves", constant)
     cg = one(items, "column_moves", spec, required=False)
     col_moves = move_names(cg, "column_moves", constant) if cg else row_moves
+    rule = one(items, "payoffs", spec, required=False)
+    if rule is not None and items["payoff"]:
+        raise SpecError(rule.span, "a game gives its payoffs either as payoff lines or as one payoffs rule",
+                        "Keep one of them.")
+    table = payoff_rule(rule, mc, row_moves, col_moves) if rule is not None else \
+        payoff_lines(items, row_moves, col_moves, constant)
+    board, legal, update = read_board(items, spec, mc)
+    game = Game(row_moves, col_moves, tuple(table.items()), board, legal, update)
+    if game.missing():
+        r, c = game.missing()[0]
+        raise SpecError(mg.span, f"the payoff table has no entry for ({r}, {c})",
+                        f"Add a payoff line for every pair of moves ({len(game.missing())} missing).")
+    return game
+
+
+def payoff_lines(items: dict, row_moves, col_moves, constant) -> dict:
+    """`payoff ROW, COLUMN, ROW_PAYOFF, COLUMN_PAYOFF` lines as a table."""
     table = {}
     for g in items["payoff"]:
         if len(g.args) != 4:
@@ -134,12 +169,59 @@ def read_game(items: dict, spec: ast.Spec, constant) -> Game:
         if (r, c) in table:
             raise SpecError(g.span, f"the payoff of ({r}, {c}) is given twice", "")
         table[(r, c)] = (pr, pc)
-    game = Game(row_moves, col_moves, tuple(table.items()))
-    if game.missing():
-        r, c = game.missing()[0]
-        raise SpecError(mg.span, f"the payoff table has no entry for ({r}, {c})",
-                        f"Add a payoff line for every pair of moves ({len(game.missing())} missing).")
-    return game
+    return table
+
+
+def payoff_rule(g: ast.GenericItem, mc: MetaCompiler, row_moves, col_moves) -> dict:
+    """`payoffs EXPR` over `row` and `column` (the two moves) giving [row payoff, column payoff]."""
+    if len(g.args) != 1:
+        raise SpecError(g.span, "payoffs takes one expression over row and column", "")
+    unit = mc.unit("payoffs", ["row", "column"], g.args[0])
+    table = {}
+    for r in row_moves:
+        for c in col_moves:
+            try:
+                pair = unit(Ctx(), [r, c])
+            except EvalError as e:
+                raise SpecError(g.span, f"payoffs fails on ({r}, {c}): {e.message}", "") from None
+            if type(pair) is not list or len(pair) != 2 or any(type(v) not in (int, float) for v in pair):
+                raise SpecError(g.span, f"payoffs gives {pair!r} for ({r}, {c}), not [row payoff, column payoff]",
+                                "")
+            table[(r, c)] = (pair[0], pair[1])
+    return table
+
+
+def read_board(items: dict, spec: ast.Spec, mc: MetaCompiler) -> tuple:
+    """(board start over `horizon`, legal moves over `board` and `seat`, update over `board`, `row`, `column`),
+    each a Python callable or None."""
+    units = {}
+    for key, params in (("board", ["horizon"]), ("legal", ["board", "seat"]), ("update", ["board", "row", "column"])):
+        g = one(items, key, spec, required=False)
+        if g is not None:
+            if len(g.args) != 1:
+                raise SpecError(g.span, f"{key} takes one expression", "")
+            units[key] = mc.unit(key, params, g.args[0])
+    if units and "board" not in units and ("update" in units or "legal" in units):
+        g = (items["legal"] or items["update"])[0]
+        raise SpecError(g.span, "legal and update read the board: add a board line (the board before round 1)",
+                        'For example: board {"bullets": [0, 0]}')
+
+    def call(key):
+        u = units.get(key)
+        return None if u is None else (lambda *args: u(Ctx(), list(args)))
+
+    return call("board"), call("legal"), call("update")
+
+
+def read_reveal(items: dict, spec: ast.Spec, mc: MetaCompiler):
+    """`reveal EXPR` over board, mine, theirs, seat and payoff: what the player is told of a round (or None)."""
+    g = one(items, "reveal", spec, required=False)
+    if g is None:
+        return None
+    if len(g.args) != 1:
+        raise SpecError(g.span, "reveal takes one expression (the text the player sees of a round)", "")
+    unit = mc.unit("reveal", ["board", "mine", "theirs", "seat", "payoff"], g.args[0])
+    return lambda *args: unit(Ctx(), list(args))
 
 
 def read_opponents(items: dict, spec: ast.Spec, mc: MetaCompiler, constant) -> tuple[Strategy, ...]:
@@ -168,7 +250,13 @@ def read_strategy(mc: MetaCompiler, g: ast.GenericItem, constant) -> Strategy:
         fields[f.key] = f
     if "move" not in fields:
         raise SpecError(g.span, f"opponent {g.name} has no move", 'Add: move EXPR (over `state`), e.g. move "C"')
-    start = constant(fields["start"].args[0]) if "start" in fields else 0
+    start_unit = mc.unit(f"{g.name}.start", ["horizon"], fields["start"].args[0]) if "start" in fields else None
+    start = None
+    if start_unit is not None:
+        try:
+            start = start_unit(Ctx(), [0])
+        except EvalError:
+            start = None  # a start that needs the horizon
     move_unit = mc.unit(f"{g.name}.move", ["state"], fields["move"].args[0])
     next_unit = mc.unit(f"{g.name}.next", ["state", "mine", "theirs"], fields["next"].args[0]) \
         if "next" in fields else None
@@ -179,7 +267,8 @@ def read_strategy(mc: MetaCompiler, g: ast.GenericItem, constant) -> Strategy:
     def nxt(state, mine, theirs):
         return state if next_unit is None else next_unit(Ctx(), [state, mine, theirs])
 
-    return Strategy(g.name, g.note or g.name, start, move, nxt)
+    start_fn = None if start_unit is None else (lambda horizon: start_unit(Ctx(), [horizon]))
+    return Strategy(g.name, g.note or g.name, 0 if start_unit is None else start, move, nxt, start_fn)
 
 
 def read_length(items: dict, spec: ast.Spec, constant) -> tuple[int, float, int]:
@@ -222,43 +311,53 @@ def read_shared_move(items: dict, spec: ast.Spec, constant, key: str, game: Game
 
 def read_baselines(items: dict, opponents) -> tuple[str, ...]:
     """The opponents named as baselines (played beside every model in pool play)."""
-    names = [o.name for o in opponents]
-    baselines = []
-    for g in items["baseline"]:
-        for a in g.args:
-            n = word(a, "baseline")
-            if n not in names:
-                raise SpecError(a.span, f"baseline {n} is not an opponent of this game",
-                                did_you_mean(n, names).strip() or "Baselines name opponents.")
-            baselines.append(n)
-    return tuple(baselines)
+    return chosen_words(items["baseline"], "baseline", [o.name for o in opponents],
+                        "Baselines name opponents of this game.")
 
 
-def read_tests(items: dict, game: Game, opponents, constant) -> tuple[TestGame, ...]:
-    """The `test H` lines: fresh H-round games against the (single) opponent, with their exact optimum."""
+def read_tests(items: dict, game: Game, opponents, constant, rounds: bool) -> tuple[TestGame, ...]:
+    """The `test H[, NORM]` lines: fresh H-round games against the (single) opponent, with the best score
+    possible (round by round, or of a fixed sequence) and the score that counts as 100%."""
     tests = []
     for i, g in enumerate(items["test"], 1):
-        h = constant(g.args[0]) if len(g.args) == 1 else None
+        h = constant(g.args[0]) if 1 <= len(g.args) <= 2 else None
         if type(h) is not int or not 1 <= h <= 200:
-            raise SpecError(g.span, "a test line gives the rounds of a fresh test game (1 to 200)",
-                            "For example: test 8")
+            raise SpecError(g.span, "a test line gives the rounds of a fresh test game (1 to 200) and, optionally, "
+                            "the score that counts as 100%", "For example: test 8, or test 8, 6")
+        norm = None
+        if len(g.args) == 2:
+            norm = constant(g.args[1])
+            if type(norm) not in (int, float) or norm <= 0:
+                raise SpecError(g.args[1].span, "the normaliser of a test is a positive number", "test 8, 6")
         try:
-            opt = optimum(game, opponents[0], ROW, h)
+            best = optimum(game, opponents[0], ROW, h)
+            if not rounds and not best.deterministic:
+                best = open_loop_optimum(game, opponents[0], ROW, h)
         except GameError as e:
             raise SpecError(g.span, f"the optimum of this test cannot be computed: {e}", "") from None
-        tests.append(TestGame(f"g{i}", h, opt, g.span.line))
+        tests.append(TestGame(f"g{i}", h, best, g.span.line, float(norm) if norm is not None else None))
     return tuple(tests)
 
 
-def game_tasks(tests, family: str, difficulty: str, row_moves) -> tuple[Task, ...]:
+def game_tasks(tests, family: str, difficulty: str, row_moves, rounds: bool) -> tuple[Task, ...]:
     """One task per test game; its reference answer is the optimal plan."""
-    return tuple(Task(t.id, family or "game",
-                      f"Play a fresh {t.horizon}-round game against the same opponent, starting from its "
-                      f"initial state. Reply with your {t.horizon} moves in order "
-                      f"({' or '.join(row_moves)}), separated by spaces, in a fenced code block. Your "
-                      "accuracy is your total payoff divided by the best total possible.",
-                      "moves", box_labels(family, difficulty), " ".join(t.optimum.plan), "")
-                 for t in tests)
+    out = []
+    for t in tests:
+        norm = ("the best total possible" if t.norm is None else f"{show_number(t.norm)}")
+        if rounds:
+            prompt = (f"Play a fresh {t.horizon}-round game against the same opponent, starting from its initial "
+                      "state, one move per reply; after each round you see what happened. Your accuracy is your "
+                      f"total payoff divided by {norm}.")
+        else:
+            prompt = (f"Play a fresh {t.horizon}-round game against the same opponent, starting from its "
+                      f"initial state. Reply with your {t.horizon} moves in order ({' or '.join(row_moves[:8])}"
+                      f"{', ...' if len(row_moves) > 8 else ''}), separated by "
+                      f"{'commas' if any(' ' in m for m in row_moves) else 'spaces'}, in a fenced code block. "
+                      f"Your accuracy is your total payoff divided by {norm}.")
+        sep = ", " if any(" " in m for m in row_moves) else " "
+        out.append(Task(t.id, family or "game", prompt, "play" if rounds else "moves",
+                        box_labels(family, difficulty), sep.join(t.optimum.plan), ""))
+    return tuple(out)
 
 
 KIND = Kind("game", compile_spec, "a repeated game: pool play, or strategy inference against one opponent",

@@ -1,11 +1,15 @@
 """The compiled game: a repeated two-player game, its opponents, and its test games or its pool.
 
 `GameWorld` implements the `World` protocol (compiler/api.py). A Game Strategy
-Inference box (a world with test games) is run by the turn@shot protocol: each
-turn plays a fresh game with a sequence of moves against the hidden opponent,
-and each test game is answered with all its moves at once, scored over the
-exact optimum. A world without tests is run by the pool protocol: models and
-strategies play matches against every opponent, from both seats.
+Inference box (a world with test games) is run by the turn@shot protocol. By
+default each turn plays a fresh game with a sequence of moves against the hidden
+opponent, and each test game is answered with all its moves at once, scored
+over the exact optimum (or the box's normaliser). A box with `play rounds` is
+played move by move: `world.session(task)` is an exploration session in which
+every probe is one move of the current game (a turn is a whole game), and
+`world.test_play(task, attempt)` plays one test game round by round. A world
+without tests is run by the pool protocol: models and strategies play matches
+against every opponent, from both seats.
 """
 from __future__ import annotations
 
@@ -20,19 +24,33 @@ from worldspec.compiler.game.certify import certify_game
 from worldspec.compiler.game.engine import (ROW, Game, GameError, Match, Optimum, Round, Strategy,
                                             cooperation_stats, expected_score, horizon_draw, other_seat,
                                             play_sequence, play_strategies)
-from worldspec.compiler.items import BoxWorld
+from worldspec.compiler.items import BoxWorld, StatelessSession
 
 MAX_INPUT_CHARS = 4000
 
 
 @attrs.frozen
 class TestGame:
-    """A fresh game of `horizon` rounds against the opponent, and the best score possible in it."""
+    """A fresh game of `horizon` rounds against the opponent, the best score possible in it, and the score
+    that counts as 100% (the box's normaliser, or the optimum)."""
 
     id: str
     horizon: int
     optimum: Optimum
     line: int
+    norm: float | None = None  # the declared normaliser (None: the optimum)
+
+    @property
+    def scale(self) -> float:
+        """The score that counts as 100%."""
+        return self.optimum.value if self.norm is None else self.norm
+
+    def accuracy(self, score) -> float:
+        """score / scale, clipped to [0, 1] (a negative score counts 0, as the paper counts it)."""
+        scale = float(self.scale)
+        if scale <= 0:
+            return 1.0 if score >= self.optimum.value - 1e-9 else 0.0
+        return max(0.0, min(1.0, float(score) / scale))
 
 
 @attrs.frozen
@@ -65,6 +83,8 @@ class GameWorld(BoxWorld):
     probe_rounds: int
     tests: tuple[TestGame, ...]
     source: str = ""
+    rounds: bool = False  # `play rounds`: move by move, seeing each round
+    reveal: object = attrs.field(default=None, repr=False)  # (board, mine, theirs, seat, payoff) -> text
 
     # ------------------------------------------------------------ the pool
 
@@ -121,8 +141,8 @@ class GameWorld(BoxWorld):
         """Every pair of moves with both payoffs, from `seat`'s point of view."""
         g = self.game
         other = other_seat(seat)
-        return [f"- you {a}, other {b}: you get {_num(g.payoff(seat, a, b))}, the other gets "
-                f"{_num(g.payoff(other, b, a))}" for a in g.moves(seat) for b in g.moves(other)]
+        return [f"- you {a}, other {b}: you get {show_number(g.payoff(seat, a, b))}, the other gets "
+                f"{show_number(g.payoff(other, b, a))}" for a in g.moves(seat) for b in g.moves(other)]
 
     # ------------------------------------------------------------ probing
 
@@ -131,18 +151,37 @@ class GameWorld(BoxWorld):
         return self.game.moves(seat)
 
     def parse_moves(self, text, seat: str = ROW) -> list[str]:
-        """Moves separated by spaces or commas; case and full words (`cooperate`) are forgiven."""
+        """Moves separated by spaces or commas (by commas, when a move has a space in it); case and full words
+        (`cooperate`) are forgiven."""
         if not isinstance(text, str):
             raise InputError("the moves must be text")
         if len(text) > MAX_INPUT_CHARS:
             raise InputError("the input is too long")
         moves = self.moves_for(seat)
         out = []
-        for tok in [t for t in re.split(r"[\s,;]+", text.strip().strip("`")) if t]:
-            out.extend(_read_token(tok, moves))
+        if any(" " in m for m in moves):
+            for part in [p for p in re.split(r"[,;\n]+", text.strip().strip("`")) if p.strip()]:
+                out.append(self.read_move(part, seat))
+        else:
+            for tok in [t for t in re.split(r"[\s,;]+", text.strip().strip("`")) if t]:
+                out.extend(_read_token(tok, moves))
         if not out:
             raise InputError(f"no moves given (moves: {', '.join(moves)})")
         return out
+
+    def read_move(self, text, seat: str = ROW) -> str:
+        """One move, written as its name (case and spacing forgiven)."""
+        moves = self.moves_for(seat)
+        t = " ".join(str(text).strip().strip("`").strip(".!\"'").split()).lower()
+        for m in moves:
+            if m.lower() == t:
+                return m
+        if not any(" " in m for m in moves):
+            got = _read_token(t, moves)
+            if len(got) == 1:
+                return got[0]
+        shown = ", ".join(moves[:12]) + (", ..." if len(moves) > 12 else "")
+        raise InputError(f"{str(text).strip()!r} is not a move (moves: {shown})")
 
     def read_probe(self, text) -> list[str]:
         """The moves of one probe (at most `probe_rounds`); raises InputError with the reason."""
@@ -152,7 +191,10 @@ class GameWorld(BoxWorld):
         return moves
 
     def probe(self, text) -> Feedback:
-        """Play a fresh game with these moves; see the opponent's replies and your payoffs."""
+        """Play a fresh game with these moves (round by round: one move of a fresh game); see the opponent's
+        replies and your payoffs."""
+        if self.rounds:
+            return self.session().probe(text)
         try:
             moves = self.read_probe(text)
         except InputError as e:
@@ -163,24 +205,57 @@ class GameWorld(BoxWorld):
                 rounds = play_sequence(self.game, opp, ROW, moves, random.Random(f"probe:{self.seed}:{opp.name}"))
                 prefix = f"{opp.name}: " if len(self.opponents) > 1 else ""
                 lines.append(f"{prefix}opponent played: {' '.join(r.theirs for r in rounds)}")
-                pays = " ".join(_num(r.my_payoff) for r in rounds)
-                lines.append(f"{prefix}your payoffs: {pays} (total {_num(sum(r.my_payoff for r in rounds))})")
+                pays = " ".join(show_number(r.my_payoff) for r in rounds)
+                lines.append(f"{prefix}your payoffs: {pays} (total {show_number(sum(r.my_payoff for r in rounds))})")
         except GameError as e:
+            if self.game.has_board:
+                return Feedback(f"rejected: {e}. Nothing was played and no turn is used.", 0, "rejected")
             return Feedback(f"error: {e}", self.budget.cost("input"), "error")
         text_out, truncated = capped("\n".join(lines), self.budget.feedback_chars)
         return Feedback(text_out, self.budget.cost("input"), "ok", truncated)
 
+    @property
+    def explore_each_test(self) -> bool:
+        """Round-by-round boxes explore each test in its own session (games as long as that test's)."""
+        return self.rounds
+
+    def session(self, task=None, stream=0):
+        """A fresh exploration session: round by round, a RoundSession whose probes are single moves (a turn
+        is a whole game, as long as the task's test game); otherwise every probe is a game of its own."""
+        if not self.rounds:
+            return StatelessSession(self)
+        horizon = self.test_of(task).horizon if task is not None else (self.tests[0].horizon if self.tests
+                                                                         else self.horizon or self.probe_rounds)
+        return RoundSession(self, horizon, stream)
+
+    def test_play(self, task, attempt: int = 1) -> "RoundGame":
+        """Test game `task` played round by round (attempt k meets the k-th seeded random stream)."""
+        t = self.test_of(task)
+        return RoundGame(self, t.horizon, random.Random(f"test:{self.seed}:{t.id}:{attempt}"), t)
+
     def probe_generator(self, seed: int = 0) -> Iterator[str]:
-        """An endless seeded stream of move sequences a probe accepts."""
+        """An endless seeded stream of move sequences a probe accepts (round by round: single moves)."""
         rng = random.Random(f"probes:{self.name}:{seed}")
         moves = self.moves_for(ROW)
+        sep = ", " if any(" " in m for m in moves) else " "
         while True:
-            n = rng.randint(1, self.probe_rounds)
-            yield " ".join(rng.choice(moves) for _ in range(n))
+            n = 1 if self.rounds else rng.randint(1, self.probe_rounds)
+            yield sep.join(rng.choice(moves) for _ in range(n))
+
+    def charge(self, text) -> int:
+        """The turns a probe costs: one game (round by round, a single move costs none until a game ends)."""
+        if self.rounds:
+            return self.session().probe(text).units
+        return BoxWorld.charge(self, text)
 
     @property
     def turn_instructions(self) -> str:
         """What one exploration turn is, as a turn@shot session tells the player."""
+        if self.rounds:
+            return ("Each turn is one whole game against the opponent, played move by move: reply with one move "
+                    "per message and you see what happened in the round. After the exploration you play the test "
+                    "game(s) the same way; accuracy is your total payoff divided by the score that counts as "
+                    "100%.")
         return (f"In each turn, reply with a sequence of up to {self.probe_rounds} of your moves, separated by "
                 "spaces: a fresh game is played with them against the opponent, from its initial state, and you "
                 "see its moves and your payoffs. After the exploration, for each test game you submit all your "
@@ -194,9 +269,9 @@ class GameWorld(BoxWorld):
         for text in observed:
             try:
                 moves = self.parse_moves(text)
-            except InputError:
+                rounds = play_sequence(self.game, self.opponents[0], ROW, moves)
+            except (InputError, GameError):
                 continue
-            rounds = play_sequence(self.game, self.opponents[0], ROW, moves)
             avg = sum(r.my_payoff for r in rounds) / len(rounds)
             if best_avg is None or avg > best_avg:
                 best, best_avg = moves, avg
@@ -212,22 +287,35 @@ class GameWorld(BoxWorld):
     # ------------------------------------------------------------ grading
 
     def verify(self, task, answer) -> ScoredVerdict:
-        """Score a move sequence for a test game: accuracy = score / exact optimum (in [0, 1])."""
+        """Score a move sequence for a test game: accuracy = score / the normaliser (the exact optimum unless the
+        box declares one), in [0, 1]. Round by round, the sequence is played against the first attempt's
+        random stream (exactly what test_play(task, 1) would score for these moves)."""
         g = self.test_of(task)
         best = g.optimum.value
-        want = f"{_num(best)} (e.g. {' '.join(g.optimum.plan)})"
+        want = f"{show_number(best)} (e.g. {', '.join(g.optimum.plan)})"
         try:
             moves = self.parse_moves(answer)
         except InputError as e:
-            return ScoredVerdict(g.id, False, f"incorrect: {e}", (CaseResult((g.horizon,), want, str(answer), False),), 0.0)
+            return ScoredVerdict(g.id, False, f"incorrect: {e}",
+                                 (CaseResult((g.horizon,), want, str(answer), False),), 0.0)
         if len(moves) != g.horizon:
             return ScoredVerdict(g.id, False, f"incorrect: expected {g.horizon} moves, got {len(moves)}",
                                  (CaseResult((g.horizon,), want, " ".join(moves), False),), 0.0)
-        got = expected_score(self.game, self.opponents[0], ROW, moves)
-        ratio = max(0.0, min(1.0, float(got) / float(best))) if best > 0 else (1.0 if got >= best else 0.0)
-        ok = got >= best - 1e-9
-        return ScoredVerdict(g.id, ok, f"score {_num(got)} of an optimum {_num(best)}",
-                             (CaseResult((g.horizon,), want, f"{' '.join(moves)} -> {_num(got)}", ok),), ratio)
+        try:
+            if self.rounds:
+                play = self.test_play(task, 1)
+                for m in moves:
+                    play.match.play(m)
+                got = play.match.score
+            else:
+                got = expected_score(self.game, self.opponents[0], ROW, moves)
+        except GameError as e:
+            return ScoredVerdict(g.id, False, f"incorrect: {e}", (CaseResult((g.horizon,), want, ", ".join(moves),
+                                                                               False),), 0.0)
+        ratio = g.accuracy(got)
+        ok = ratio >= 1 - 1e-9
+        return ScoredVerdict(g.id, ok, f"score {show_number(got)} of {show_number(g.scale)}",
+                             (CaseResult((g.horizon,), want, f"{', '.join(moves)} -> {show_number(got)}", ok),), ratio)
 
     def requires(self, task) -> frozenset[str]:
         """No rules to require: a game perturbs none."""
@@ -245,7 +333,124 @@ class GameWorld(BoxWorld):
         return certify_game(self, progress)
 
 
-def _num(x) -> str:
+class RoundGame:
+    """One game played round by round: the player sends a move, sees the round (as the box reveals it) and the
+    history; a test game also gives its verdict."""
+
+    def __init__(self, world: GameWorld, horizon: int, rng: random.Random, test: TestGame | None = None):
+        self.world = world
+        self.test = test
+        self.match = Match(world.game, world.opponents[0], ROW, horizon, rng)
+        self.seen: list[str] = []  # the rounds as the player was told them
+
+    @property
+    def done(self) -> bool:
+        return self.match.done
+
+    def status(self) -> str:
+        """The next round's number, the score so far and, on a board, the legal moves."""
+        m = self.match
+        out = f"Round {len(m.rounds) + 1} of {m.horizon}. Your score so far: {show_number(m.score)}."
+        if self.world.game.has_board:
+            out += " Your legal moves now: " + ", ".join(m.legal()) + "."
+        return out
+
+    @property
+    def opening(self) -> str:
+        """What the player is told before the first move."""
+        return f"A new game of {self.match.horizon} rounds starts. " + self.status()
+
+    def tell(self, board, r: Round) -> str:
+        """One round as the player sees it."""
+        if self.world.reveal is not None:
+            try:
+                return str(self.world.reveal(board, r.mine, r.theirs, ROW, r.my_payoff))
+            except Exception as e:  # noqa: BLE001 - a failing reveal is reported in the feedback
+                return f"(the round cannot be shown: {getattr(e, 'message', e)})"
+        return f"you played {r.mine}, the opponent played {r.theirs}; you got {show_number(r.my_payoff)}"
+
+    def play(self, text) -> Feedback:
+        """One move: the round and the history so far, or a rejection (nothing played) with the reason."""
+        if self.done:
+            return Feedback("rejected: the game is over. Nothing was played.", 0, "rejected")
+        try:
+            move = self.world.read_move(text)
+            board = self.match.board
+            r = self.match.play(move)
+        except (InputError, GameError) as e:
+            return Feedback(f"rejected: {e}. Nothing was played; send another move.", 0, "rejected")
+        told = self.tell(board, r)
+        self.seen.append(f"{r.index}. {told}")
+        over = f"The game is over: your total payoff is {show_number(self.match.score)}."
+        head = [f"Round {r.index}: {told}.", over if self.done else self.status()]
+        history = self.history(self.world.budget.feedback_chars - sum(len(x) + 1 for x in head))
+        text_out, truncated = capped("\n".join(head + ([history] if history else [])),
+                                     self.world.budget.feedback_chars)
+        return Feedback(text_out, 1 if self.done else 0, "ok", truncated)
+
+    def history(self, room: int) -> str:
+        """The rounds so far as the player was told them, the latest kept when they do not all fit."""
+        kept: list[str] = []
+        for entry in reversed(self.seen):
+            if len("History: ... | ") + sum(len(x) + 3 for x in kept) + len(entry) > room:
+                break
+            kept.insert(0, entry)
+        if not kept:
+            return ""
+        return "History: " + ("... | " if len(kept) < len(self.seen) else "") + " | ".join(kept)
+
+    def best_move(self) -> str:
+        """The move a player who knows the opponent plays now (the optimum's policy)."""
+        m = self.match
+        policy = self.test.optimum.policy if self.test is not None else None
+        if policy is None:
+            return m.legal()[0]
+        return policy(m.state, m.board, m.horizon - len(m.rounds)) or m.legal()[0]
+
+    def verdict(self) -> ScoredVerdict:
+        """A test game's score over the normaliser (an unfinished game scores what it has)."""
+        t = self.test
+        got = self.match.score
+        ratio = t.accuracy(got)
+        moves = ", ".join(r.mine for r in self.match.rounds)
+        ok = self.done and ratio >= 1 - 1e-9
+        return ScoredVerdict(t.id, ok, f"score {show_number(got)} of {show_number(t.scale)}",
+                             (CaseResult((t.horizon,), show_number(t.optimum.value),
+                                         f"{moves} -> {show_number(got)}", ok),), ratio)
+
+
+class RoundSession:
+    """Exploration round by round: each probe is one move of the current game; when a game ends the turn is
+    used (Feedback.units 1) and the next probe starts a fresh game."""
+
+    def __init__(self, world: GameWorld, horizon: int, stream=0):
+        self.world, self.horizon, self.stream = world, horizon, stream
+        self.games = 0
+        self.game: RoundGame | None = None
+
+    def current(self) -> RoundGame:
+        if self.game is None or self.game.done:
+            self.games += 1
+            self.game = RoundGame(self.world, self.horizon,
+                                  random.Random(f"explore:{self.world.seed}:{self.stream}:{self.games}"))
+        return self.game
+
+    @property
+    def opening(self) -> str:
+        """What the player is told before its next move."""
+        return self.current().opening if self.game is None or self.game.done else self.game.status()
+
+    def probe(self, text) -> Feedback:
+        """One move of the current game (a fresh game when none is under way)."""
+        fresh = self.game is None or self.game.done
+        fb = self.current().play(text)
+        if fresh and fb.status != "rejected":
+            return attrs.evolve(fb, text=f"A new game of {self.horizon} rounds started.\n{fb.text}")
+        return fb
+
+
+def show_number(x) -> str:
+    """A score or payoff as a person reads it (3, not 3.0; four significant digits)."""
     if isinstance(x, float) and x.is_integer():
         return str(int(x))
     if isinstance(x, float):
