@@ -28,6 +28,10 @@ from ..models import FatalError, LostError, Model, Request
 from .base import Plan, fingerprint
 
 
+# Replies one exploration turn may take: a turn of a game played round by round is a whole game.
+MAX_REPLIES_PER_TURN = 64
+
+
 def turns_shots(world, config) -> tuple[int, int]:
     """This run's turn@shot for a box: the configured one, or the box's own budget."""
     return config.turns or world.budget.turns, config.shots or world.budget.shots
@@ -80,6 +84,15 @@ def retry_prompt(task, shot: int, shots: int) -> str:
 
 
 class BoxSession:
+    """One system against one box: exploration turns, then every test with its shots.
+
+    A box with memory or noise is explored through one world session (`world.session()`), so each
+    query sees what came before; a box with several targets (`world.explore_each_test`) is explored
+    once per test, each in its own conversation and session. A turn is what the world charges for it
+    (`Feedback.units`): a rejected input is free (up to T of them), and in a game played round by round
+    a turn is a whole game.
+    """
+
     def __init__(self, rt, world, model: Model, config):
         self.rt, self.world, self.model, self.config = rt, world, model, config
         self.grader = rt.grader(world)
@@ -91,74 +104,102 @@ class BoxSession:
         self.tokens = 0
         self.requests = 0
 
-    def add(self, msg: dict) -> None:
-        self.rt.emit({"type": "message", "id": f"msg:{self.conv}:{len(self.history)}", "conv": self.conv,
-                      "index": len(self.history), "message": msg})
-        self.history.append(msg)
+    def add(self, msg: dict, conv: str | None = None, history: list | None = None) -> None:
+        history = self.history if history is None else history
+        conv = conv or self.conv
+        self.rt.emit({"type": "message", "id": f"msg:{conv}:{len(history)}", "conv": conv,
+                      "index": len(history), "message": msg})
+        history.append(msg)
 
-    def request(self, messages, purpose: str, **meta) -> Request:
+    def request(self, messages, purpose: str, conv: str | None = None, **meta) -> Request:
         return Request(messages=tuple(messages), settings=self.config.settings, purpose=purpose,
-                       sample=self.sample, meta={"conv": self.conv, "condition": self.condition,
+                       sample=self.sample, meta={"conv": conv or self.conv, "condition": self.condition,
                                                  "trajectory": 1, "box": self.world.name, "t": None,
                                                  "step": None, "prefix": 0, **meta})
 
     async def run(self) -> dict:
         w = self.world
-        self.add({"role": "system", "content": system_prompt()})
-        self.add({"role": "user", "content": opening_prompt(w, self.turns, self.shots)})
+        if w.explore_each_test:
+            used, tests, lost = 0, [], None
+            for i, task in enumerate(w.tasks, 1):
+                conv = f"{self.conv}#{task.id}"
+                history: list[dict] = []
+                t_used, pending, t_lost = await self.explore(w.session(task), conv, history)
+                used += t_used
+                if t_lost is not None:
+                    lost = t_lost
+                    break
+                tests.append(await self.test(task, i, len(w.tasks), pending, conv, history))
+            return self.record(used, tests, lost)
+        used, pending, lost = await self.explore(w.session(), self.conv, self.history)
+        tests = []
+        if lost is None:
+            tests = await asyncio.gather(*(self.test(task, i, len(w.tasks), pending, self.conv, self.history)
+                                           for i, task in enumerate(w.tasks, 1)))
+        return self.record(used, list(tests), lost)
+
+    async def explore(self, session, conv: str, history: list) -> tuple[int, str, str | None]:
+        """T turns against one world session; (turns used, the last output, why it was lost or None)."""
+        w = self.world
+        self.add({"role": "system", "content": system_prompt()}, conv, history)
+        opening = opening_prompt(w, self.turns, self.shots)
+        if session.opening:
+            opening += "\n\n" + session.opening
+        self.add({"role": "user", "content": opening}, conv, history)
         used = free = step = 0
+        # a game played round by round takes several replies per turn; bound the replies all the same
+        cap = MAX_REPLIES_PER_TURN * self.turns
         pending = ""
-        lost = None
         try:
-            while used < self.turns:
-                req = self.request(self.history, "explore", step=step, t=used + 1)
+            while used < self.turns and step < cap:
+                req = self.request(history, "explore", conv, step=step, t=used + 1)
                 step += 1
                 reply = await self.rt.call(self.model, req)
                 self.requests += 1
                 self.tokens += reply.usage.total
-                self.add(reply.message(with_tool_calls=False))
+                self.add(reply.message(with_tool_calls=False), conv, history)
                 text = extract_answer(reply.content)
-                fb = await self.grader.probe(text)
-                spend = fb.status != "rejected" or free >= self.turns
-                if spend:
-                    used += 1
-                else:
-                    free += 1
-                self.rt.emit({"type": "box_turn", "id": f"turn:{self.conv}:{step}", "conv": self.conv,
+                fb = session.probe(text)
+                spend = fb.units
+                if fb.status == "rejected" and not spend:
+                    if free >= self.turns:
+                        spend = 1  # free rejections are spent: later ones use a turn
+                    else:
+                        free += 1
+                used += spend
+                self.rt.emit({"type": "box_turn", "id": f"turn:{conv}:{step}", "conv": conv,
                               "system": self.model.name, "box": w.name, "turn": used, "input": text,
-                              "status": fb.status, "feedback": fb.text, "counted": spend})
-                msg = feedback_message(text, fb, used + 1, self.turns, spend)
+                              "status": fb.status, "feedback": fb.text, "counted": bool(spend)})
+                msg = feedback_message(text, fb, used + 1, self.turns, fb.status != "rejected" or bool(spend))
                 if used < self.turns:
-                    self.add({"role": "user", "content": msg})
+                    self.add({"role": "user", "content": msg}, conv, history)
                 else:
                     pending = msg  # the last output opens every test question
         except LostError as e:
-            lost = f"exploration lost to infrastructure: {e}"
-        tests = []
-        if lost is None:
-            tests = await asyncio.gather(*(self.test(task, i, len(w.tasks), pending)
-                                           for i, task in enumerate(w.tasks, 1)))
-        return self.record(used, tests, lost)
+            return used, pending, f"exploration lost to infrastructure: {e}"
+        return used, pending, None
 
-    async def test(self, task, i: int, n: int, pending: str) -> dict:
+    async def test(self, task, i: int, n: int, pending: str, conv: str, history: list) -> dict:
         first = (pending + "\n\n" if pending else "") + test_prompt(task, i, n)
-        msgs = list(self.history) + [{"role": "user", "content": first}]
+        msgs = list(history) + [{"role": "user", "content": first}]
         shots = []
         for s in range(1, self.shots + 1):
             try:
-                reply = await self.rt.call(self.model, self.request(msgs, f"task:{task.id}", shot=s))
+                if task.shape == "play":
+                    shot, reply = await self.play_test(task, s, msgs, conv)
+                else:
+                    reply = await self.rt.call(self.model, self.request(msgs, f"task:{task.id}", conv, shot=s))
+                    answer = extract_answer(reply.content)
+                    v = await self.grader.verify(task, answer)
+                    shot = {"shot": s, "answer": answer, "passed": bool(v.passed), "score": float(v.score),
+                            "detail": v.detail}
             except LostError as e:
                 shots.append({"shot": s, "lost": True, "error": str(e)})
                 break
-            answer = extract_answer(reply.content)
-            v = await self.grader.verify(task, answer)
-            shots.append({"shot": s, "answer": answer, "passed": bool(v.passed), "score": float(v.score),
-                          "detail": v.detail})
-            self.rt.emit({"type": "box_answer", "id": f"answer:{self.conv}:{task.id}:{s}", "conv": self.conv,
-                          "system": self.model.name, "box": self.world.name, "test": task.id, "shot": s,
-                          "answer": answer, "passed": bool(v.passed), "score": float(v.score),
-                          "detail": v.detail})
-            if v.passed:
+            shots.append(shot)
+            self.rt.emit({"type": "box_answer", "id": f"answer:{conv}:{task.id}:{s}", "conv": conv,
+                          "system": self.model.name, "box": self.world.name, "test": task.id, **shot})
+            if shot["passed"]:
                 break
             msgs = msgs + [reply.message(with_tool_calls=False),
                            {"role": "user", "content": retry_prompt(task, s + 1, self.shots)}]
@@ -168,6 +209,27 @@ class BoxSession:
         scored = [x["score"] for x in shots if not x.get("lost")]
         return {"test": task.id, "score": None if lost else max(scored), "passed": passed, "shots": shots,
                 "lost": lost}
+
+    async def play_test(self, task, shot: int, msgs: list, conv: str):
+        """A test game played round by round: one move per reply until the game ends; scored by the world."""
+        game = self.world.test_play(task, shot)
+        msgs = msgs[:-1] + [{"role": "user", "content": msgs[-1]["content"] + "\n\n" + game.opening}]
+        moves: list[str] = []
+        reply = None
+        # every round may take one rejected move before a legal one
+        for _ in range(2 * (game.match.horizon + 1)):
+            if game.done:
+                break
+            reply = await self.rt.call(self.model, self.request(msgs, f"task:{task.id}", conv, shot=shot,
+                                                                moves=list(moves)))
+            move = extract_answer(reply.content)
+            fb = game.play(move)
+            if fb.status != "rejected":
+                moves.append(move)
+            msgs = msgs + [reply.message(with_tool_calls=False), {"role": "user", "content": fb.text}]
+        v = game.verdict()
+        return ({"shot": shot, "answer": " ".join(moves), "passed": bool(v.passed), "score": float(v.score),
+                 "detail": v.detail}, reply)
 
     def record(self, used: int, tests: list[dict], lost: str | None) -> dict:
         w = self.world
