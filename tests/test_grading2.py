@@ -20,10 +20,9 @@ from click.testing import CliRunner
 from runner_fakes import FakeWorld, policy_reply
 from worldspec.cli import main
 from worldspec.compiler import load_world
-from worldspec.compiler.api import Task
-from worldspec.runner.answers import (answer_outcome, grade_rule_report, report_instructions, true_rules_in)
+from worldspec.runner.answers import answer_outcome, grade_rule_report, report_instructions, true_rules_in
 from worldspec.runner.models import (FatalError, LitellmModel, RejectedError, Reply, RetryPolicy, ScriptedModel,
-                                     ToolCall, TransientError, classify_provider_error)
+                                     TransientError, classify_provider_error)
 from worldspec.runner.protocols.conditions import reference_system
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
