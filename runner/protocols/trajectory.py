@@ -504,7 +504,7 @@ class Trajectory:
             "rules_total": len(reportable) if scored else None,
             "rules_stated_correctly": [r.id for r in reportable if r.id in correct_rules],  # in the world's order
             # explorationbench.txt Table 1: "UnprovRec is its rate of correct refusal on unprovable theorems"
-            "unprov_rec": unprov["accuracy"] if unprovable else None,
+            "unprov_rec": unprov["accuracy"] if any(y is not None for k in unprovable for y in verdicts[k]) else None,
             "unprovable": len(unprovable),
             "rules_lost": rules_lost,
             "tokens_in": c.tokens_in, "tokens_out": c.tokens_out,
