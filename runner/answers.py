@@ -8,6 +8,12 @@
   correctly (World.grade_equation decides each); the ids travel unchanged into
   the milestone record, summary.json and report.md.
 * `rule_line(rule)`: the report line stating a rule (what the oracle agent writes).
+* `report_instructions(world)`: the world's rule-report instructions with every
+  example that states a true rule taken out (`true_rules_in` finds them).
+* `answer_outcome(reply)`, `rejected_outcome(error)`: whether a reply is an answer
+  to grade or one the model failed to give (it scores zero unread).
+* `unprovable_tasks(world)`, `rule_score_applies(world)`: which diagnostic a milestone
+  reports beside accuracy (UnprovRec or the rule count).
 """
 from __future__ import annotations
 
@@ -106,3 +112,119 @@ def rule_line(rule) -> str:
     if kind in ("op", "hook"):
         return f"{rule.target}({', '.join(rule.params)}) = {rule.equation}"
     return f"{name or rule.id}: {rule.equation}"
+
+
+# ----------------------------------------------------------------------------
+# The rule-report prompt: its examples may not state a true rule
+
+
+_QUOTED = re.compile(r"`([^`\n]+)`")
+_LIST_GLUE = re.compile(r"^\s*(?:,\s*(?:or\s+|and\s+)?|or\s+|and\s+)$")
+_EXAMPLE_LEAD = re.compile(r",?\s*(?:for example|for instance|e\.g\.,?|such as)\s*$", re.I)
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _contains(text: str, part: str) -> bool:
+    """Whether `part` stands in `text` as a whole (not inside a longer name), spaces squashed."""
+    part = _squash(part)
+    if not part:
+        return False
+    return re.search(r"(?<![\w])" + re.escape(part) + r"(?![\w])", _squash(text)) is not None
+
+
+def true_rules_in(world, text: str) -> list[str]:
+    """The ids of the world's perturbed rules that `text` gives away: their equation or open-book
+    statement appears in it, or it quotes (in backticks) an equation the world grades as the
+    rule's true one."""
+    rules = [r for r in world.rules if not r.herring]
+    hits = {r.id for r in rules if (r.equation and _contains(text, r.equation))
+            or (r.statement and _contains(text, r.statement))}
+    for frag in _QUOTED.findall(text):
+        m = _REPORT_LINE.match(frag)
+        candidates = {frag.strip(), m.group("eq").strip() if m else ""} - {""}
+        for r in reportable_rules(world):
+            if r.id in hits:
+                continue
+            for c in candidates:
+                try:
+                    if world.grade_equation(r.id, c):
+                        hits.add(r.id)
+                        break
+                except Exception:  # noqa: BLE001 — an ungradable fragment states nothing
+                    continue
+    return [r.id for r in rules if r.id in hits]
+
+
+def report_instructions(world) -> tuple[str, list[str]]:
+    """(the world's rule-report instructions without the examples that state a true rule,
+    the examples taken out). A report copied from the examples must score nothing
+    (issue 12: a world's examples were its own R14 and R1)."""
+    text = world.report_instructions or ""
+    parts = re.split(r"(`[^`\n]+`)", text)  # odd indices: quoted fragments
+    removed: list[str] = []
+    out: list[str] = []
+    i = 0
+    while i < len(parts):
+        if i % 2 == 0:
+            out.append(parts[i])
+            i += 1
+            continue
+        # a run of quoted fragments joined by ", " / " or " / ", and ": one list of examples
+        j = i
+        while j + 2 < len(parts) and _LIST_GLUE.match(parts[j + 1]):
+            j += 2
+        run = parts[i:j + 1:2]
+        kept = [f for f in run if not true_rules_in(world, f)]
+        removed += [f[1:-1] for f in run if f not in kept]
+        if len(kept) == len(run):
+            out.append("".join(parts[i:j + 1]))
+        elif kept:
+            out.append(", ".join(kept))
+        else:
+            out[-1] = _EXAMPLE_LEAD.sub("", out[-1])
+        i = j + 1
+    return "".join(out), removed
+
+
+# ----------------------------------------------------------------------------
+# Answers the model failed to give, and what a milestone reports beside accuracy
+
+# explorationbench.txt 3.3: "An answer that is missing or exhausts its time budget scores zero."
+# Each is logged with its outcome (the `outcome` field of a verdict event); only an answer lost
+# to infrastructure (retries spent on 429/5xx/connection errors) is left unscored.
+ANSWERED = "answered"
+
+
+def answer_outcome(reply) -> str:
+    """"answered" for a reply to grade, or why it scores zero unread: "truncated" (cut off at
+    the token limit), "refused" (a content filter or refusal), "empty" (no answer in it)."""
+    finish = (getattr(reply, "finish_reason", "") or "").lower()
+    if finish == "length":
+        return "truncated"
+    if finish in ("content_filter", "refusal"):
+        return "refused"
+    if not extract_answer(getattr(reply, "content", None)).strip():
+        return "empty"
+    return ANSWERED
+
+
+def rejected_outcome(error) -> str:
+    """The outcome of a request the provider refused (models.RejectedError): it scores zero."""
+    return {"context_window": "context_too_long", "content_policy": "refused"}.get(
+        getattr(error, "reason", ""), "rejected")
+
+
+def unprovable_tasks(world) -> list:
+    """The tasks whose correct answer is a refusal to prove (labelled `set: unprovable`)."""
+    return [t for t in world.tasks if t.label("set") == "unprovable"]
+
+
+def rule_score_applies(world) -> bool:
+    """Whether a milestone scores the rule report. A world with unprovable goals is diagnosed
+    by correct refusal instead (explorationbench.txt Table 1: "Rules counts the hidden rules
+    ... and UnprovRec is its rate of correct refusal on unprovable theorems"): its reports are
+    asked and logged, not scored."""
+    return bool(reportable_rules(world)) and not unprovable_tasks(world)

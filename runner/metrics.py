@@ -11,6 +11,10 @@
   (eq. 8); share of G_r carried by the largest step (defined when G_r > 0);
   regression: the trajectory ends at least 3 points below an earlier milestone.
 
+UnprovRec (Table 1's diagnostic for AlienLogic) is the accuracy over the unprovable
+tasks alone, i.e. the rate of correct refusals; it is computed per milestone by
+the protocol and carried into the curve and the summary.
+
 Then the summaries of finished sessions that report.py lays out: per (world,
 system, condition) for milestone worlds; per system x family x difficulty for
 turn@shot boxes; per system for pool play (score per round, cooperation and
@@ -120,7 +124,7 @@ def best_of(trajectories: Sequence[Mapping]) -> dict:
 # Summaries of finished sessions, per protocol (report.py lays them out)
 
 CURVE_KEYS = ("t", "accuracy", "passes", "sigma", "calls", "probe_units", "tokens", "rules_correct",
-              "milestone_tokens")
+              "unprov_rec", "milestone_tokens")
 FAMILY_ORDER = ("CII", "CRI", "PSI", "ERI", "IPI", "GSI")
 BOOTSTRAP = 2000
 
@@ -147,6 +151,10 @@ def milestone_results(trajectories: Sequence[Mapping]) -> list[dict]:
             "rules_correct": last.get("rules_correct"),
             "rules_total": last.get("rules_total"),
             "rules_stated": last.get("rules_stated_correctly") if last.get("rules_correct") is not None else None,
+            # the diagnostic beside accuracy: rules stated correctly, or (worlds with unprovable goals) UnprovRec
+            "unprov_rec": last.get("unprov_rec"),
+            "source_trajectory": best.get("source_trajectory"),
+            "volume": (best.get("volume") or {}).get("source"),
             "budget": {"C": last.get("calls"), "P": last.get("probe_units"), "T": last.get("tokens")} if ms else None,
             "covered": last.get("covered"),
             "uncovered": last.get("uncovered"),

@@ -5,8 +5,9 @@ runtime.Runtime.call). Here:
 
 * the records of a conversation turn: `Request`, `Reply`, `ToolCall`, `Usage`;
 * provider errors: `TransientError` (429, 5xx, timeouts, connection errors:
-  retried by `call_with_retries` under a `RetryPolicy`), `FatalError` (400,
-  401, ...: the run stops with a readable message), `LostError` (retries spent);
+  retried by `call_with_retries` under a `RetryPolicy`), `FatalError` (401,
+  404, ...: the run stops with a readable message), `RejectedError` (400, 413:
+  this one request is refused; a milestone answer scores zero), `LostError` (retries spent);
 * `LitellmModel`: any litellm model string (litellm is imported on the first
   call, so `check`/`probe`/built-in runs never pay for it);
 * `ScriptedModel`: a function of the request, for tests and benchmarks.
@@ -145,6 +146,15 @@ class FatalError(ModelError):
     """400, 401, unknown model...: retrying cannot help; the run stops."""
 
 
+class RejectedError(FatalError):
+    """400/413: the provider refused this one request (context too long, content filter, bad
+    request). Retrying it cannot help, but other requests may succeed: `reason` says which."""
+
+    def __init__(self, message: str, reason: str = "bad_request"):
+        super().__init__(message)
+        self.reason = reason  # "context_window" | "content_policy" | "bad_request"
+
+
 class LostError(ModelError):
     """Retries exhausted on transient errors: the call is lost to infrastructure."""
 
@@ -248,7 +258,13 @@ def classify_provider_error(exc: BaseException) -> ModelError:
     if status is not None:
         if status in (408, 409, 429) or status >= 500:
             return TransientError(message, retry_after)
-        if status in (400, 401, 403, 404, 422):
+        if status in (400, 413):
+            low = " ".join(names).lower() + " " + text.lower()
+            reason = ("context_window" if "contextwindow" in low or "context length" in low
+                      or "context_length" in low or "context window" in low else
+                      "content_policy" if "contentpolicy" in low or "content_filter" in low else "bad_request")
+            return RejectedError(_fatal_hint(status, message), reason)
+        if status in (401, 403, 404, 422):
             return FatalError(_fatal_hint(status, message))
     if names & _TRANSIENT_NAMES or isinstance(exc, (asyncio.TimeoutError, ConnectionError, OSError)):
         return TransientError(message, retry_after)

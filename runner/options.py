@@ -63,7 +63,7 @@ def config_from(params: dict) -> RunConfig:
         conditions=tuple(dict.fromkeys(params.get("conditions") or ("autonomous",))),
         trajectories=params["trajectories"], control_trajectories=params["control_trajectories"],
         answers=params.get("answers"), hindsight_from=params.get("hindsight_from"),
-        volume_from=params.get("volume_from"), fixed_seed=params["fixed_seed"], turns=turns, shots=shots,
+        volume_from=params.get("volume_from"), full_volume=bool(params.get("full_volume")), fixed_seed=params["fixed_seed"], turns=turns, shots=shots,
         settings=settings_from(params), api_base=params.get("api_base"), world_seed=params.get("seed"),
         max_connections=params["max_connections"],
         retry=RetryPolicy(max_attempts=max(1, params["max_retries"]), base_delay=params["retry_delay"]))
@@ -100,7 +100,10 @@ RUN_OPTIONS = (
     click.option("--hindsight-from", metavar="DIR[#SYSTEM]",
                  help="A previous run whose best autonomous trajectory the hindsight condition replays."),
     click.option("--volume-from", metavar="DIR[#SYSTEM]",
-                 help="A previous run whose best trajectory sets the fixed/without-tool volume."),
+                 help="A previous run whose best trajectory sets the fixed/without-tool volume "
+                      "(default: this run's, from the mid-ranked system's Best@n trajectory)."),
+    click.option("--full-volume", is_flag=True,
+                 help="Fixed/without-tool: fill the whole call budget instead of following a reference."),
     click.option("--fixed-seed", default=0, show_default=True, help="Seed of the fixed probe sequence."),
     click.option("--timeout", default=600.0, show_default=True, help="Seconds per model request."),
     click.option("--max-retries", default=8, show_default=True,

@@ -124,11 +124,16 @@ def milestone_markdown(summary: dict, images: Sequence[str]) -> list[str]:
         idx = {(r["system"], r["condition"]): r for r in rs}
         systems = list(dict.fromkeys(r["system"] for r in rs))
         last_t = max((r["curve"][-1]["t"] for r in rs if r["curve"]), default=4)
+        # the diagnostic column (the paper's "Aux."): UnprovRec where the world has unprovable goals
+        # (explorationbench.txt Table 1), the rule count where rule reports are scored
+        unprov = any(r.get("unprov_rec") is not None for r in rs)
+        aux = ("UnprovRec", f"UnprovRec = correct refusals on the unprovable tasks (%) at M{last_t}") if unprov \
+            else ("Rules", f"rules = rules stated correctly at M{last_t}")
         lines += [f"## {world}", "",
                   f"Held-out accuracy (%), autonomous exploration: M0 and M{last_t} of the Best@n "
                   "trajectory (lowest index breaks ties), Mean@n and worst endpoint over n "
                   "trajectories; G = retained gain; open-book columns are the endpoints of those "
-                  f"conditions; rules = rules stated correctly at M{last_t}; C/P/T = tool calls, "
+                  f"conditions (A4+O continues the Best@n trajectory); {aux[1]}; C/P/T = tool calls, "
                   "probe units, exploration tokens of the best trajectory.", ""]
         rows = []
         for s in systems:
@@ -140,10 +145,13 @@ def milestone_markdown(summary: dict, images: Sequence[str]) -> list[str]:
                 row += ["—"] * 4
             else:
                 bud = a["budget"] or {}
-                rules = "—" if a["rules_correct"] is None else f"{a['rules_correct']}/{a['rules_total']}"
-                row += [rules, num(bud.get("C")), num(bud.get("P")), num(bud.get("T"))]
+                if unprov:
+                    diag = num(a.get("unprov_rec"))
+                else:
+                    diag = "—" if a["rules_correct"] is None else f"{a['rules_correct']}/{a['rules_total']}"
+                row += [diag, num(bud.get("C")), num(bud.get("P")), num(bud.get("T"))]
             rows.append(row)
-        lines += table(("System", "M0", f"M{last_t}", "Mean@n", "Worst", "n", "G", "O@M0", "A4+O", "Rules",
+        lines += table(("System", "M0", f"M{last_t}", "Mean@n", "Worst", "n", "G", "O@M0", "A4+O", aux[0],
                         "C", "P", "T"), rows)
         conds = [c for c in ("autonomous", "hindsight", "fixed", "without-tool", "direct", "open-book-m0",
                              "a4-open-book") if any(k[1] == c for k in idx)]
@@ -157,8 +165,17 @@ def milestone_markdown(summary: dict, images: Sequence[str]) -> list[str]:
             curve = " → ".join(num(m["accuracy"]) for m in r["curve"])
             sig = num(r["curve"][-1]["sigma"]) if r["curve"] else "—"
             reg = f", {r['regressions']} regression(s)" if r["regressions"] else ""
+            unp = ""
+            if any(m.get("unprov_rec") is not None for m in r["curve"]):
+                unp = "; UnprovRec " + " → ".join(num(m.get("unprov_rec")) for m in r["curve"])
             lines.append(f"- {r['system']} / {r['condition']} (r*={r['best_trajectory']} of "
-                         f"{r['n']}): {curve} (σ {sig}{reg})")
+                         f"{r['n']}): {curve} (σ {sig}{reg}{unp})")
+        sources = [f"- {r['system']} / {r['condition']}: " + (
+            f"continues {r['source_trajectory']}" if r.get("source_trajectory") else f"volume of {r['volume']}")
+            for r in rs if r.get("source_trajectory") or r.get("volume")]
+        if sources:
+            lines += ["", "Where the derived conditions come from (A4+O: the autonomous conversation it "
+                      "continues; fixed and without-tool: the trajectory whose volume they follow):", ""] + sources
         stated = [r for r in rs if r.get("rules_stated") is not None]
         if stated:
             lines += ["", f"Rules stated correctly in the rule report at the last milestone of the best "

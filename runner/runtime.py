@@ -24,8 +24,8 @@ import time
 from .answers import grade_rule_report
 from .cache import MessageDigests, ResponseCache, request_key
 from .log import RunLog
-from .models import (FatalError, LostError, Model, Reply, Request, RetryPolicy, TransientError,
-                     call_with_retries, classify_provider_error)
+from .models import (FatalError, LostError, Model, RejectedError, Reply, Request, RetryPolicy,
+                     TransientError, call_with_retries, classify_provider_error)
 
 PRIORITY_EXPLORE = 0
 PRIORITY_MILESTONE = 1
@@ -254,6 +254,9 @@ class Runtime:
         except LostError as e:
             self.stats.lost += 1
             self.emit({"type": "lost", **fields, "error": str(e)})
+            raise
+        except RejectedError as e:  # this request only: the protocol decides what it costs
+            self.emit({"type": "rejected", **fields, "reason": e.reason, "error": str(e)})
             raise
         except FatalError as e:
             if self.fatal is None:

@@ -70,7 +70,7 @@ def test_dry_run_prints_the_plan_and_runs_nothing(fake_world_file, tmp_path):
     (["--out", "x", "--condition", "sideways"], "sideways"),
     (["--out", "x", "-n", "0"], "--trajectories"),
     (["--out", "x", "--agent", "wizard"], "unknown agent 'wizard'"),
-    (["--out", "x", "--condition", "hindsight"], "--hindsight-from"),
+    (["--out", "x", "--volume-from", "nowhere", "--condition", "fixed"], "no run log at nowhere"),
     (["--out", "x", "--hindsight-from", "nowhere", "--condition", "hindsight"], "no run log at nowhere"),
 ])
 def test_bad_options_exit_2_with_a_message(fake_world_file, tmp_path, monkeypatch, args, says):

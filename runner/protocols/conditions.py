@@ -4,11 +4,14 @@
                 (this run, or a previous run: `--hindsight-from DIR[#SYSTEM]`),
                 replayed round by round and executed live;
   fixed         probes from the world's generator with a fixed seed, each matched
-                to the probe units of a reference call (`--volume-from`) or to the
-                default budget;
-  without-tool  as many model turns per round as the reference took.
+                to the probe units of a call of the reference trajectory;
+  without-tool  as many model turns per round as the reference trajectory took.
 
-References are read from a run log with log.load_run; "best" is Best@n's r*.
+The reference of fixed and without-tool (their `Volume`) is, as in the paper, a
+Best@n autonomous trajectory: of the mid-ranked system of this run
+(`reference_system`), or of a previous run (`--volume-from DIR[#SYSTEM]`); the full
+budget (`default_volume`) only with `--full-volume`. References are read from a run
+log with log.load_run; "best" is Best@n's r*.
 """
 from __future__ import annotations
 
@@ -45,6 +48,16 @@ class Volume:
             return self.model_turns[t - 1] if t - 1 < len(self.model_turns) else 0
         return len(self.rounds[t - 1]) if t - 1 < len(self.rounds) else 0
 
+    def calls(self) -> list[int]:
+        """Tool calls per round."""
+        return [sum(len(turn) for turn in rnd) for rnd in self.rounds]
+
+    def summary(self) -> dict:
+        """What the log and the trajectory record say of the volume: its source and its counts."""
+        return {"source": self.source, "calls_per_round": self.calls(),
+                "units_per_call": [[list(turn) for turn in rnd] for rnd in self.rounds],
+                "model_turns": list(self.model_turns) or None}
+
 
 def round_slots(budget) -> list[int]:
     """Calls available in each round: calls_per_round, until max_calls runs out."""
@@ -59,7 +72,7 @@ def round_slots(budget) -> list[int]:
 def default_volume(world) -> Volume:
     """The full budget: single-call turns filling every round's slots."""
     rounds = tuple(tuple((0,) for _ in range(n)) for n in round_slots(world.budget))  # 0: any charge within the cap
-    return Volume(rounds, source="default budget")
+    return Volume(rounds, source="full budget (--full-volume)")
 
 
 def fixed_script(world, volume: Volume, seed: int) -> ProbeScript:
@@ -121,6 +134,22 @@ def best_autonomous(logged: LoggedRun, system: str | None, *, strict_system: boo
     return next(conv for conv, r in mine if r is best)
 
 
+def reference_system(records: list[dict], order: list[str]) -> str | None:
+    """The system whose Best@n autonomous endpoint ranks in the middle of the run's systems (the
+    lower middle for an even count; the lineup's order breaks ties), among those with a finished
+    autonomous trajectory. explorationbench.txt A.4 (fixed-probe): "its per-call volume follows one
+    mid-ranked trajectory, the Best@3 trajectory of Grok 4.6"."""
+    best = {}
+    for name in order:
+        mine = [r for r in records if r["system"] == name and r["condition"] == "autonomous"
+                and r.get("status") == "complete"]
+        b = metrics.best_of(mine)
+        if b["best"] is not None:
+            best[name] = metrics.endpoint(b["best_record"])
+    ranked = sorted(best, key=lambda name: (-best[name], order.index(name)))
+    return ranked[(len(ranked) - 1) // 2] if ranked else None
+
+
 def _by_round(events: list[dict], keep) -> list[list[list[dict]]]:
     """Tool events grouped by round, then by the model turn that asked for them."""
     by_round: dict[int, dict[int, list[dict]]] = defaultdict(lambda: defaultdict(list))
@@ -132,18 +161,20 @@ def _by_round(events: list[dict], keep) -> list[list[list[dict]]]:
     return [[by_round[t][k] for k in sorted(by_round[t])] for t in range(1, max(by_round) + 1)]
 
 
-def hindsight_script(directory: str | Path, system: str, n_rounds: int) -> ProbeScript:
-    """The probes of `system`'s best autonomous trajectory in a run, round by round."""
+def hindsight_script(directory: str | Path, system: str, n_rounds: int, where: str | None = None) -> ProbeScript:
+    """The probes of `system`'s best autonomous trajectory in a run, round by round (`where`
+    names the run in the record's probe_source; default the log's path)."""
     logged = _load(directory)
     conv = best_autonomous(logged, system, strict_system=True)
     rounds = _by_round(logged.tools.get(conv, []), lambda e: e.get("status") not in ("over_budget", "invalid")
                        and isinstance(e.get("program"), str))[:n_rounds]
     return ProbeScript(tuple(tuple(tuple(e["program"] for e in turn) for turn in rnd) for rnd in rounds),
-                       source=f"hindsight: {conv} in {logged.path}")
+                       source=f"hindsight: {conv} in {where or logged.path}")
 
 
-def volume_from(directory: str | Path, system: str | None, n_rounds: int) -> Volume:
-    """The probe units per call and model turns per round of a run's best autonomous trajectory."""
+def volume_from(directory: str | Path, system: str | None, n_rounds: int, where: str | None = None) -> Volume:
+    """The probe units per call and model turns per round of a run's best autonomous trajectory
+    (`where` names the run in the volume's source; default the log's path)."""
     logged = _load(directory)
     conv = best_autonomous(logged, system, strict_system=False)
     rounds = _by_round(logged.tools.get(conv, []),
@@ -151,7 +182,7 @@ def volume_from(directory: str | Path, system: str | None, n_rounds: int) -> Vol
     turns = logged.explore_turns.get(conv, {})
     return Volume(tuple(tuple(tuple(int(e["units"]) for e in turn) for turn in rnd) for rnd in rounds),
                   model_turns=tuple(turns.get(t, 0) for t in range(1, n_rounds + 1)),
-                  source=f"{conv} in {logged.path}")
+                  source=f"{conv} in {where or logged.path}")
 
 
 def _load(directory) -> LoggedRun:

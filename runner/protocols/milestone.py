@@ -7,11 +7,18 @@ trajectory.py plays one trajectory):
   hindsight     the probes of a best trajectory are replayed, executed live;
                 the model writes its notes between them
   fixed         probes from the world's generator with a fixed seed, volume
-                per call following a reference (or the default budget)
-  without-tool  the same number of model turns, with no environment feedback
+                per call following the reference trajectory (or, asked, the full budget)
+  without-tool  the reference trajectory's number of model turns, with no environment feedback
   direct        no turns after M0 (each milestone re-asks the same history)
   open-book-m0  complete rule statements before M0, no exploration
-  a4-open-book  autonomous rounds, then one milestone with the rule statements
+  a4-open-book  the best autonomous trajectory's conversation after its last round,
+                continued with the rule statements (one milestone)
+
+Hindsight, A4+O, fixed and without-tool derive from Best@n autonomous trajectories. Unless
+a previous run is named (--hindsight-from, --volume-from) or the full budget asked
+(--full-volume), they take them from this run, which then runs the autonomous condition
+even when it was not requested, and waits for it: hindsight and A4+O for the same
+system's, fixed and without-tool for every system's (one reference serves them all).
 """
 from __future__ import annotations
 
@@ -21,14 +28,35 @@ from pathlib import Path
 import attrs
 
 from ..agents import MILESTONE_AGENTS, milestone_agent
-from ..answers import reportable_rules
+from ..answers import report_instructions, reportable_rules
+from ..metrics import best_of
 from ..models import FatalError, Model
 from .base import Plan, fingerprint
-from .conditions import (Volume, default_volume, fixed_script, hindsight_script, round_slots, split_reference,
-                         volume_from)
-from .trajectory import Trajectory, conv_id
+from .conditions import (Volume, default_volume, fixed_script, hindsight_script, reference_system, round_slots,
+                         split_reference, volume_from)
+from .trajectory import Fork, Trajectory, conv_id
 
+THIS_RUN = "this run"  # how a reference taken from the run itself is named (the run's path may change)
 CONDITIONS = ("autonomous", "hindsight", "fixed", "without-tool", "direct", "open-book-m0", "a4-open-book")
+
+
+def conditions_to_run(config) -> tuple[str, ...]:
+    """The requested conditions, with autonomous first when another one derives from it in this run."""
+    wanted = tuple(config.conditions)
+    derived = ("a4-open-book" in wanted
+               or ("hindsight" in wanted and not config.hindsight_from)
+               or (("fixed" in wanted or "without-tool" in wanted)
+                   and not config.volume_from and not config.full_volume))
+    return ("autonomous", *wanted) if derived and "autonomous" not in wanted else wanted
+
+
+def _error_record(rt, world, system: str, condition: str, r: int, error: str) -> dict:
+    """A trajectory that could not start (its reference is missing): recorded, never fatal."""
+    conv = conv_id(system, condition, r)
+    rec = {"world": world.name, "system": system, "condition": condition, "trajectory": r, "milestones": [],
+           "status": "error", "valid": False, "lost": 0, "endpoint": None, "error": error}
+    rt.emit_record("trajectory", conv, conv, rec)
+    return rec
 
 
 # ----------------------------------------------------------------------------
@@ -37,15 +65,17 @@ CONDITIONS = ("autonomous", "hindsight", "fixed", "without-tool", "direct", "ope
 
 @attrs.define
 class MilestoneLineup:
-    """Every (system, condition, trajectory) of one world; hindsight waits for the same system's
-    autonomous trajectories when no `hindsight_from` run is named."""
+    """Every (system, condition, trajectory) of one world; the conditions that derive from the
+    autonomous one wait for it (see the module docstring)."""
 
     world: object
     systems: list
     config: object
     answers: int
     scripts: dict  # system -> hindsight ProbeScript read from a named run
-    volume: Volume | None  # the fixed/without-tool reference read from a named run
+    volume: Volume | None  # the fixed/without-tool reference read from a named run, or the full budget
+    instructions: str = ""  # the rule-report instructions as sent (answers.report_instructions)
+    withheld: list = attrs.field(factory=list)  # examples taken out of them: they stated true rules
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -55,12 +85,16 @@ class MilestoneLineup:
     def model_ids(self) -> tuple[str, ...]:
         return tuple(m.model_id for m in self.systems)
 
+    @property
+    def conditions(self) -> tuple[str, ...]:
+        return conditions_to_run(self.config)
+
     def trajectories(self, condition: str) -> range:
         c = self.config
         return range(1, (c.trajectories if condition == "autonomous" else c.control_trajectories) + 1)
 
     def jobs(self) -> list[str]:
-        return [conv_id(m.name, cond, r) for m in self.systems for cond in self.config.conditions
+        return [conv_id(m.name, cond, r) for m in self.systems for cond in self.conditions
                 for r in self.trajectories(cond)]
 
     def plan(self) -> Plan:
@@ -68,44 +102,86 @@ class MilestoneLineup:
         per_milestone = (1 if reportable_rules(self.world) else 0) + len(self.world.tasks) * self.answers
         n = b.rounds
         turns = [s for s in round_slots(b) if s]
-        explore = {"open-book-m0": (0, 1), "direct": (0, n + 1), "a4-open-book": (sum(s + 1 for s in turns), 1),
+        explore = {"open-book-m0": (0, 1), "direct": (0, n + 1), "a4-open-book": (0, 1),
                    "autonomous": (sum(s + 1 for s in turns), n + 1)}
         rows = []
         for name in self.names:
-            for cond in self.config.conditions:
+            for cond in self.conditions:
                 k = len(self.trajectories(cond))
                 calls, ms = explore.get(cond, (sum(turns), n + 1))  # scripted conditions: one turn per call
                 rows.append((name, cond, k, calls * k, ms, ms * per_milestone * k))
+        added = "" if "autonomous" in self.config.conditions or "autonomous" not in self.conditions else \
+            "autonomous added: another condition derives from its best trajectory"
         return Plan(f"world {self.world.name}: {len(self.world.tasks)} tasks x {self.answers} answers, {n} rounds",
                     ("system", "condition", "n", "explore<=", "milestones", "milestone calls"), tuple(rows),
-                    sum(r[3] + r[5] for r in rows))
+                    sum(r[3] + r[5] for r in rows), note=added)
 
     async def run(self, rt, out: Path) -> list[dict]:
         world, config = self.world, self.config
+        conditions = self.conditions
         done = {m.name: asyncio.Event() for m in self.systems}
+        autonomous: dict[str, dict[int, Trajectory]] = {m.name: {} for m in self.systems}
+        finished: list[dict] = []  # autonomous records, as they finish
+        reference: dict = {}  # the in-run volume, computed once
+        if self.withheld:
+            rt.emit({"type": "report_instructions", "id": "report_instructions", "withheld": self.withheld,
+                     "reason": "these examples state true rules of the world; the report prompt omits them"})
+
+        async def run_volume() -> Volume | str:
+            """The fixed/without-tool volume of this run: the mid-ranked system's Best@n trajectory."""
+            if "volume" not in reference:
+                await asyncio.gather(*(e.wait() for e in done.values()))
+                if "volume" not in reference:
+                    system = reference_system(finished, list(self.names))
+                    if system is None:
+                        reference["volume"] = "no finished autonomous trajectory to take the volume from"
+                    else:
+                        vol = volume_from(out, system, world.budget.rounds, THIS_RUN)
+                        reference["volume"] = vol
+                        rt.emit({"type": "reference", "id": "reference:volume", "purpose": "volume",
+                                 "conditions": [c for c in ("fixed", "without-tool") if c in conditions],
+                                 "system": system, **vol.summary()})
+            return reference["volume"]
+
+        async def fork(model: Model) -> Fork | str:
+            """A4+O's start: this system's Best@n autonomous trajectory after its last round."""
+            await done[model.name].wait()
+            mine = autonomous[model.name]
+            b = best_of([t.last_record for t in mine.values() if t.last_record
+                         and t.last_record.get("status") == "complete"])
+            if b["best"] is None:
+                return f"{model.name} has no finished autonomous trajectory to continue"
+            src = mine[b["best_trajectory"]]
+            return Fork(src.conv, tuple(src.history), attrs.evolve(src.c), b["best"])
 
         async def one(model: Model, condition: str, r: int) -> dict:
-            script = vol = None
+            script = vol = start = None
             if condition == "hindsight":
                 script = self.scripts.get(model.name)
                 if script is None:
                     await done[model.name].wait()
                     try:
-                        script = hindsight_script(out, model.name, world.budget.rounds)
+                        script = hindsight_script(out, model.name, world.budget.rounds, THIS_RUN)
                     except FatalError as e:  # every autonomous trajectory of this system was lost
-                        conv = conv_id(model.name, condition, r)
-                        rec = {"world": world.name, "system": model.name, "condition": condition,
-                               "trajectory": r, "milestones": [], "status": "error", "valid": False,
-                               "lost": 0, "endpoint": None, "error": str(e)}
-                        rt.emit_record("trajectory", conv, conv, rec)
-                        return rec
-            elif condition == "fixed":
-                vol = self.volume or default_volume(world)
-                script = fixed_script(world, vol, config.fixed_seed)
-            elif condition == "without-tool":
-                vol = self.volume or default_volume(world)
-            return await Trajectory(rt, world, model, condition, r, answers=self.answers, script=script,
-                                    volume=vol, settings=config.settings).run()
+                        return _error_record(rt, world, model.name, condition, r, str(e))
+            elif condition in ("fixed", "without-tool"):
+                vol = self.volume or await run_volume()
+                if isinstance(vol, str):
+                    return _error_record(rt, world, model.name, condition, r, vol)
+                if condition == "fixed":
+                    script = fixed_script(world, vol, config.fixed_seed)
+            elif condition == "a4-open-book":
+                start = await fork(model)
+                if isinstance(start, str):
+                    return _error_record(rt, world, model.name, condition, r, start)
+            traj = Trajectory(rt, world, model, condition, r, answers=self.answers, script=script, volume=vol,
+                              settings=config.settings, fork=start, instructions=self.instructions)
+            if condition == "autonomous":
+                autonomous[model.name][r] = traj
+            rec = await traj.run()
+            if condition == "autonomous":
+                finished.append(rec)
+            return rec
 
         async def group(model: Model, condition: str) -> list[dict]:
             try:
@@ -115,9 +191,9 @@ class MilestoneLineup:
                     done[model.name].set()
 
         for m in self.systems:
-            if "autonomous" not in config.conditions:
+            if "autonomous" not in conditions:
                 done[m.name].set()
-        tasks = [asyncio.ensure_future(group(m, c)) for m in self.systems for c in config.conditions]
+        tasks = [asyncio.ensure_future(group(m, c)) for m in self.systems for c in conditions]
         try:
             groups = await asyncio.gather(*tasks)
         except BaseException:
@@ -132,7 +208,7 @@ class Milestone:
     name = "milestone"
     many_worlds = False
     config_keys = ("conditions", "trajectories", "control_trajectories", "answers", "hindsight_from",
-                   "volume_from", "fixed_seed")
+                   "volume_from", "full_volume", "fixed_seed")
 
     def default_agents(self, worlds) -> tuple[str, ...]:
         return tuple(MILESTONE_AGENTS)
@@ -142,10 +218,6 @@ class Milestone:
         for c in config.conditions:
             if c not in CONDITIONS:
                 raise FatalError(f"unknown condition {c!r}; choose from {', '.join(CONDITIONS)}")
-        if "hindsight" in config.conditions and not config.hindsight_from \
-                and "autonomous" not in config.conditions:
-            raise FatalError("the hindsight condition replays a best autonomous trajectory: name a "
-                             "previous run with --hindsight-from DIR, or add --condition autonomous")
         if config.trajectories < 1 or config.control_trajectories < 1:
             raise FatalError("--trajectories and --control-trajectories must be at least 1")
         if not world.tasks:
@@ -161,7 +233,11 @@ class Milestone:
         if config.volume_from:
             path, system = split_reference(config.volume_from)
             volume = volume_from(path, system, n)
-        return MilestoneLineup(world, systems, config, config.answers or world.budget.answers, scripts, volume)
+        elif config.full_volume:
+            volume = default_volume(world)
+        instructions, withheld = report_instructions(world)
+        return MilestoneLineup(world, systems, config, config.answers or world.budget.answers, scripts, volume,
+                               instructions, withheld)
 
     def world_identity(self, worlds, name: str) -> dict:
         (world,) = worlds

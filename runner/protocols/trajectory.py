@@ -8,6 +8,13 @@ report, and every held-out task is answered `answers` times, each in a fresh
 copy. Milestone copies run in the background while exploration goes on;
 nothing from a copy returns to the history. How a round runs depends on the
 condition (milestone.py lists them; conditions.py builds their probe scripts).
+A4+O does not explore: it continues the conversation of the best autonomous
+trajectory (a `Fork`) with the open-book statements.
+
+An answer the model failed to give (empty, refused, cut off at the token limit,
+a request the provider refused with a 400) scores zero; only an answer lost to
+infrastructure is left unscored and makes the trajectory invalid. Each verdict
+event names its `outcome`.
 """
 from __future__ import annotations
 
@@ -18,8 +25,9 @@ from typing import Sequence
 import attrs
 
 from .. import metrics
-from ..answers import extract_answer, reportable_rules
-from ..models import LostError, Model, Reply, Request, ToolCall
+from ..answers import (ANSWERED, answer_outcome, extract_answer, rejected_outcome, reportable_rules,
+                       rule_score_applies, unprovable_tasks)
+from ..models import FatalError, LostError, Model, RejectedError, Reply, Request, ToolCall
 from .conditions import ProbeScript, Volume
 
 
@@ -75,10 +83,11 @@ def round_prompt(world, t: int, *, slots: int, left: int, mode: str, turns: int 
             f"the world's rules in writing (turn 1 of {turns}).")
 
 
-def rules_prompt(world, t: int) -> str:
-    # The world owns how its rules are stated (equation notation, schema ids, ...).
+def rules_prompt(instructions: str, t: int) -> str:
+    # The world owns how its rules are stated (equation notation, schema ids, ...); the runner
+    # takes out any example that states a true rule (answers.report_instructions).
     return (f"Milestone M{t}. Tools are disabled. Report the rules of this world that you believe "
-            f"differ from the manual.\n\n{world.report_instructions}\n\nPut the whole report in one "
+            f"differ from the manual.\n\n{instructions}\n\nPut the whole report in one "
             "fenced code block.")
 
 
@@ -96,6 +105,16 @@ def open_book_note(world) -> str:
 # One trajectory
 
 
+@attrs.frozen
+class Fork:
+    """Where A4+O starts: the conversation of the best autonomous trajectory after its last round."""
+
+    conv: str
+    history: tuple
+    counters: "Counters"
+    endpoint: float | None = None
+
+
 @attrs.define
 class Counters:
     calls: int = 0  # C: tool calls run by the world (not rejected)
@@ -110,7 +129,7 @@ class Counters:
 class Trajectory:
     def __init__(self, rt, world, model: Model, condition: str, index: int, *, answers: int,
                  script: ProbeScript | None = None, volume: Volume | None = None,
-                 settings: dict | None = None):
+                 settings: dict | None = None, fork: Fork | None = None, instructions: str | None = None):
         self.rt = rt
         self.world = world
         self.grader = rt.grader(world)
@@ -121,6 +140,8 @@ class Trajectory:
         self.script = script
         self.volume = volume
         self.settings = dict(settings or {})
+        self.fork = fork
+        self.instructions = world.report_instructions if instructions is None else instructions
         self.conv = conv_id(model.name, condition, index)
         self.sample = f"{condition}/r{index}"
         self.history: list[dict] = []
@@ -132,6 +153,10 @@ class Trajectory:
         self.status = "running"
         self.error: str | None = None
         self.tool_seq = 0
+        self.ended: dict | None = None  # exploration cut short: the conversation outgrew the context
+        self.last_record: dict | None = None  # set when the trajectory ends
+        self.replied = 0  # milestone requests the provider answered
+        self.refused = 0  # milestone requests refused as bad requests (400, not the context)
 
     # -- bookkeeping ---------------------------------------------------------
 
@@ -164,15 +189,18 @@ class Trajectory:
     async def run(self) -> dict:
         n = self.world.budget.rounds
         cond = self.condition
-        self.add({"role": "system", "content": system_prompt(self.world)})
-        self.add({"role": "user", "content": opening_prompt(self.world, open_book=cond == "open-book-m0")})
+        if cond == "a4-open-book":
+            self._continue_fork()
+        else:
+            self.add({"role": "system", "content": system_prompt(self.world)})
+            self.add({"role": "user", "content": opening_prompt(self.world, open_book=cond == "open-book-m0")})
         pending: list[asyncio.Task] = []
 
         def milestone(t: int, open_book: bool = False) -> None:
             snap = (tuple(self.history), attrs.evolve(self.c))
             pending.append(asyncio.ensure_future(self.milestone(t, *snap, open_book=open_book)))
 
-        explores = cond not in ("open-book-m0", "direct")
+        explores = cond not in ("open-book-m0", "direct", "a4-open-book")
         limiter = self.rt.limiter(self.model)
         if explores:
             limiter.reserve()
@@ -184,8 +212,8 @@ class Trajectory:
                     for t in range(0, n + 1):
                         milestone(t)
                 elif cond == "a4-open-book":
-                    for t in range(1, n + 1):
-                        await self.round(t)
+                    # explorationbench.txt A.4: "after the four autonomous rounds (A4+O)"; Table 1:
+                    # "after the Best@3 trajectory's exploration" -- that conversation, continued
                     milestone(n, open_book=True)
                 else:
                     milestone(0)
@@ -205,9 +233,24 @@ class Trajectory:
             for p in pending:
                 p.cancel()
             raise
+        if self.status == "running" and self.refused and not self.replied:
+            # every request refused as a bad request: a configuration the provider rejects, not a model
+            # failing to answer (a 400 on some answers only scores those answers zero)
+            self.status = "error"
+            self.error = "the provider refused every request of this trajectory (HTTP 400); check the model settings"
         if self.status == "running":
             self.status = "complete"
         return self.record(list(records))
+
+    def _continue_fork(self) -> None:
+        """A4+O: take over the best autonomous trajectory's conversation after its last round."""
+        f = self.fork
+        self.history = list(f.history)
+        self.c = attrs.evolve(f.counters)
+        self.rt.emit({"type": "fork", "id": f"fork:{self.conv}", "conv": self.conv, "source": f.conv,
+                      "source_endpoint": f.endpoint, "prefix": len(self.history),
+                      "rounds": self.world.budget.rounds, "calls": self.c.calls, "probe_units": self.c.units,
+                      "tokens": self.c.tokens_in + self.c.tokens_out})
 
     def record(self, milestones: list[dict]) -> dict:
         dyn = metrics.trajectory_dynamics(milestones)
@@ -220,10 +263,17 @@ class Trajectory:
         }
         if self.error:
             rec["error"] = self.error
+        if self.ended:
+            rec["exploration_ended"] = self.ended
         if self.script is not None:
             rec["probe_source"] = self.script.source
         elif self.volume is not None:
             rec["probe_source"] = self.volume.source
+        if self.volume is not None:
+            rec["volume"] = self.volume.summary()
+        if self.fork is not None:
+            rec["source_trajectory"] = self.fork.conv
+        self.last_record = rec
         self.rt.emit_record("trajectory", self.conv, self.conv, rec)
         self._progress(done=True, status=self.status, accuracy=rec["endpoint"])
         return rec
@@ -235,12 +285,22 @@ class Trajectory:
         return b.calls_per_round, b.max_calls - self.c.attempted
 
     async def round(self, t: int) -> None:
-        if self.condition in ("autonomous", "a4-open-book"):
-            await self._round_autonomous(t)
-        elif self.condition in ("hindsight", "fixed"):
-            await self._round_scripted(t)
-        elif self.condition == "without-tool":
-            await self._round_without_tool(t)
+        try:
+            if self.ended:
+                pass  # the conversation no longer fits the model: later rounds add nothing
+            elif self.condition == "autonomous":
+                await self._round_autonomous(t)
+            elif self.condition in ("hindsight", "fixed"):
+                await self._round_scripted(t)
+            elif self.condition == "without-tool":
+                await self._round_without_tool(t)
+        except RejectedError as e:
+            if e.reason != "context_window":  # a 400 on exploration: the request itself is wrong
+                raise FatalError(str(e)) from e
+            # the history outgrew the model's context: exploration ends as a spent budget would
+            self.ended = {"t": t, "reason": e.reason, "error": str(e)}
+            self.rt.emit({"type": "exploration_ended", "id": f"ended:{self.conv}", "conv": self.conv,
+                          "t": t, "reason": e.reason, "error": str(e)})
         self.rt.emit({"type": "round_end", "id": f"round:{self.conv}:{t}", "conv": self.conv, "t": t,
                       "calls": self.c.calls, "probe_units": self.c.units,
                       "tokens": self.c.tokens_in + self.c.tokens_out})
@@ -365,61 +425,87 @@ class Trajectory:
 
         async def ask(r: Request):
             try:
-                return await self.rt.call(self.model, r)
-            except LostError as e:
+                reply = await self.rt.call(self.model, r)
+            except (LostError, RejectedError) as e:
+                if isinstance(e, RejectedError) and e.reason == "bad_request":
+                    self.refused += 1
                 return e
+            self.replied += 1
+            return reply
 
         grader = self.grader
         reportable = reportable_rules(world)
+        scored = rule_score_applies(world)
 
         async def rules():
-            if not reportable:  # a world without rule equations (AlienLogic) asks for no report
+            if not reportable:  # a world without rule equations asks for no report
                 return {"stated": 0, "correct": [], "extraneous": [], "errors": []}, False, 0
-            reply = await ask(req(rules_prompt(world, t), "rules"))
-            lost = not isinstance(reply, Reply)
-            report = await grader.rule_report(None if lost else reply.content)
+            reply = await ask(req(rules_prompt(self.instructions, t), "rules"))
+            lost = isinstance(reply, LostError)
+            outcome = "lost" if lost else rejected_outcome(reply) if isinstance(reply, RejectedError) \
+                else answer_outcome(reply)
+            report = await grader.rule_report(reply.content if isinstance(reply, Reply) else None)
+            # a world diagnosed by UnprovRec keeps its raw report in the log, unscored
             self.rt.emit({"type": "rule_report", "id": f"rules:{self.conv}:m{t}", "conv": self.conv,
-                          "t": t, "lost": lost, **report})
-            return report, lost, 0 if lost else reply.usage.total
+                          "t": t, "lost": lost, "outcome": outcome, "scored": scored, **report})
+            return report, lost, reply.usage.total if isinstance(reply, Reply) else 0
 
         async def answer(task, k: int):
             reply = await ask(req(task_prompt(task, t), f"task:{task.id}", k))
             base = {"type": "verdict", "id": f"verdict:{self.conv}:m{t}:{task.id}:a{k}",
                     "conv": self.conv, "t": t, "task": task.id, "answer_index": k}
-            if not isinstance(reply, Reply):
-                self.rt.emit({**base, "type": "lost", "id": None, "error": str(reply)})
+            if isinstance(reply, LostError):  # infrastructure: not an answer, the run is invalid
+                self.rt.emit({**base, "type": "lost", "id": None, "outcome": "lost", "error": str(reply)})
                 return None, 0
+            if isinstance(reply, RejectedError):  # a 400 for this answer: it scores zero, the run goes on
+                self.rt.emit({**base, "passed": False, "outcome": rejected_outcome(reply),
+                              "detail": str(reply), "answer": None})
+                return 0, 0
+            outcome = answer_outcome(reply)
             text = extract_answer(reply.content)
+            if outcome != ANSWERED:  # explorationbench.txt 3.3: "An answer that is missing ... scores zero"
+                self.rt.emit({**base, "passed": False, "outcome": outcome,
+                              "detail": f"no answer graded ({outcome}, finish_reason "
+                                        f"{reply.finish_reason or 'none'})", "answer": text})
+                return 0, reply.usage.total
             try:
                 v = await grader.verify(task, text)
             except Exception as e:  # noqa: BLE001 — a grader crash is a bug, never a wrong answer
                 self.rt.emit({**base, "type": "grader_error", "id": None,
                               "error": f"{type(e).__name__}: {e}"})
                 return None, reply.usage.total
-            self.rt.emit({**base, "passed": bool(v.passed), "detail": v.detail, "answer": text})
+            self.rt.emit({**base, "passed": bool(v.passed), "outcome": outcome, "detail": v.detail,
+                          "answer": text})
             return (1 if v.passed else 0), reply.usage.total
 
         keys = [(task, k) for task in world.tasks for k in range(self.answers)]
         results = await asyncio.gather(rules(), *(answer(task, k) for task, k in keys))
         report, rules_lost, ms_tokens = results[0]
-        correct_rules = set(report["correct"])
+        correct_rules = set(report["correct"]) if scored else set()
         verdicts: dict[str, list[int | None]] = {task.id: [None] * self.answers for task in world.tasks}
         for (task, k), (y, tokens) in zip(keys, results[1:]):
             verdicts[task.id][k] = y
             ms_tokens += tokens
 
         scores = metrics.milestone_accuracy(verdicts, self.answers)
-        covered = [tk.id for tk in world.tasks if await grader.requires(tk) <= correct_rules] if reportable else []
-        unc_ids = [tk.id for tk in world.tasks if tk.id not in set(covered)] if reportable else []
+        # covered: every rule the task requires (World.requires, the certification's definition) is
+        # stated correctly in this milestone's report
+        covered = [tk.id for tk in world.tasks if await grader.requires(tk) <= correct_rules] if scored else []
+        unc_ids = [tk.id for tk in world.tasks if tk.id not in set(covered)] if scored else []
         cov = metrics.milestone_accuracy({k: verdicts[k] for k in covered}, self.answers)
         unc = metrics.milestone_accuracy({k: verdicts[k] for k in unc_ids}, self.answers)
+        unprovable = [tk.id for tk in unprovable_tasks(world)]
+        unprov = metrics.milestone_accuracy({k: verdicts[k] for k in unprovable}, self.answers)
         rec = {
             "t": t,
             **scores,
             "calls": c.calls, "probe_units": c.units, "tokens": c.tokens_in + c.tokens_out,
-            "rules_correct": len(correct_rules) if reportable else None,
-            "rules_total": len(reportable),
+            "rules_correct": len(correct_rules) if scored else None,
+            "rules_total": len(reportable) if scored else None,
             "rules_stated_correctly": [r.id for r in reportable if r.id in correct_rules],  # in the world's order
+            # explorationbench.txt Table 1: "UnprovRec is its rate of correct refusal on unprovable theorems"
+            "unprov_rec": unprov["accuracy"] if any(y is not None for k in unprovable for y in verdicts[k]) else None,
+            "unprovable": len(unprovable),
             "rules_lost": rules_lost,
             "tokens_in": c.tokens_in, "tokens_out": c.tokens_out,
             "calls_attempted": c.attempted, "calls_rejected": c.rejected,
