@@ -10,8 +10,11 @@ hidden offset, say).
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import operator
+import struct
 
 from worldspec.values import (CHARS_PER_UNIT, MAX_INT_BITS, MAX_LEN, TOO_LARGE, EvalError, Function,
                               LimitError, check_int, collection, measure, same, show as _show, sized,
@@ -19,6 +22,7 @@ from worldspec.values import (CHARS_PER_UNIT, MAX_INT_BITS, MAX_LEN, TOO_LARGE, 
 
 MAX_INT_DIGITS = 80  # 2^256 has 78 decimal digits: longer numerals are over the limit
 PY_COST = 4  # an element visited by a Python loop costs about as much as four visited in C
+KEY_COST = 2 * PY_COST  # keying an element (a set's key, a draw's canonical text): two Python visits
 
 
 def _need(cond: bool, message: str, *values) -> None:
@@ -148,6 +152,28 @@ def power(ctx, a, b):
     return r
 
 
+def divmod_(ctx, a, b):
+    """[a // b, a % b]."""
+    _need(_is_num(a) and _is_num(b), "divmod: expected two numbers, got {} and {}", a, b)
+    if b == 0:
+        raise EvalError("division by zero")
+    return sized(ctx, list(divmod(a, b)), 2, 1)
+
+
+def pow_(ctx, a, b, m=None):
+    """a ** b, or with a modulus m, a ** b % m computed without the huge power."""
+    if m is None:
+        return power(ctx, a, b)
+    _need(_is_int(a) and _is_int(b) and _is_int(m), "pow: a modulus needs three integers, got {}, {} and {}",
+          a, b, m)
+    if b < 0:
+        raise EvalError("negative exponent")
+    if m == 0:
+        raise EvalError("modulo by zero")
+    ctx.pay(PY_COST * b.bit_length())  # square and multiply: a few products per bit of b
+    return pow(a, b, m)
+
+
 def _bits(name, op):
     def f(ctx, a, b):
         _need(_is_int(a) and _is_int(b), f"'{name}' needs integers, got {{}} and {{}}", a, b)
@@ -237,13 +263,14 @@ def _flat(ctx, xs) -> bool:
     return type(xs) is str or weight(ctx, xs) == len(xs)
 
 
-def _part(ctx, xs, part):
-    """Elements of xs, copied (a slice, a reordering, a filtered list): flat when xs is."""
+def _part(ctx, xs, part, ys=""):
+    """Elements of xs (and ys), copied (a slice, a reordering, a filtered list, a
+    set operation): flat when its sources are."""
     if type(part) is str:
         ctx.pay(len(part) // CHARS_PER_UNIT)
         return part
     ctx.pay(len(part))
-    if _flat(ctx, xs):
+    if _flat(ctx, xs) and _flat(ctx, ys):
         return sized(ctx, part, len(part), 1)
     return collection(ctx, part)
 
@@ -303,20 +330,34 @@ def reverse(ctx, xs):
     return sized(ctx, xs[::-1], w, nest)
 
 
+def _sorted(ctx, keys: list, who: str, items=None) -> list:
+    """sorted(keys), or the items ordered by their keys (stable); keys must be all
+    numbers, all strings or all lists whose elements Python can order."""
+    # about n log n comparisons, each walking at most the lighter key
+    ctx.pay(max(weight(ctx, keys), len(keys)) * max(len(keys).bit_length(), 1))
+    types = _types(ctx, keys)
+    if types <= _NUMBERS or types <= _STRINGS or types <= _LISTS:
+        try:
+            return sorted(keys) if items is None else sorted(items, key=keys.__getitem__)
+        except TypeError:  # lists whose elements cannot be ordered
+            pass
+    raise EvalError(f"{who}: elements cannot be compared")
+
+
 def sort(ctx, xs):
     _need(type(xs) is list, "sort: expected a list, got {}", xs)
     w, nest = measure(ctx, xs)
-    # about n log n comparisons, each walking at most the lighter element
-    ctx.pay(max(w, len(xs)) * max(len(xs).bit_length(), 1))
-    types = _types(ctx, xs)
-    if types <= _NUMBERS or types <= _STRINGS:
-        return sized(ctx, sorted(xs), w, nest)
-    if types <= _LISTS:
-        try:
-            return sized(ctx, sorted(xs), w, nest)
-        except TypeError:
-            pass
-    raise EvalError("sort: elements cannot be compared")
+    return sized(ctx, _sorted(ctx, xs, "sort"), w, nest)
+
+
+def sort_by(ctx, f, xs):
+    """xs ordered by f(x), stable: elements with equal keys keep their order."""
+    f = _callable(f, "sort_by")
+    _need(type(xs) is list, "sort_by: expected a list, got {}", xs)
+    ctx.charge(len(xs))
+    keys = collection(ctx, [f.call([x]) for x in xs])
+    order = _sorted(ctx, keys, "sort_by", range(len(xs)))
+    return _part(ctx, xs, [xs[i] for i in order])
 
 
 def range_(ctx, *a):
@@ -494,6 +535,89 @@ def repeat(ctx, x, n):
     return sized(ctx, [x] * n, n * (1 + xw), xn + 1)
 
 
+# ---------------------------------------------------------------- sets (lists as sets)
+
+
+def _set_key(v):
+    """A hashable key that two values share exactly when `same` holds of them
+    (a number and a bool never share one; 1 and 1.0 do)."""
+    t = type(v)
+    if t is int or t is float:
+        return 0, v
+    if t is str:
+        return 1, v
+    if t is bool:
+        return 2, v
+    if v is None:
+        return 3,
+    return 4, canon(v, None)
+
+
+def canon(v, who: str | None) -> str:
+    """A text that two values share exactly when `same` holds of them (all NaNs share
+    one), the same in every process: map entries sorted, integral floats written
+    as integers. A function has no stable text: with `who`, an error; without, its
+    identity."""
+    t = type(v)
+    if t is int:
+        return str(v)
+    if t is float:
+        if v.is_integer():
+            return str(int(v))
+        return repr(v) if v == v else "nan"
+    if t is str:
+        return json.dumps(v)  # quoted and escaped: never equal to a number's text
+    if t is list:
+        return "[" + ",".join([canon(x, who) for x in v]) + "]"
+    if t is dict:
+        return "{" + ",".join(sorted([canon(k, who) + ":" + canon(x, who) for k, x in v.items()])) + "}"
+    if v is None or t is bool:
+        return _show(v)
+    if who is not None:
+        raise EvalError(f"{who}: a function has no stable value to draw from")
+    return f"<function {id(v)}>"
+
+
+def _set_keys(ctx, who: str, xs, ys) -> tuple[list, list]:
+    """The keys of xs's and ys's elements (`_set_key`); a Python walk over both."""
+    _need(type(xs) is list and type(ys) is list, f"{who}: expected two lists, got {{}} and {{}}", xs, ys)
+    ctx.pay(KEY_COST * (weight(ctx, xs) + weight(ctx, ys)))
+    return list(map(_set_key, xs)), list(map(_set_key, ys))
+
+
+def _distinct(xs, keys, seen: set, keep=None) -> list:
+    """The elements of xs whose key `keep` accepts (all, without it), each key once,
+    in order; `seen` grows by the keys taken."""
+    out = []
+    for x, k in zip(xs, keys):
+        if k not in seen and (keep is None or keep(k)):
+            seen.add(k)
+            out.append(x)
+    return out
+
+
+def union(ctx, xs, ys):
+    """xs's distinct elements in order, then ys's that are new."""
+    kx, ky = _set_keys(ctx, "union", xs, ys)
+    seen: set = set()
+    part = _distinct(xs, kx, seen)
+    part += _distinct(ys, ky, seen)
+    return _part(ctx, xs, part, ys)
+
+
+def intersection(ctx, xs, ys):
+    """xs's distinct elements that ys holds, in xs's order."""
+    kx, ky = _set_keys(ctx, "intersection", xs, ys)
+    return _part(ctx, xs, _distinct(xs, kx, set(), set(ky).__contains__))
+
+
+def difference(ctx, xs, ys):
+    """xs's distinct elements that ys does not hold, in xs's order."""
+    kx, ky = _set_keys(ctx, "difference", xs, ys)
+    outside = set(ky)
+    return _part(ctx, xs, _distinct(xs, kx, set(), lambda k: k not in outside))
+
+
 # ---------------------------------------------------------------- maps
 
 
@@ -552,6 +676,15 @@ upper = _str1("upper", str.upper)
 lower = _str1("lower", str.lower)
 strip = _str1("strip", str.strip)
 ord_ = _str1("ord", lambda s: ord(s) if len(s) == 1 else _fail("ord: expected one character"))
+
+
+# Character classes, as Python's: true when the string is not empty and every
+# character is in the class (Unicode letters and digits count).
+isalpha = _str1("isalpha", str.isalpha)
+isdigit = _str1("isdigit", str.isdigit)
+isupper = _str1("isupper", str.isupper)
+islower = _str1("islower", str.islower)
+isspace = _str1("isspace", str.isspace)
 
 
 def _fail(msg):
@@ -651,6 +784,49 @@ def int_(ctx, v):
     raise EvalError(f"int: cannot convert {type_name(v)}")
 
 
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def int_of(ctx, text, base):
+    """The integer a numeral in base 2 to 36 writes (an optional sign, then digits
+    of either case; no prefix, no underscores)."""
+    _need(type(text) is str and _is_int(base), "int_of: expected a string and a base, got {} and {}", text, base)
+    _need(2 <= base <= 36, "int_of: the base must be 2 to 36")
+    ctx.pay(len(text) // CHARS_PER_UNIT)
+    t = text.strip()
+    sign = t[:1] if t[:1] in ("+", "-") else ""
+    digits = t[len(sign):]
+    allowed = _DIGITS[:base] + _DIGITS[10:base].upper()
+    _need(digits != "" and not digits.strip(allowed), f"int_of: not a base-{base} number")
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > MAX_INT_BITS:  # base 2 needs the most digits; also keeps Python's digit limit away
+        raise LimitError(f"integer too large (more than {MAX_INT_BITS} bits)")
+    return check_int(int(sign + digits, base))
+
+
+def _radix(name: str, code: str, bits: int):
+    """n written in base 2**bits; with a width, its low width digits in two's complement."""
+    # digits enough for any integer the limits allow, sign included
+    whole = (MAX_INT_BITS + bits) // bits + 1
+
+    def f(ctx, n, width=None):
+        _need(_is_int(n), f"{name}: expected an integer, got {{}}", n)
+        if width is None:
+            return format(n, code)
+        _need(_is_int(width) and width >= 0, f"{name}: the width must be a whole number, got {{}}", width)
+        if width > MAX_LEN:
+            raise LimitError(TOO_LARGE)
+        ctx.pay(width // CHARS_PER_UNIT)
+        core = min(width, whole)
+        text = format(n & ((1 << core * bits) - 1), f"0{core}{code}") if core else ""
+        return (_DIGITS[(1 << bits) - 1] if n < 0 else "0") * (width - core) + text
+    return f
+
+
+bin_of = _radix("bin_of", "b", 1)
+hex_of = _radix("hex_of", "x", 4)
+
+
 def float_(ctx, v):
     _need(_is_num(v), "float: cannot convert {}", v)
     return float(v)
@@ -701,6 +877,74 @@ def is_none(ctx, v):
     return v is None
 
 
+def is_fn(ctx, v):
+    return isinstance(v, Function)
+
+
+_TYPE_WORDS = {int: "int", float: "float", bool: "bool", str: "str", list: "list", dict: "map",
+               type(None): "none"}
+
+
+def type_of(ctx, v):
+    """The kind of a value, in the words params declare types with (and "none")."""
+    return _TYPE_WORDS.get(type(v)) or "fn"
+
+
+# ---------------------------------------------------------------- seeded randomness
+#
+# Pure functions of (seed, key): the same seed and key give the same draw in every
+# process and on every Python; another key gives an independent draw. The bits are
+# SHAKE-256 of the seed and the key's canonical text, so nothing depends on
+# Python's `random` or its hash seed.
+
+
+def _random_bits(ctx, who: str, seed, key, nbytes: int) -> bytes:
+    _need(_is_int(seed), f"{who}: the seed must be an integer, got {{}}", seed)
+    ctx.charge(1)  # a hash, even of a small key, costs as much as a few steps of a loop
+    ctx.pay(KEY_COST * weight(ctx, key) + nbytes // CHARS_PER_UNIT)
+    text = f"worldspec.rand:{seed}:{canon(key, who)}"
+    return hashlib.shake_256(text.encode()).digest(nbytes)
+
+
+def _below(ctx, who: str, seed, key, n: int) -> int:
+    """A draw from 0..n-1, uniform to within 2^-64 (64 bits beyond n's own)."""
+    nbytes = (n.bit_length() + 64 + 7) // 8
+    r = int.from_bytes(_random_bits(ctx, who, seed, key, nbytes), "big")
+    return (r * n) >> (8 * nbytes)
+
+
+def rand(ctx, seed, key, lo, hi):
+    """An integer from lo to hi inclusive."""
+    _need(_is_int(lo) and _is_int(hi), "rand: bounds must be integers, got {} and {}", lo, hi)
+    _need(lo <= hi, "rand: empty range (lo is greater than hi)")
+    return lo + _below(ctx, "rand", seed, key, hi - lo + 1)
+
+
+def rand_float(ctx, seed, key):
+    """A float in [0, 1), a multiple of 2^-53."""
+    return (int.from_bytes(_random_bits(ctx, "rand_float", seed, key, 7), "big") >> 3) / (1 << 53)
+
+
+def choice(ctx, seed, key, xs):
+    """One element of a list (or character of a string)."""
+    _seq(xs, "choice")
+    _need(len(xs) > 0, "choice from an empty list")
+    return xs[_below(ctx, "choice", seed, key, len(xs))]
+
+
+def shuffle(ctx, seed, key, xs):
+    """xs in an order drawn uniformly (Fisher-Yates, 64 bits a swap)."""
+    _seq(xs, "shuffle")
+    n = len(xs)
+    draws = struct.unpack(f">{n}Q", _random_bits(ctx, "shuffle", seed, key, 8 * n))
+    ctx.pay(2 * PY_COST * n)  # a draw and a swap per element, in Python
+    out = list(xs)
+    for i in range(n - 1, 0, -1):
+        j = (draws[i] * (i + 1)) >> 64
+        out[i], out[j] = out[j], out[i]
+    return _part(ctx, xs, "".join(out) if type(xs) is str else out)
+
+
 def truthy(ctx, v):
     return _truthy(v)
 
@@ -724,6 +968,13 @@ BUILTINS: dict[str, tuple] = {
     "is_int": (lambda ctx, v: type(v) is int, 1, 1), "is_str": (_is(str), 1, 1),
     "is_list": (_is(list), 1, 1), "is_bool": (_is(bool), 1, 1), "is_none": (is_none, 1, 1),
     "truthy": (truthy, 1, 1), "error": (error, 1, 1), "xor": (xor, 2, 2),
+    "is_float": (_is(float), 1, 1), "is_map": (_is(dict), 1, 1), "is_fn": (is_fn, 1, 1),
+    "type_of": (type_of, 1, 1), "isalpha": (isalpha, 1, 1), "isdigit": (isdigit, 1, 1),
+    "isupper": (isupper, 1, 1), "islower": (islower, 1, 1), "isspace": (isspace, 1, 1),
+    "pow": (pow_, 2, 3), "divmod": (divmod_, 2, 2), "sort_by": (sort_by, 2, 2), "union": (union, 2, 2),
+    "intersection": (intersection, 2, 2), "difference": (difference, 2, 2), "bin_of": (bin_of, 1, 2),
+    "hex_of": (hex_of, 1, 2), "int_of": (int_of, 2, 2), "rand": (rand, 4, 4),
+    "rand_float": (rand_float, 2, 2), "choice": (choice, 3, 3), "shuffle": (shuffle, 3, 3),
 }
 
 # Names a spec can never bind or call: no route to Python's machinery.
