@@ -101,6 +101,8 @@ def test_demo_certifies(report):
     assert all(r["observable"] and r["witness"] and r["tasks"] for r in report["rule_table"])
     assert report["herring_table"] == [{"id": "H1", "target": "op SHATTER", "unchanged": True}]
     assert report["recall_only"] == pytest.approx(100 * 1 / 7, abs=0.1)  # only T2's naive answer passes
+    # ... which the demo declares, as it declares R3's single task: notes, not problems
+    assert [n.split(":")[1].strip()[:7] for n in report["notes"]] == ["rule R3", "task T2"]
 
 
 def test_witnesses_tell_each_rule_apart(demo, report):
@@ -413,7 +415,8 @@ def test_check_json_keys():
     r = CliRunner().invoke(main, ["check", DEMO, "--json"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
-    for key in ("world", "kind", "seed", "rules", "herrings", "tasks", "examples", "recall_only", "problems"):
+    for key in ("world", "kind", "seed", "rules", "herrings", "tasks", "examples", "recall_only", "notes",
+                "problems"):
         assert key in data, key
     assert data["world"] == "Demo" and data["kind"] == "program" and data["seed"] == 2026
     assert data["rules"] == 5 and data["herrings"] == 1 and data["tasks"] == 7 and data["examples"] == 5

@@ -146,7 +146,7 @@ def rule_data(world: ProgramWorld, r: ast.RuleDecl, params: dict) -> RuleData:
     for f in r.fields:
         if f.key != "witness":
             continue
-        text = interpolate(field_text(f), params)
+        text = interpolate(field_text(f), params).rstrip()
         check_parses(world, text, f.span, f"rule {r.id}'s witness does not parse")
         units, cap = world.charge(text), world.budget.units_per_call
         if units > cap:
