@@ -204,30 +204,28 @@ def honest_floors(true, requires: dict, allowed_rules: dict, allowed_tasks: dict
     that no longer excuse anything."""
     for r in true.rules:
         used_by = [tid for tid, req in requires.items() if r.id in req]
-        reason = allowed_rules.get(r.id, "")
-        if len(used_by) == 1:
-            what = f"rule {r.id} ({r.title}) is required by one task only ({used_by[0]})"
-            if reason:
-                notes.append(f"declared exception: {what}: {reason}")
-            else:
-                problems.append(f"{what}: add a second task that needs it, or declare the exception in the "
-                                f'rule: allow "REASON"')
-        elif reason and len(used_by) > 1:
-            notes.append(f"rule {r.id} declares an exception it does not need (required by {len(used_by)} "
-                         f"tasks): {reason}")
+        judge(f"rule {r.id} ({r.title}) is required by one task only ({used_by[0]})" if len(used_by) == 1 else "",
+              allowed_rules.get(r.id, ""), "add a second task that needs it, or declare the exception in the rule",
+              f"rule {r.id} declares an exception it does not need (required by {len(used_by)} tasks)"
+              if len(used_by) > 1 else "", problems, notes)
     solved = set(naive_solved(true))
     for t in true.tasks:
-        reason = allowed_tasks.get(t.id, "")
-        if t.id in solved:
-            what = f"task {t.id}: its naive (manual-trusting) answer passes in the true world"
-            if reason:
-                notes.append(f"declared exception: {what}: {reason}")
-            else:
-                problems.append(f"{what}: make the task need a rule the naive answer misses, or declare the "
-                                f'exception in the task: allow "REASON"')
-        elif reason:
-            notes.append(f"task {t.id} declares an exception it does not need (its naive answer fails in "
-                         f"the true world): {reason}")
+        judge(f"task {t.id}: its naive (manual-trusting) answer passes in the true world" if t.id in solved else "",
+              allowed_tasks.get(t.id, ""),
+              "make the task need a rule the naive answer misses, or declare the exception in the task",
+              f"task {t.id} declares an exception it does not need (its naive answer fails in the true world)",
+              problems, notes)
+
+
+def judge(fault: str, reason: str, fix: str, stale: str, problems: list, notes: list) -> None:
+    """One declarable check: a fault is a problem unless a reason declares it (then a note); a
+    reason with no fault to excuse is noted when `stale` says why."""
+    if fault and reason:
+        notes.append(f"declared exception: {fault}: {reason}")
+    elif fault:
+        problems.append(f'{fault}: {fix}: allow "REASON"')
+    elif reason and stale:
+        notes.append(f"{stale}: {reason}")
 
 
 def rule_tables(world, requires: dict, find_witness, herring_unchanged, problems: list, say, *,
