@@ -187,15 +187,54 @@ def id_order(rule_id: str):
 # ---------------------------------------------------------------- certification tables
 
 
+def naive_solved(true) -> list[str]:
+    """Ids of the tasks whose naive (manual-trusting) answer passes in the true world."""
+    return [t.id for t in true.tasks if t.naive and true.verify(t, t.naive).passed]
+
+
 def recall_only_score(true) -> float:
     """Percent of tasks whose naive (manual-trusting) answer passes in the true world."""
-    recall = [t for t in true.tasks if t.naive and true.verify(t, t.naive).passed]
-    return round(100.0 * len(recall) / len(true.tasks), 1) if true.tasks else 0.0
+    return round(100.0 * len(naive_solved(true)) / len(true.tasks), 1) if true.tasks else 0.0
+
+
+def honest_floors(true, requires: dict, allowed_rules: dict, allowed_tasks: dict, problems: list,
+                  notes: list) -> None:
+    """Rules required by exactly one task and tasks a naive answer solves are problems, unless the
+    world declares them (id -> reason, `allow "..."`): then they are notes, as are declarations
+    that no longer excuse anything."""
+    for r in true.rules:
+        used_by = [tid for tid, req in requires.items() if r.id in req]
+        judge(f"rule {r.id} ({r.title}) is required by one task only ({used_by[0]})" if len(used_by) == 1 else "",
+              allowed_rules.get(r.id, ""), "add a second task that needs it, or declare the exception in the rule",
+              f"rule {r.id} declares an exception it does not need (required by {len(used_by)} tasks)"
+              if len(used_by) > 1 else "", problems, notes)
+    solved = set(naive_solved(true))
+    for t in true.tasks:
+        judge(f"task {t.id}: its naive (manual-trusting) answer passes in the true world" if t.id in solved else "",
+              allowed_tasks.get(t.id, ""),
+              "make the task need a rule the naive answer misses, or declare the exception in the task",
+              f"task {t.id} declares an exception it does not need (its naive answer fails in the true world)",
+              problems, notes)
+
+
+def judge(fault: str, reason: str, fix: str, stale: str, problems: list, notes: list) -> None:
+    """One declarable check: a fault is a problem unless a reason declares it (then a note); a
+    reason with no fault to excuse is noted when `stale` says why."""
+    if fault and reason:
+        notes.append(f"declared exception: {fault}: {reason}")
+    elif fault:
+        problems.append(f'{fault}: {fix}: allow "REASON"')
+    elif reason and stale:
+        notes.append(f"{stale}: {reason}")
 
 
 def rule_tables(world, requires: dict, find_witness, herring_unchanged, problems: list, say, *,
-                unobservable: str, answers: str) -> tuple[list, list]:
-    """Observability, coverage and equation of every rule; herrings unchanged (any kind)."""
+                unobservable, answers: str) -> tuple[list, list]:
+    """Observability, coverage and equation of every rule; herrings unchanged (any kind).
+
+    `unobservable` is why a rule without a witness is not observable: a text, or a function
+    of the rule id.
+    """
     true = world.true_world()
     rules = []
     for r in true.rules:
@@ -203,7 +242,8 @@ def rule_tables(world, requires: dict, find_witness, herring_unchanged, problems
         witness = find_witness(world, r.id)
         used_by = [tid for tid, req in requires.items() if r.id in req]
         if witness is None:
-            problems.append(f"rule {r.id} ({r.title}) is not observable: {unobservable}")
+            why = unobservable(r.id) if callable(unobservable) else unobservable
+            problems.append(f"rule {r.id} ({r.title}) is not observable: {why}")
         if not used_by:
             problems.append(f"rule {r.id} ({r.title}) is required by no task: every {answers} still "
                             f"passes with it reverted")

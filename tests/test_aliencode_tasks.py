@@ -1,10 +1,10 @@
 """AlienCode's held-out tasks keep its scores honest (issue 12, "Honest floors and sturdier tasks").
 
 * Every rule is required by at least two tasks: by the reference solution's knockout
-  alone (`world.requires`), except the declared rules of AVOIDED_ONLY, and by issue 11's
-  definition with alternative solutions considered (a rule counts for a task when every
-  reference solution in ALTERNATIVES fails without it, or when the task's naive answer
-  changes verdict without it).
+  alone, except the declared rules of AVOIDED_ONLY, and by issue 11's definition
+  (`world.requires`: the reference or the naive answer changes verdict) with the
+  alternative solutions of ALTERNATIVES considered too (a rule counts for a task when
+  every reference solution fails without it, or when the naive answer changes verdict).
 * Manual-trusting programs fail: each task's naive answer and every program in MANUAL,
   written by hand with the manual's semantics (other loop forms, other operators with the
   same documented meaning, literal-free idioms), passes in the manual's world and fails
@@ -1130,7 +1130,7 @@ def _tasks_per_rule(world, required) -> dict[str, list[str]]:
 
 
 def test_every_rule_is_required_by_two_reference_solutions(world):
-    per_rule = _tasks_per_rule(world, {t.id: world.requires(t.id) for t in world.tasks})
+    per_rule = _tasks_per_rule(world, {t.id: _failing(world, t.id, t.solution) for t in world.tasks})
     thin = {r: ts for r, ts in per_rule.items() if len(ts) < 2 and r not in AVOIDED_ONLY}
     assert not thin, thin
     assert all(per_rule[r] for r in AVOIDED_ONLY)  # still certified: some reference uses it
@@ -1140,7 +1140,7 @@ def test_every_rule_is_required_by_two_tasks_with_alternatives_considered(world,
     params = dict(world.params)
     required = {}
     for t in world.tasks:
-        needed = set(world.requires(t.id))
+        needed = set(_failing(world, t.id, t.solution))
         for alt in ALTERNATIVES.get(t.id, ()):
             program = interpolate(alt, params)
             assert true.verify(t.id, program).passed, (t.id, program)

@@ -22,7 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "worlds", "demo.world")
 DEMO_TEXT = open(DEMO, encoding="utf-8").read()
 
-REQUIRES = {"T1": {"R2"}, "T2": set(), "T3": {"R2", "R5"}, "T4": {"R3"}, "T5": {"R5"}, "T6": {"R1"},
+# T3 needs R4 through its naive answer (a SWEEP that passes once R4 is reverted), not its reference
+REQUIRES = {"T1": {"R2"}, "T2": set(), "T3": {"R2", "R4", "R5"}, "T4": {"R3"}, "T5": {"R5"}, "T6": {"R1"},
             "T7": {"R1", "R4"}}
 
 
@@ -44,7 +45,7 @@ def without_task(text: str, task_id: str) -> str:
 def test_requires_matches_the_hand_checked_table(demo):
     assert {t.id: set(demo.requires(t.id)) for t in demo.tasks} == REQUIRES
     # a Task object works as well as its id, and variants share the answer
-    assert demo.requires(demo.task("T3")) == frozenset({"R2", "R5"})
+    assert demo.requires(demo.task("T3")) == frozenset({"R2", "R4", "R5"})
     assert demo.base_world().requires("T7") == frozenset({"R1", "R4"})
 
 
@@ -100,6 +101,8 @@ def test_demo_certifies(report):
     assert all(r["observable"] and r["witness"] and r["tasks"] for r in report["rule_table"])
     assert report["herring_table"] == [{"id": "H1", "target": "op SHATTER", "unchanged": True}]
     assert report["recall_only"] == pytest.approx(100 * 1 / 7, abs=0.1)  # only T2's naive answer passes
+    # ... which the demo declares, as it declares R3's single task: notes, not problems
+    assert [n.split(":")[1].strip()[:7] for n in report["notes"]] == ["rule R3", "task T2"]
 
 
 def test_witnesses_tell_each_rule_apart(demo, report):
@@ -412,7 +415,8 @@ def test_check_json_keys():
     r = CliRunner().invoke(main, ["check", DEMO, "--json"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
-    for key in ("world", "kind", "seed", "rules", "herrings", "tasks", "examples", "recall_only", "problems"):
+    for key in ("world", "kind", "seed", "rules", "herrings", "tasks", "examples", "recall_only", "notes",
+                "problems"):
         assert key in data, key
     assert data["world"] == "Demo" and data["kind"] == "program" and data["seed"] == 2026
     assert data["rules"] == 5 and data["herrings"] == 1 and data["tasks"] == 7 and data["examples"] == 5

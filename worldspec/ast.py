@@ -241,6 +241,7 @@ class TaskDecl:
     span: Span = attrs.field(eq=False)
     field_spans: tuple[tuple[str, Span], ...] = attrs.field(eq=False, default=())
     extra: tuple[Field, ...] = ()  # kind-specific fields
+    solutions: tuple[str, ...] = ()  # every `solution` line in order (`solution` is the first)
 
     def field_span(self, name: str) -> Span:
         return dict(self.field_spans).get(name, self.span)

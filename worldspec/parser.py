@@ -353,17 +353,20 @@ class _ToAst:
         labels = tuple(x for x in c[1:] if isinstance(x, tuple) and len(x) == 2 and isinstance(x[1], str))
         fields = [x for x in c[1:] if isinstance(x, tuple) and len(x) == 3]
         extra = tuple(x for x in c[1:] if isinstance(x, ast.Field))
-        data: dict = {"cases": []}
+        data: dict = {"cases": [], "solutions": []}
         spans = []
         for key, value, span in fields:
             spans.append((key, span))
             if key == "case":
                 data["cases"].append(value)
+            elif key == "solution":  # may be given several times: alternative references
+                data["solutions"].append(value)
             else:
                 data[key] = value
         decl = ast.TaskDecl(
             id=tid, labels=labels, prompt=data.get("prompt", ""), inputs=data.get("inputs", ()),
-            cases=tuple(data["cases"]), expect=data.get("expect"), solution=data.get("solution", ""),
+            cases=tuple(data["cases"]), expect=data.get("expect"),
+            solution=(data["solutions"] or [""])[0], solutions=tuple(data["solutions"]),
             naive=data.get("naive", ""), function=data.get("function", ""),
             predict="predict" in data, program=data.get("program", ""),
             tolerance=data.get("tolerance", 0.0), span=_span(self._file, c[0]),

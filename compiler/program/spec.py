@@ -15,7 +15,7 @@ from worldspec.compiler.program import kernel
 from worldspec.compiler.program.manual import render_manual
 from worldspec.compiler.program.semantics import HOOK_PARAMS, SemanticsBuilder
 from worldspec.compiler.program.surface import Surface, build_surface
-from worldspec.compiler.program.world import ProgramWorld, TaskData
+from worldspec.compiler.program.world import ProgramWorld, RuleData, TaskData
 from worldspec.diagnostics import SpecError, did_you_mean, source_line
 from worldspec.meta import MetaCompiler
 from worldspec.values import Ctx, EvalError
@@ -23,8 +23,11 @@ from worldspec.values import Ctx, EvalError
 PROGRAM_SECTIONS = ("world", "kind", "seed", "summary", "include", "param", "def", "syntax", "base",
                     "rule", "herring", "manual", "example", "task", "budget")
 TASK_FIELDS = ("prompt", "input", "case", "expect", "solution", "naive", "function", "predict", "program",
-               "tolerance")
-RULE_FIELDS = ("statement", "equation")
+               "tolerance", "allow")
+RULE_FIELDS = ("statement", "equation", "witness", "allow")
+# Fields read as one string each; `allow` declares a certification exception with its reason.
+RULE_TEXT_FIELDS = ("witness", "allow")
+TASK_TEXT_FIELDS = ("allow",)
 
 
 def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProgramWorld:
@@ -50,7 +53,8 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProgramWorld:
         herrings=tuple(herring(spec, h) for h in spec.herrings), budget=budget, surface=surface,
         builder=builder, task_data={}, sem=builder.build(r.id for r in spec.rules), source=spec.file)
     examples = tuple(read_example(world, e, params) for e in spec.examples)
-    world = attrs.evolve(world, examples=examples, task_data=read_tasks(world, spec, mc, params))
+    world = attrs.evolve(world, examples=examples, task_data=read_tasks(world, spec, mc, params),
+                         rule_data={r.id: rule_data(world, r, params) for r in spec.rules})
     task_data = with_predictions(world)
     return attrs.evolve(world, tasks=tuple(d.task for d in task_data.values()), task_data=task_data)
 
@@ -66,8 +70,9 @@ def reject_foreign_items(spec: ast.Spec) -> None:
             raise SpecError(r.span, f"rule {r.id} overrides nothing",
                             "Start the rule with the base line it replaces: op NAME(...) = ...")
         for f in r.fields:
-            raise SpecError(f.span, f"unknown rule field {f.key!r}", did_you_mean(f.key, RULE_FIELDS).strip()
-                            or "Rule fields: " + ", ".join(RULE_FIELDS) + ".")
+            if f.key not in RULE_TEXT_FIELDS:
+                raise SpecError(f.span, f"unknown rule field {f.key!r}", did_you_mean(f.key, RULE_FIELDS).strip()
+                                or "Rule fields: " + ", ".join(RULE_FIELDS) + ".")
     for e in spec.examples:
         for f in e.fields:
             raise SpecError(f.span, f"unknown example field {f.key!r}", 'An example holds program """...""".')
@@ -75,8 +80,9 @@ def reject_foreign_items(spec: ast.Spec) -> None:
             raise SpecError(e.span, f"example {e.id} has no program", 'Add program """...""".')
     for t in spec.tasks:
         for f in t.extra:
-            raise SpecError(f.span, f"unknown task field {f.key!r}", did_you_mean(f.key, TASK_FIELDS).strip()
-                            or "Task fields: " + ", ".join(TASK_FIELDS) + ".")
+            if f.key not in TASK_TEXT_FIELDS:
+                raise SpecError(f.span, f"unknown task field {f.key!r}", did_you_mean(f.key, TASK_FIELDS).strip()
+                                or "Task fields: " + ", ".join(TASK_FIELDS) + ".")
 
 
 def meta_compiler(spec: ast.Spec, params: dict) -> MetaCompiler:
@@ -107,6 +113,47 @@ def herring(spec: ast.Spec, h: ast.HerringDecl) -> Rule:
     """A herring as the world lists it: a base operator whose name misleads."""
     target = next((d.target for d in spec.base if d.name == h.target), h.target)
     return Rule(id=h.id, title=h.note, target=target, herring=True, statement=h.note, equation="")
+
+
+# ---------------------------------------------------------------- certification evidence and exceptions
+
+
+TEXT_FIELD_HINTS = {
+    "witness": 'Write witness """PROGRAM""": a probe, in the world\'s syntax, that shows the rule.',
+    "allow": 'Write allow "REASON": why this certification exception is intended.',
+}
+
+
+def field_text(f: ast.Field) -> str:
+    """The one non-empty string a text field holds (`allow "..."`, `witness \"\"\"...\"\"\"`)."""
+    arg = f.args[0] if len(f.args) == 1 else None
+    if not (isinstance(arg, ast.Const) and isinstance(arg.value, str) and arg.value.strip()):
+        raise SpecError(f.span, f"{f.key} takes one non-empty string", TEXT_FIELD_HINTS[f.key])
+    return arg.value
+
+
+def allow_reason(fields, owner: str) -> str:
+    """The reason of an item's declared exception (`allow "..."`), or "" when it declares none."""
+    allows = [f for f in fields if f.key == "allow"]
+    if len(allows) > 1:
+        raise SpecError(allows[1].span, f"{owner} declares allow twice", "Give one allow line with the reason.")
+    return field_text(allows[0]) if allows else ""
+
+
+def rule_data(world: ProgramWorld, r: ast.RuleDecl, params: dict) -> RuleData:
+    """A rule's witnesses (each parsed and within one call's budget) and its declared exception."""
+    witnesses = []
+    for f in r.fields:
+        if f.key != "witness":
+            continue
+        text = interpolate(field_text(f), params).rstrip()
+        check_parses(world, text, f.span, f"rule {r.id}'s witness does not parse")
+        units, cap = world.charge(text), world.budget.units_per_call
+        if units > cap:
+            raise SpecError(f.span, f"rule {r.id}'s witness costs {units} probe units; the limit is {cap} per call",
+                            "A witness is a probe an agent could run: keep it within one call's budget.")
+        witnesses.append(text)
+    return RuleData(witnesses=tuple(witnesses), allow=allow_reason(r.fields, f"rule {r.id}"))
 
 
 # ---------------------------------------------------------------- examples and tasks
@@ -176,12 +223,17 @@ def predict_task(world: ProgramWorld, t: ast.TaskDecl, mc: MetaCompiler, params:
     """A task whose answer is the output of a given program."""
     if not t.program:
         raise SpecError(t.span, f"predict task {t.id} has no program", 'Add program """...""".')
+    if t.solutions:
+        raise SpecError(t.field_span("solution"), f"predict task {t.id} takes no solution",
+                        "Its reference answer is the program's output in the true world, computed by the "
+                        "compiler. A wrong output a manual-trusting reader would give goes in naive \"...\".")
     program = interpolate(t.program, params)
     check_parses(world, program, t.field_span("program"), f"task {t.id}'s program does not parse")
+    # the author's naive output, when given, is checked by certification (with_predictions fills it otherwise)
     task = Task(id=t.id, band=dict(t.labels)["band"], prompt=task_prompt(world.surface, t, params, ()),
-                shape="predict", labels=tuple(sorted(dict(t.labels).items())))
+                shape="predict", labels=tuple(sorted(dict(t.labels).items())), naive=interpolate(t.naive, params))
     return TaskData(task=task, inputs=(), cases=(), expected=(), function="", program=program,
-                    tolerance=t.tolerance)
+                    tolerance=t.tolerance, allow=allow_reason(t.extra, f"task {t.id}"))
 
 
 def graded_task(world: ProgramWorld, t: ast.TaskDecl, mc: MetaCompiler, params: dict) -> TaskData:
@@ -215,24 +267,31 @@ def graded_task(world: ProgramWorld, t: ast.TaskDecl, mc: MetaCompiler, params: 
                             "The intended result must be defined for every case.") from None
         cases.append(values)
         expected.append(want)
-    for field in ("solution", "naive"):
-        text = interpolate(getattr(t, field), params)
-        if text:
-            check_parses(world, text, t.field_span(field), f"task {t.id}'s {field} does not parse")
+    solutions = tuple(interpolate(text, params) for text in t.solutions)
+    solution_spans = [s for k, s in t.field_spans if k == "solution"]
+    for n, (text, span) in enumerate(zip(solutions, solution_spans), start=1):
+        which = "solution" if len(solutions) == 1 else f"solution {n}"
+        check_parses(world, text, span, f"task {t.id}'s {which} does not parse")
+    naive = interpolate(t.naive, params)
+    if naive:
+        check_parses(world, naive, t.field_span("naive"), f"task {t.id}'s naive does not parse")
     task = Task(id=t.id, band=dict(t.labels)["band"], prompt=task_prompt(world.surface, t, params, t.inputs),
                 shape="function" if t.function else "program", labels=tuple(sorted(dict(t.labels).items())),
-                solution=interpolate(t.solution, params), naive=interpolate(t.naive, params))
+                solution=solutions[0], naive=naive)
     return TaskData(task=task, inputs=tuple(names), cases=tuple(cases), expected=tuple(expected),
-                    function=t.function, program="", tolerance=t.tolerance)
+                    function=t.function, program="", tolerance=t.tolerance, solutions=solutions,
+                    allow=allow_reason(t.extra, f"task {t.id}"))
 
 
 def with_predictions(world: ProgramWorld) -> dict[str, TaskData]:
-    """A prediction's reference answer is the true output; its naive one the manual's world's output."""
+    """A prediction's reference answer is the true output; its naive one the author's, or else the
+    manual's world's output."""
     base = world.base_world()
     out = dict(world.task_data)
     for tid, data in out.items():
         if data.task.shape == "predict":
-            task = attrs.evolve(data.task, solution=world.predicted(tid), naive=base.predicted(tid))
+            task = attrs.evolve(data.task, solution=world.predicted(tid),
+                                naive=data.task.naive or base.predicted(tid))
             out[tid] = attrs.evolve(data, task=task)
     return out
 

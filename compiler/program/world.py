@@ -33,6 +33,16 @@ class TaskData:
     function: str
     program: str  # predict tasks
     tolerance: float
+    solutions: tuple[str, ...] = ()  # graded tasks: every reference solution (task.solution is the first)
+    allow: str = ""  # a declared exception: why a manual-trusting answer may solve this task
+
+
+@attrs.frozen
+class RuleData:
+    """What certification reads from a rule beyond its listing."""
+
+    witnesses: tuple[str, ...] = ()  # the author's probes that show the rule
+    allow: str = ""  # a declared exception: why one task may be the only one to require the rule
 
 
 @attrs.frozen
@@ -77,6 +87,7 @@ class ProgramWorld(WorldHeader):
     task_data: dict = attrs.field(repr=False)  # task id -> TaskData
     sem: Semantics = attrs.field(repr=False)  # the table of the rules in force
     source: str = ""
+    rule_data: dict = attrs.field(repr=False, factory=dict)  # rule id -> RuleData
 
     @property
     def protocol(self) -> str:
@@ -259,19 +270,24 @@ class ProgramWorld(WorldHeader):
         return normalise("\n".join(lines))
 
     def requires(self, task) -> frozenset[str]:
-        """Rules without which the reference solution fails (computed by knockout, cached)."""
+        """Rules a task needs: knocking one out changes the verdict of every reference solution,
+        or of the naive answer (computed by knockout, cached)."""
         task_id = task if isinstance(task, str) else task.id
         cache = self.builder.requires_cache  # one per compiled world, shared by its variants
         if task_id not in cache:
             true = self.true_world()
             t = true.task(task_id)
-            if t.shape == "predict":
-                # a prediction needs a rule when the rule changes the program's output
-                expected = true.predicted(t.id)
-                needed = {r.id for r in true.rules if true.knockout(r.id).predicted(t.id) != expected}
-            else:
-                needed = {r.id for r in true.rules if not true.knockout(r.id).verify(t.id, t.solution).passed}
-            cache[task_id] = frozenset(needed)
+            # a prediction's one reference is the true output; a rule that an alternative
+            # solution avoids is not needed, but one the naive answer trips over is
+            references = self.task_data[task_id].solutions or (t.solution,)
+            naive = (t.naive,) if t.naive else ()
+            verdict = {a: true.verify(task_id, a).passed for a in references + naive}
+
+            def flips(knocked, answers):
+                return (knocked.verify(task_id, a).passed != verdict[a] for a in answers)
+            cache[task_id] = frozenset(
+                r.id for r in true.rules
+                if all(flips(true.knockout(r.id), references)) or any(flips(true.knockout(r.id), naive)))
         return cache[task_id]
 
     # ------------------------------------------------------------ rules and tools
