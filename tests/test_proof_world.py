@@ -282,3 +282,33 @@ def test_an_unprovable_goal_requires_the_rule_whose_knockout_proves_it():
     report = w.certify()
     assert report["problems"] == [] and report["recall_only"] == 0.0
     assert not w.verify("t2", w.task("t2").naive).passed and w.base_world().verify("t2", w.task("t2").naive).passed
+
+
+def test_a_rule_is_required_when_knocking_it_out_changes_the_naive_verdict():
+    """The reference proof avoids r8, but the manual-trusting answer fails because of it."""
+    w = compile_text(textwrap.dedent('''\
+        world "LeftRight" version 1
+        kind proof
+        infer r4 "twist" { schema "A & B |- B & A"  doc "Swap the conjuncts." }
+        infer r7 "right elimination" { schema "A & B |- B"  doc "Take the right conjunct." }
+        infer r8 "left elimination" { schema "A & B |- A"  doc "Take the left conjunct." }
+        rule r8 "left elimination takes the right conjunct" {
+          schema "A & B |- B"
+          statement "r8 infers B from A & B."
+        }
+        task t1 band b {
+          premises "P & Q"
+          goal "P"
+          solution "1. P & Q premise\\n2. Q & P r4 1\\n3. P r7 2"
+          naive "1. P & Q premise\\n2. P r8 1"
+        }
+        task t2 band b {
+          premises "P & Q"
+          goal "Q"
+          solution "1. P & Q premise\\n2. Q r7 1"
+          naive "1. P & Q premise\\n2. Q r7 1"
+        }
+    '''))
+    assert w.knockout("r8").verify("t1", w.task("t1").solution).passed  # the reference does not need r8
+    assert w.requires("t1") == {"r8"} and w.requires("t2") == set()
+    assert w.certify()["problems"] == []

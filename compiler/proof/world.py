@@ -205,20 +205,28 @@ class ProofWorld(WorldHeader):
         return Verdict(tid, ok, detail, (CaseResult((), want, answer.strip(), ok),))
 
     def requires(self, task) -> frozenset[str]:
-        """Patched rules without which the reference proof no longer checks (or, for an
-        unprovable goal, without which the goal becomes provable within its bounds)."""
+        """Patched rules a task needs: knocking the rule back to its base schema makes the
+        reference proof fail (or, for an unprovable goal, makes the goal provable within its
+        bounds), or changes the naive answer's verdict (the manual-trusting answer fails
+        because of this rule and passes without it, or the reverse)."""
         tid = task if isinstance(task, str) else task.id
         key = ("requires", tid)
         if key not in self.cache:
             true = self.true_world()
             data = self.task_data[tid]
+            naive = data.task.naive
+            # a decline is judged by the search below; a proof by its verdict in each variant
+            naive_proof = naive if naive and not self.is_decline(naive) else ""
+            naive_passes = bool(naive_proof) and true.verify(tid, naive_proof).passed
             needed = set()
             # Every knockout's rules are among the true rules plus the base ones: when even
             # that union cannot prove an unprovable goal, no knockout can.
             hopeless = data.unprovable and self._union_search(tid).certified_unprovable
             for rid in sorted(self.patches):
                 knocked = true.knockout(rid)
-                if data.unprovable:
+                if naive_proof and knocked.verify(tid, naive_proof).passed != naive_passes:
+                    needed.add(rid)
+                elif data.unprovable:
                     if hopeless:
                         continue
                     outcome = knocked.search(tid)
