@@ -312,3 +312,35 @@ def test_a_rule_is_required_when_knocking_it_out_changes_the_naive_verdict():
     assert w.knockout("r8").verify("t1", w.task("t1").solution).passed  # the reference does not need r8
     assert w.requires("t1") == {"r8"} and w.requires("t2") == set()
     assert w.certify()["problems"] == []
+
+
+SEEDED = (MINI.replace('seed 7\n', 'seed 7\nparam K = pick(1..9) default 1\nparam AE = "r" + str(7 + K)\n'
+                       'param AND = pick(["&", "∧"]) default "&"\nsyntax { and "{AND}" }\n')
+          .replace("infer r8 ", "infer AE ").replace("rule r8 ", "rule AE ")
+          .replace("Q    r8 1", "Q    {AE} 1").replace('"r8 infers', '"{AE} infers'))
+
+
+def test_rule_ids_and_spellings_drawn_from_the_seed():
+    declared = compile_text(SEEDED)
+    assert dict(declared.params)["AE"] == "r8" and declared.manual == compile_text(MINI).manual
+    assert [r.id for r in declared.rules] == ["r8", "r12"] and declared.verify("t1", declared.task("t1").solution).passed
+    other = compile_spec(parse_spec(SEEDED, "mini.world"), seed=3)
+    rid = dict(other.params)["AE"]
+    assert rid != "r8" and rid in other.infer and "r8" not in other.infer
+    assert [r.id for r in other.rules] == [rid, "r12"] and other.rule(rid).statement == f"{rid} infers B from A & B."
+    assert f"`{rid}` and elimination: `A ∧ B |- A`" in other.manual
+    assert "P ∧ Q |- Q" in other.task("t1").prompt
+    assert other.verify("t1", other.task("t1").solution).passed
+    assert other.verify("t1", f"1. P & Q premise\n2. Q {rid} 1").passed  # the other spellings stay accepted
+    assert other.probe(f"1. P ∧ Q premise\n2. P {rid} 1").text.startswith(f"rejected at line 2 ({rid})")
+
+
+@pytest.mark.parametrize("param, message", [
+    ("param AE = 3", "AE names a param whose value 3 is not a rule id"),
+    ('param AE = "r 8"', "AE names a param whose value 'r 8' is not a rule id"),
+    ('param AE = "r12"', "rule id r12 is declared twice"),
+])
+def test_a_rule_id_param_must_hold_a_fresh_rule_id(param, message):
+    text = SEEDED.replace('param AE = "r" + str(7 + K)', param)
+    with pytest.raises(SpecError, match=message):
+        compile_text(text)
