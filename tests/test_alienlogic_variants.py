@@ -96,6 +96,7 @@ def test_check_seed_5_certifies_a_different_world():
     assert report["recall_only"] == recall_only_score(DEFAULT.true_world())
     assert (report["rules"], report["tasks"], report["examples"], len(report["unprovable"])) == (24, 70, 8, 10)
     assert {row["id"] for row in report["rule_table"]} != {r.id for r in DEFAULT.rules}
+    assert all(len(row["tasks"]) >= 2 for row in report["rule_table"])
 
 
 @pytest.mark.slow
