@@ -104,6 +104,13 @@ def test_a_proof_of_an_unprovable_goal_earns_nothing():
     assert not TRUE.verify(provable, "UNPROVABLE").passed
 
 
+def test_unprovrec_counts_the_designated_goals_and_their_refusals():
+    assert WORLD.unprovable_tasks == tuple(t.id for t in UNPROVABLE)
+    assert all(TRUE.correct_refusal(t, "UNPROVABLE") for t in WORLD.unprovable_tasks)
+    assert not any(TRUE.correct_refusal(t, "UNPROVABLE") for t in WORLD.tasks if t not in UNPROVABLE)
+    assert all(t.label("set") == ("unprovable" if t in UNPROVABLE else "provable") for t in WORLD.tasks)
+
+
 # ---------------------------------------------------------------- the true system is sound
 
 

@@ -82,6 +82,13 @@ def test_a_variant_grades_by_what_its_ids_mean(variant):
         assert not true.verify(t.id, t.solution).passed
 
 
+def test_the_report_example_is_no_rule_difference(variant):
+    rid, schema = variant.report_example
+    assert rid not in variant.patches and f"`{rid}: {schema}`" in variant.report_instructions
+    assert not any(variant.grade_equation(r.id, schema) for r in variant.rules)
+    assert (rid, schema) == (renaming(variant)["r9"], "A -> B, A |- B")
+
+
 def test_requires_follows_the_renaming(variant):
     sigma = renaming(variant)
     for t in DEFAULT.tasks[:20]:

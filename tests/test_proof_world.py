@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from worldspec.compiler import compile_spec
+from worldspec.compiler.proof.world import DECLINED_RIGHT, DECLINED_WRONG
 from worldspec.diagnostics import SpecError
 from worldspec.parser import parse_spec
 
@@ -344,3 +345,28 @@ def test_a_rule_id_param_must_hold_a_fresh_rule_id(param, message):
     text = SEEDED.replace('param AE = "r" + str(7 + K)', param)
     with pytest.raises(SpecError, match=message):
         compile_text(text)
+
+
+def test_unprovrec_surface(mini):
+    """What a runner needs for UnprovRec: which tasks are unprovable, and whether an answer is a
+    correct refusal."""
+    assert mini.unprovable_tasks == ("t3",)
+    assert mini.unprovable("t3") and not mini.unprovable("t1")
+    assert mini.correct_refusal("t3", "NO PROOF") and mini.correct_refusal("t3", "`no proof.`")
+    assert not mini.correct_refusal("t1", "NO PROOF")  # a refusal of a provable goal
+    assert not mini.correct_refusal("t3", "1. P -> Q premise") and not mini.correct_refusal("t3", None)
+    assert mini.verify("t3", "NO PROOF").detail == DECLINED_RIGHT
+    assert mini.verify("t1", "NO PROOF").detail == DECLINED_WRONG
+
+
+def test_the_report_example_is_an_unpatched_rule_of_the_manual(mini):
+    rid, schema = mini.report_example
+    assert (rid, schema) == ("r5", "A, B |- A & B ; distinct")  # the first unpatched rule citing two lines
+    assert f"`{rid}: {schema}`" in mini.report_instructions
+    assert rid not in mini.patches and not any(mini.grade_equation(r.id, schema) for r in mini.rules)
+
+
+def test_a_set_label_must_agree_with_the_unprovable_field():
+    with pytest.raises(SpecError, match="task t3 is labelled set provable, but its goal is designated unprovable"):
+        compile_text(MINI.replace("task t3 band decline {", "task t3 band decline set provable {"))
+    assert compile_text(MINI.replace("task t3 band decline {", "task t3 band decline set unprovable {"))

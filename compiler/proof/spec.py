@@ -383,6 +383,10 @@ class Reader:
                                     or "Task fields: " + ", ".join(TASK_FIELDS) + ".")
             if goal is None:
                 raise SpecError(t.span, f"task {t.id} has no goal", 'Add goal "..." (the formula to prove).')
+            if labels.get("set") in ("provable", "unprovable") and (labels["set"] == "unprovable") != bool(unprovable):
+                raise SpecError(t.span, f"task {t.id} is labelled set {labels['set']}, but its goal is "
+                                f"{'designated' if unprovable else 'not designated'} unprovable",
+                                "The set label must agree with the unprovable field: runners group tasks by it.")
             seq = sequent(premises, goal, self.notation)
             solution = self.text(t.solution)
             naive = self.text(t.naive)
