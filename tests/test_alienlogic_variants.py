@@ -1,7 +1,7 @@
 """AlienLogic's seed variants: rule ids drawn from the seed, the same logic under new names.
 
-The declared seed gives the ids r4 ... r97; any other seed renames every rule by a
-permutation of r0 ... r99, and the variant is the declared world with its ids
+The declared seed gives the ids r4 ... r97; any other seed gives every rule a new id
+(a permutation of r0 ... r99), and the variant is the declared world with its ids
 renamed, text for text, and certifies on its own.
 """
 from __future__ import annotations
@@ -53,8 +53,7 @@ def test_a_seed_renames_every_rule(variant):
     assert sorted(sigma) == sorted(DEFAULT.infer) and sorted(sigma.values()) == sorted(variant.infer)
     assert len(set(sigma.values())) == len(sigma)  # a permutation: no two rules share an id
     assert all(re.fullmatch(r"r\d{1,2}", i) for i in variant.infer)
-    moved = [old for old, new in sigma.items() if old != new]
-    assert len(moved) >= len(sigma) - 2  # an affine map fixes at most a couple of ids
+    assert all(old != new for old, new in sigma.items())  # no rule keeps its declared id
     assert {sigma[r.id] for r in DEFAULT.rules} == {r.id for r in variant.rules}
 
 

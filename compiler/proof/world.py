@@ -288,8 +288,8 @@ class ProofWorld(WorldHeader):
         """The format example of the rule report: a manual rule that no patch changes and no
         herring names (so it is no true rule difference and no hint), preferring one that cites
         two lines; a made-up id and schema when every rule is patched."""
-        kept = [r for rid, r in self.infer.items()
-                if rid not in self.patches and f"rule {rid}" not in {h.target for h in self.herrings}]
+        named = {h.target for h in self.herrings}
+        kept = [r for rid, r in self.infer.items() if rid not in self.patches and f"rule {rid}" not in named]
         kept.sort(key=lambda r: len(r.schema.lines) < 2)  # stable: spec order within each group
         if kept:
             return kept[0].id, kept[0].schema.show(self.notation)
