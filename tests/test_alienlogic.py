@@ -60,8 +60,28 @@ def test_certified(report):
         assert u["complete"] and not u["found"]
         assert set(u["bounds"]) >= {"size", "depth", "lines", "nodes"}
         assert u["nodes"] <= u["bounds"]["nodes"]
-    assert report["recall_only"] == pytest.approx(32.9)
+    assert report["recall_only"] == pytest.approx(30.0)
     json.dumps(report)  # the CLI prints it as JSON
+
+
+def test_every_patched_rule_is_required_by_two_tasks(report):
+    """A rule counts for a task when knocking it out breaks the reference proof or changes the
+    naive answer's verdict (compiler/proof/world.py requires)."""
+    used = {rid: [tid for tid, req in report["requires"].items() if rid in req] for rid in PATCHED}
+    assert {rid: tids for rid, tids in used.items() if len(tids) < 2} == {}
+    assert used["r11"] == ["T17", "T33"] and used["r12"] == ["T21", "T61"]
+
+
+def test_every_patched_rule_is_needed_where_the_manual_fails(report):
+    """No rule's evidence is only tasks that the manual-trusting proof already solves: each is
+    required by two tasks whose naive answers fail in the true world."""
+    hard = {t.id for t in WORLD.tasks if not TRUE.verify(t, t.naive).passed}
+    for rid in PATCHED:
+        tids = [tid for tid, req in report["requires"].items() if rid in req and tid in hard]
+        assert len(tids) >= 2, (rid, tids)
+    for rid, tid in (("r11", "T33"), ("r12", "T61"), ("r17", "T53")):
+        naive = WORLD.task(tid).naive
+        assert not TRUE.verify(tid, naive).passed and WORLD.knockout(rid).verify(tid, naive).passed
 
 
 def test_the_oracle_answers_score_100_percent():
@@ -82,6 +102,13 @@ def test_a_proof_of_an_unprovable_goal_earns_nothing():
     assert not TRUE.verify(t, "1. P premise").passed
     provable = next(t for t in WORLD.tasks if t not in UNPROVABLE)
     assert not TRUE.verify(provable, "UNPROVABLE").passed
+
+
+def test_unprovrec_counts_the_designated_goals_and_their_refusals():
+    assert WORLD.unprovable_tasks == tuple(t.id for t in UNPROVABLE)
+    assert all(TRUE.correct_refusal(t, "UNPROVABLE") for t in WORLD.unprovable_tasks)
+    assert not any(TRUE.correct_refusal(t, "UNPROVABLE") for t in WORLD.tasks if t not in UNPROVABLE)
+    assert all(t.label("set") == ("unprovable" if t in UNPROVABLE else "provable") for t in WORLD.tasks)
 
 
 # ---------------------------------------------------------------- the true system is sound

@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from worldspec.compiler import compile_spec
+from worldspec.compiler.proof.world import DECLINED_RIGHT, DECLINED_WRONG
 from worldspec.diagnostics import SpecError
 from worldspec.parser import parse_spec
 
@@ -282,3 +283,90 @@ def test_an_unprovable_goal_requires_the_rule_whose_knockout_proves_it():
     report = w.certify()
     assert report["problems"] == [] and report["recall_only"] == 0.0
     assert not w.verify("t2", w.task("t2").naive).passed and w.base_world().verify("t2", w.task("t2").naive).passed
+
+
+def test_a_rule_is_required_when_knocking_it_out_changes_the_naive_verdict():
+    """The reference proof avoids r8, but the manual-trusting answer fails because of it."""
+    w = compile_text(textwrap.dedent('''\
+        world "LeftRight" version 1
+        kind proof
+        infer r4 "twist" { schema "A & B |- B & A"  doc "Swap the conjuncts." }
+        infer r7 "right elimination" { schema "A & B |- B"  doc "Take the right conjunct." }
+        infer r8 "left elimination" { schema "A & B |- A"  doc "Take the left conjunct." }
+        rule r8 "left elimination takes the right conjunct" {
+          schema "A & B |- B"
+          statement "r8 infers B from A & B."
+        }
+        task t1 band b {
+          premises "P & Q"
+          goal "P"
+          solution "1. P & Q premise\\n2. Q & P r4 1\\n3. P r7 2"
+          naive "1. P & Q premise\\n2. P r8 1"
+        }
+        task t2 band b {
+          premises "P & Q"
+          goal "Q"
+          solution "1. P & Q premise\\n2. Q r7 1"
+          naive "1. P & Q premise\\n2. Q r7 1"
+        }
+    '''))
+    assert w.knockout("r8").verify("t1", w.task("t1").solution).passed  # the reference does not need r8
+    assert w.requires("t1") == {"r8"} and w.requires("t2") == set()
+    assert w.certify()["problems"] == []
+
+
+SEEDED = (MINI.replace('seed 7\n', 'seed 7\nparam K = pick(1..9) default 1\nparam AE = "r" + str(7 + K)\n'
+                       'param AND = pick(["&", "∧"]) default "&"\nsyntax { and "{AND}" }\n')
+          .replace("infer r8 ", "infer AE ").replace("rule r8 ", "rule AE ")
+          .replace("Q    r8 1", "Q    {AE} 1").replace('"r8 infers', '"{AE} infers'))
+
+
+def test_rule_ids_and_spellings_drawn_from_the_seed():
+    declared = compile_text(SEEDED)
+    assert dict(declared.params)["AE"] == "r8" and declared.manual == compile_text(MINI).manual
+    assert [r.id for r in declared.rules] == ["r8", "r12"] and declared.verify("t1", declared.task("t1").solution).passed
+    other = compile_spec(parse_spec(SEEDED, "mini.world"), seed=3)
+    rid = dict(other.params)["AE"]
+    assert rid != "r8" and rid in other.infer and "r8" not in other.infer
+    assert [r.id for r in other.rules] == [rid, "r12"] and other.rule(rid).statement == f"{rid} infers B from A & B."
+    assert f"`{rid}` and elimination: `A ∧ B |- A`" in other.manual
+    assert "P ∧ Q |- Q" in other.task("t1").prompt
+    assert other.verify("t1", other.task("t1").solution).passed
+    assert other.verify("t1", f"1. P & Q premise\n2. Q {rid} 1").passed  # the other spellings stay accepted
+    assert other.probe(f"1. P ∧ Q premise\n2. P {rid} 1").text.startswith(f"rejected at line 2 ({rid})")
+
+
+@pytest.mark.parametrize("param, message", [
+    ("param AE = 3", "AE names a param whose value 3 is not a rule id"),
+    ('param AE = "r 8"', "AE names a param whose value 'r 8' is not a rule id"),
+    ('param AE = "r12"', "rule id r12 is declared twice"),
+])
+def test_a_rule_id_param_must_hold_a_fresh_rule_id(param, message):
+    text = SEEDED.replace('param AE = "r" + str(7 + K)', param)
+    with pytest.raises(SpecError, match=message):
+        compile_text(text)
+
+
+def test_unprovrec_surface(mini):
+    """What a runner needs for UnprovRec: which tasks are unprovable, and whether an answer is a
+    correct refusal."""
+    assert mini.unprovable_tasks == ("t3",)
+    assert mini.unprovable("t3") and not mini.unprovable("t1")
+    assert mini.correct_refusal("t3", "NO PROOF") and mini.correct_refusal("t3", "`no proof.`")
+    assert not mini.correct_refusal("t1", "NO PROOF")  # a refusal of a provable goal
+    assert not mini.correct_refusal("t3", "1. P -> Q premise") and not mini.correct_refusal("t3", None)
+    assert mini.verify("t3", "NO PROOF").detail == DECLINED_RIGHT
+    assert mini.verify("t1", "NO PROOF").detail == DECLINED_WRONG
+
+
+def test_the_report_example_is_an_unpatched_rule_of_the_manual(mini):
+    rid, schema = mini.report_example
+    assert (rid, schema) == ("r5", "A, B |- A & B ; distinct")  # the first unpatched rule citing two lines
+    assert f"`{rid}: {schema}`" in mini.report_instructions
+    assert rid not in mini.patches and not any(mini.grade_equation(r.id, schema) for r in mini.rules)
+
+
+def test_a_set_label_must_agree_with_the_unprovable_field():
+    with pytest.raises(SpecError, match="task t3 is labelled set provable, but its goal is designated unprovable"):
+        compile_text(MINI.replace("task t3 band decline {", "task t3 band decline set provable {"))
+    assert compile_text(MINI.replace("task t3 band decline {", "task t3 band decline set unprovable {"))

@@ -31,6 +31,7 @@ SYNTAX_KEYS = {"not": "not", "and": "and", "or": "or", "implies": "imp", "imp": 
                "turnstile": "turnstile", "premise": "premise", "assume": "assume"}
 TASK_FIELDS = ("prompt", "premises", "premise", "goal", "solution", "naive", "unprovable")
 BOUND_KEYS = ("size", "depth", "lines", "nodes", "constants")
+RULE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProofWorld:
@@ -50,6 +51,17 @@ class Reader:
     def text(self, s: str) -> str:
         """A spec string with the params filled in."""
         return interpolate(s, self.params)
+
+    def rule_id(self, name: str, span: ast.Span) -> str:
+        """The id a block name stands for: a param's value when the name is a param (so rule ids
+        can be drawn from the seed), the name itself otherwise."""
+        if name not in self.params:
+            return name
+        value = self.params[name]
+        if not isinstance(value, str) or not RULE_ID.fullmatch(value):
+            raise SpecError(span, f"{name} names a param whose value {value!r} is not a rule id",
+                            'A rule id is one word, like r17: param MP = "r" + str(9 + K)')
+        return value
 
     # ---------------------------------------------------------- reading fields
 
@@ -170,12 +182,13 @@ class Reader:
                 raise SpecError(e.span, f"unknown syntax entry {e.key!r} in a proof world",
                                 did_you_mean(e.key, SYNTAX_KEYS).strip() or
                                 "Entries: " + ", ".join(sorted(SYNTAX_KEYS)) + ".")
+            value = self.text(e.value)  # a spelling may be drawn from the seed: and "{AND}"
             if key in words:
-                if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", e.value):
+                if not RULE_ID.fullmatch(value):
                     raise SpecError(e.span, f"the {key} word must be a single word", "For example: premise \"given\"")
-                words[key] = e.value
+                words[key] = value
             else:
-                overrides[key] = e.value
+                overrides[key] = value
         try:
             return F.Notation.make(overrides), words
         except (ValueError, KeyError) as err:
@@ -188,23 +201,24 @@ class Reader:
         for g in blocks:
             if not g.name:
                 raise SpecError(g.span, "write: infer ID \"title\" { schema \"...\" doc \"...\" }", "")
-            if g.name in out:
-                raise SpecError(g.span, f"rule id {g.name} is declared twice", "Rule ids must be unique.")
+            rid = self.rule_id(g.name, g.span)
+            if rid in out:
+                raise SpecError(g.span, f"rule id {rid} is declared twice", "Rule ids must be unique.")
             schema, doc = None, ""
             for f in g.fields:
                 if f.key == "schema":
                     text, span = self.string(f, 'schema "A -> B, A |- B"')
-                    schema = self.schema(text, span, f"infer {g.name}'s schema")
+                    schema = self.schema(text, span, f"infer {rid}'s schema")
                 elif f.key == "doc":
                     doc = self.string(f, 'doc "..."')[0]
                 else:
                     raise SpecError(f.span, f"unknown infer field {f.key!r}",
                                     did_you_mean(f.key, ("schema", "doc")).strip() or "Fields: schema, doc.")
             if schema is None:
-                raise SpecError(g.span, f"infer {g.name} has no schema", 'Add schema "A -> B, A |- B".')
+                raise SpecError(g.span, f"infer {rid} has no schema", 'Add schema "A -> B, A |- B".')
             if not doc.strip():
-                raise SpecError(g.span, f"infer {g.name} has no manual entry", 'Add doc "..." (the manual text).')
-            out[g.name] = InferRule(g.name, self.text(g.note) or g.name, schema, doc)
+                raise SpecError(g.span, f"infer {rid} has no manual entry", 'Add doc "..." (the manual text).')
+            out[rid] = InferRule(rid, self.text(g.note) or rid, schema, doc)
         if not out:
             raise SpecError(self.spec.span, "a proof world needs inference rules",
                             'Add infer blocks: infer r1 "and introduction" { schema "A, B |- A & B" doc "..." }')
@@ -215,14 +229,15 @@ class Reader:
         patches: dict[str, Schema] = {}
         rules = []
         for r in self.spec.rules:
+            rid = self.rule_id(r.id, r.span)
             if r.override is not None:
-                raise SpecError(r.override.span, f"rule {r.id} overrides an operator, but a proof world "
+                raise SpecError(r.override.span, f"rule {rid} overrides an operator, but a proof world "
                                 f"patches inference rules", 'Write schema "..." inside the rule instead.')
-            if r.id in patches:
-                raise SpecError(r.span, f"rule {r.id} is patched twice", "Each inference rule may be patched once.")
-            if r.id not in infer:
-                raise SpecError(r.span, f"rule {r.id} patches no inference rule (no infer {r.id})",
-                                did_you_mean(r.id, infer).strip() or "A rule patches the infer block of the same id.")
+            if rid in patches:
+                raise SpecError(r.span, f"rule {rid} is patched twice", "Each inference rule may be patched once.")
+            if rid not in infer:
+                raise SpecError(r.span, f"rule {rid} patches no inference rule (no infer {rid})",
+                                did_you_mean(rid, infer).strip() or "A rule patches the infer block of the same id.")
             schema = None
             for f in r.fields:
                 if f.key != "schema":
@@ -230,27 +245,27 @@ class Reader:
                                     did_you_mean(f.key, ("schema", "statement", "equation")).strip()
                                     or "Fields: schema, statement, equation.")
                 text, span = self.string(f, 'schema "..."')
-                schema = self.schema(text, span, f"rule {r.id}'s schema")
+                schema = self.schema(text, span, f"rule {rid}'s schema")
             if schema is None:
-                raise SpecError(r.span, f"rule {r.id} has no schema", 'Add schema "..." (the true rule).')
-            if schema.canonical() == infer[r.id].schema.canonical():
-                raise SpecError(r.span, f"rule {r.id} does not change infer {r.id}",
+                raise SpecError(r.span, f"rule {rid} has no schema", 'Add schema "..." (the true rule).')
+            if schema.canonical() == infer[rid].schema.canonical():
+                raise SpecError(r.span, f"rule {rid} does not change infer {rid}",
                                 "A patch must differ from the base schema (or its side conditions).")
             if not r.statement:
-                raise SpecError(r.span, f"rule {r.id} has no statement", 'Add statement "..." (the open-book text).')
+                raise SpecError(r.span, f"rule {rid} has no statement", 'Add statement "..." (the open-book text).')
             equation = schema.show(self.notation)
             if r.equation:
                 try:
                     stated = parse_schema(self.text(r.equation), self.notation)
                 except FormulaError as e:
-                    raise SpecError(r.span, f"rule {r.id}'s equation does not read: {e.message}",
+                    raise SpecError(r.span, f"rule {rid}'s equation does not read: {e.message}",
                                     "The equation is the rule's schema; it may be left out.") from None
                 if stated.canonical() != schema.canonical():
-                    raise SpecError(r.span, f"rule {r.id}'s equation is not its schema",
+                    raise SpecError(r.span, f"rule {rid}'s equation is not its schema",
                                     "Leave the equation out: it is the schema.")
                 equation = self.text(r.equation)
-            patches[r.id] = schema
-            rules.append(Rule(id=r.id, title=self.text(r.title), target=f"rule {r.id}", herring=False,
+            patches[rid] = schema
+            rules.append(Rule(id=rid, title=self.text(r.title), target=f"rule {rid}", herring=False,
                               statement=self.text(r.statement), equation=equation))
         return patches, tuple(rules)
 
@@ -258,16 +273,17 @@ class Reader:
         """The herrings: base rules that behave as documented."""
         out, seen = [], set()
         for h in self.spec.herrings:
-            if h.id in seen or h.id in patches:
-                raise SpecError(h.span, f"id {h.id} is used twice", "Herring and rule ids must be unique.")
-            seen.add(h.id)
-            if h.target not in infer:
-                raise SpecError(h.span, f"herring {h.id} names {h.target}, which no infer block declares",
-                                did_you_mean(h.target, infer).strip() or "A herring names a base rule.")
-            if h.target in patches:
-                raise SpecError(h.span, f"herring {h.id} names {h.target}, but rule {h.target} patches it",
+            hid, target = self.rule_id(h.id, h.span), self.rule_id(h.target, h.span)
+            if hid in seen or hid in patches:
+                raise SpecError(h.span, f"id {hid} is used twice", "Herring and rule ids must be unique.")
+            seen.add(hid)
+            if target not in infer:
+                raise SpecError(h.span, f"herring {hid} names {target}, which no infer block declares",
+                                did_you_mean(target, infer).strip() or "A herring names a base rule.")
+            if target in patches:
+                raise SpecError(h.span, f"herring {hid} names {target}, but rule {target} patches it",
                                 "A herring must behave exactly as documented.")
-            out.append(Rule(id=h.id, title=self.text(h.note), target=f"rule {h.target}", herring=True,
+            out.append(Rule(id=hid, title=self.text(h.note), target=f"rule {target}", herring=True,
                             statement=self.text(h.note), equation=""))
         return tuple(out)
 
@@ -367,6 +383,10 @@ class Reader:
                                     or "Task fields: " + ", ".join(TASK_FIELDS) + ".")
             if goal is None:
                 raise SpecError(t.span, f"task {t.id} has no goal", 'Add goal "..." (the formula to prove).')
+            if labels.get("set") in ("provable", "unprovable") and (labels["set"] == "unprovable") != bool(unprovable):
+                raise SpecError(t.span, f"task {t.id} is labelled set {labels['set']}, but its goal is "
+                                f"{'designated' if unprovable else 'not designated'} unprovable",
+                                "The set label must agree with the unprovable field: runners group tasks by it.")
             seq = sequent(premises, goal, self.notation)
             solution = self.text(t.solution)
             naive = self.text(t.naive)

@@ -7,6 +7,7 @@ report (with the certifier's bounds for each unprovable goal).
 """
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Iterator
 
@@ -21,6 +22,9 @@ from worldspec.compiler.proof.manual import sequent
 from worldspec.compiler.proof.schema import Schema, parse_schema
 
 DEFAULT_DECLINE = "UNPROVABLE"
+# verify's details for a decline: a correct refusal (UnprovRec) and a refusal of a provable goal
+DECLINED_RIGHT = "declined correctly: the goal has no proof"
+DECLINED_WRONG = "declined, but the goal can be proved"
 
 
 @attrs.frozen
@@ -151,6 +155,8 @@ class ProofWorld(WorldHeader):
 
     def is_decline(self, answer: str) -> bool:
         """Whether an answer is the decline form (quotes, backticks and emphasis ignored)."""
+        if not isinstance(answer, str):
+            return False
         text = answer.strip().strip("`").strip()
         text = re.sub(r"^[\"'*_]+|[\"'*_.!]+$", "", text).strip()
         return text.upper() == self.decline.upper()
@@ -162,6 +168,16 @@ class ProofWorld(WorldHeader):
         if self.is_true:
             return data.unprovable
         return self.search(data.task.id).certified_unprovable
+
+    @property
+    def unprovable_tasks(self) -> tuple[str, ...]:
+        """Ids of the tasks designated unprovable, in task order (UnprovRec's denominator)."""
+        return tuple(t.id for t in self.tasks if self.task_data[t.id].unprovable)
+
+    def correct_refusal(self, task, answer: str) -> bool:
+        """Whether an answer declines a goal that has no proof here (UnprovRec's numerator):
+        the decline form, on a task where declining is right (see `unprovable`)."""
+        return self.is_decline(answer) and self.unprovable(task)
 
     def search(self, task) -> search.Outcome:
         """The bounded search for a task's sequent under this world's rules (cached)."""
@@ -182,8 +198,8 @@ class ProofWorld(WorldHeader):
             return Verdict(t.id, False, "no answer")
         if self.is_decline(answer):
             if self.unprovable(t.id):
-                return self._verdict(t.id, True, "declined correctly: the goal has no proof", want, answer)
-            return self._verdict(t.id, False, "declined, but the goal can be proved", want, answer)
+                return self._verdict(t.id, True, DECLINED_RIGHT, want, answer)
+            return self._verdict(t.id, False, DECLINED_WRONG, want, answer)
         result = self.check(answer)
         if self.is_true and data.unprovable:
             note = " (this proof checks; please report it)" if result.accepted else ""
@@ -205,20 +221,28 @@ class ProofWorld(WorldHeader):
         return Verdict(tid, ok, detail, (CaseResult((), want, answer.strip(), ok),))
 
     def requires(self, task) -> frozenset[str]:
-        """Patched rules without which the reference proof no longer checks (or, for an
-        unprovable goal, without which the goal becomes provable within its bounds)."""
+        """Patched rules a task needs: knocking the rule back to its base schema makes the
+        reference proof fail (or, for an unprovable goal, makes the goal provable within its
+        bounds), or changes the naive answer's verdict (the manual-trusting answer fails
+        because of this rule and passes without it, or the reverse)."""
         tid = task if isinstance(task, str) else task.id
         key = ("requires", tid)
         if key not in self.cache:
             true = self.true_world()
             data = self.task_data[tid]
+            naive = data.task.naive
+            # a decline is judged by the search below; a proof by its verdict in each variant
+            naive_proof = naive if naive and not self.is_decline(naive) else ""
+            naive_passes = bool(naive_proof) and true.verify(tid, naive_proof).passed
             needed = set()
             # Every knockout's rules are among the true rules plus the base ones: when even
             # that union cannot prove an unprovable goal, no knockout can.
             hopeless = data.unprovable and self._union_search(tid).certified_unprovable
             for rid in sorted(self.patches):
                 knocked = true.knockout(rid)
-                if data.unprovable:
+                if naive_proof and knocked.verify(tid, naive_proof).passed != naive_passes:
+                    needed.add(rid)
+                elif data.unprovable:
                     if hopeless:
                         continue
                     outcome = knocked.search(tid)
@@ -253,10 +277,25 @@ class ProofWorld(WorldHeader):
     @property
     def report_instructions(self) -> str:
         """How a rule report is written for this world."""
+        rid, schema = self.report_example
         return (f"Write one line per rule you believe differs from the manual: the rule id, a colon, and "
-                f"its true schema in the manual's schema notation, for example `r1: A "
-                f"{self.notation.word('and')} B {self.notation.word('turnstile')} B ; distinct`. If you "
-                f"cannot tell any rule, write UNKNOWN.")
+                f"its true schema in the manual's schema notation, in the form the manual writes its "
+                f"rules: `{rid}: {schema}` is how the manual writes {rid}. If you cannot tell any rule, "
+                f"write UNKNOWN.")
+
+    @property
+    def report_example(self) -> tuple[str, str]:
+        """The format example of the rule report: a manual rule that no patch changes and no
+        herring names (so it is no true rule difference and no hint), preferring one that cites
+        two lines; a made-up id and schema when every rule is patched."""
+        named = {h.target for h in self.herrings}
+        kept = [r for rid, r in self.infer.items() if rid not in self.patches and f"rule {rid}" not in named]
+        kept.sort(key=lambda r: len(r.schema.lines) < 2)  # stable: spec order within each group
+        if kept:
+            return kept[0].id, kept[0].schema.show(self.notation)
+        n = next(k for k in itertools.count(1) if f"r{k}" not in self.infer)
+        w = self.notation.word
+        return f"r{n}", f"A {w('and')} B, C {w('turnstile')} C {w('and')} A"
 
     @property
     def tool(self) -> ToolSpec:
