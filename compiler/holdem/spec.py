@@ -27,7 +27,8 @@ from worldspec.compiler.holdem.bots import STYLES, Bot
 from worldspec.compiler.holdem.engine import SEATS, Table
 from worldspec.compiler.holdem.manual import render_holdem_manual
 from worldspec.compiler.holdem.world import HoldemWorld
-from worldspec.compiler.items import constant_reader, group_items, meta_compiler, one, reject_program_sections, word
+from worldspec.compiler.items import (constant_reader, group_items, meta_compiler, one, read_baselines, read_seats,
+                                      reject_program_sections, word)
 from worldspec.diagnostics import SpecError, did_you_mean
 
 ITEMS = ("blinds", "stack", "hands", "seats", "recent", "certify_hands", "baseline")
@@ -57,21 +58,12 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> HoldemWorld:
 
     table = read_table(items, spec, constant, integer("stack", None, 2))
     opponents = read_bots(items, spec, constant)
-    names = [b.name for b in opponents]
-    baselines = []
-    for g in items["baseline"]:
-        for a in g.args:
-            n = word(a, "baseline")
-            if n not in names:
-                raise SpecError(a.span, f"baseline {n} is not an opponent of this world",
-                                did_you_mean(n, names).strip() or "Baselines name opponents.")
-            baselines.append(n)
     world = HoldemWorld(
         name=spec.name, version=spec.version, kind=spec.kind, seed=seed, default_seed=spec.seed,
         summary=interpolate(spec.summary, params), params=tuple(params.items()), manual="", examples=(),
         tasks=(), rules=(), herrings=(), budget=Budget(rounds=0, calls_per_round=0, max_calls=0),
-        table=table, hands=integer("hands", 10, 1, 10_000), seats=read_seats(items, spec), opponents=opponents,
-        baselines=tuple(baselines), recent=integer("recent", 8, 0, 100),
+        table=table, hands=integer("hands", 10, 1, 10_000), seats=read_seats(items, spec, SEATS), opponents=opponents,
+        baselines=read_baselines(items, opponents), recent=integer("recent", 8, 0, 100),
         certify_hands=integer("certify_hands", 40, 1, 10_000))
     return attrs.evolve(world, manual=render_holdem_manual(spec, world, params))
 
@@ -86,16 +78,6 @@ def read_table(items: dict, spec: ast.Spec, constant, stack: int) -> Table:
     if stack <= vals[1]:
         raise SpecError(spec.span, f"a stack of {stack} does not cover the big blind {vals[1]}", "")
     return Table(vals[0], vals[1], stack)
-
-
-def read_seats(items: dict, spec: ast.Spec) -> tuple[str, ...]:
-    g = one(items, "seats", spec, required=False)
-    if g is None:
-        return SEATS
-    seats = tuple(word(a, "seats") for a in g.args)
-    if not seats or any(s not in SEATS for s in seats) or len(set(seats)) != len(seats):
-        raise SpecError(g.span, "seats lists button and/or big_blind", "For example: seats button, big_blind")
-    return seats
 
 
 def read_bots(items: dict, spec: ast.Spec, constant) -> tuple[Bot, ...]:
