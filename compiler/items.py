@@ -170,6 +170,23 @@ def box_budget(spec: ast.Spec) -> BoxBudget:
     return BoxBudget(**values)
 
 
+def read_seats(items: dict, spec: ast.Spec, seats: tuple[str, ...]) -> tuple[str, ...]:
+    """The seats a spec's `seats` item lists (distinct, each one of `seats`; all of them when absent)."""
+    sg = one(items, "seats", spec, required=False)
+    if sg is None:
+        return seats
+    got = tuple(word(a, "seats") for a in sg.args)
+    if not got or any(s not in seats for s in got) or len(set(got)) != len(got):
+        raise SpecError(sg.span, f"seats lists {' and/or '.join(seats)}", "For example: seats " + ", ".join(seats))
+    return got
+
+
+def read_baselines(items: dict, opponents) -> tuple[str, ...]:
+    """The opponents (anything with a name) the `baseline` items name: played beside every model."""
+    return chosen_words(items["baseline"], "baseline", [o.name for o in opponents],
+                        "Baselines name opponents of this world.")
+
+
 # ---------------------------------------------------------------- constants
 
 

@@ -348,6 +348,8 @@ class Layout:
     headline: Callable[[dict], list[str]]  # the main table (also printed after a run)
     body: Callable[[dict, Sequence[str]], list[str]]
     plots: bool = False
+    # (summary, out dir) -> the image files written, for a protocol with figures of its own
+    figures: Callable[[dict, Path], list[str]] | None = None
 
 
 LAYOUTS = {
@@ -391,7 +393,8 @@ def write_report(dirs: Sequence[str | Path], out: str | Path | None, *, plots: b
         for r in records:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
     (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
-    images = plot_curves(summary["results"], out) if plots and layout.plots else []
+    images = plot_curves(summary["results"], out) if plots and layout.plots else \
+        layout.figures(summary, out) if plots and layout.figures else []
     md = markdown(layout, summary, images)
     (out / "report.md").write_text(md, encoding="utf-8")
     return summary, md

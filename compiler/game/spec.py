@@ -43,9 +43,8 @@ from worldspec.compiler.game.certify import cross_checks
 from worldspec.compiler.game.engine import ROW, SEATS, Game, GameError, Strategy, open_loop_optimum, optimum
 from worldspec.compiler.game.manual import render_game_manual
 from worldspec.compiler.game.world import GameWorld, TestGame, show_number
-from worldspec.compiler.items import (box_budget, box_labels, chosen_words, constant_reader,
-                                      family_and_difficulty, group_items, meta_compiler, one,
-                                      reject_program_sections, switch, word)
+from worldspec.compiler.items import (box_budget, box_labels, constant_reader, family_and_difficulty, group_items,
+                                      meta_compiler, one, read_baselines, read_seats, reject_program_sections, switch)
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler
 from worldspec.values import Ctx, EvalError
@@ -73,7 +72,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> GameWorld:
     opponents = read_opponents(items, spec, mc, constant)
     horizon, delta, max_rounds = read_length(items, spec, constant)
     matches = int_item(items, spec, constant, "matches", 5)
-    seats = read_seats(items, spec)
+    seats = read_seats(items, spec, SEATS)
     cooperate = read_shared_move(items, spec, constant, "cooperate", game, "")
     fallback = read_shared_move(items, spec, constant, "fallback", game, game.row_moves[-1])
     baselines = read_baselines(items, opponents)
@@ -287,17 +286,6 @@ def read_length(items: dict, spec: ast.Spec, constant) -> tuple[int, float, int]
     return horizon, delta, int_item(items, spec, constant, "max_rounds", 100)
 
 
-def read_seats(items: dict, spec: ast.Spec) -> tuple[str, ...]:
-    """The seats pool play uses (both unless the spec says otherwise)."""
-    sg = one(items, "seats", spec, required=False)
-    if sg is None:
-        return SEATS
-    seats = tuple(word(a, "seats") for a in sg.args)
-    if not seats or any(s not in SEATS for s in seats) or len(set(seats)) != len(seats):
-        raise SpecError(sg.span, "seats lists row and/or column", "For example: seats row, column")
-    return seats
-
-
 def read_shared_move(items: dict, spec: ast.Spec, constant, key: str, game: Game, default: str) -> str:
     """The move named by item `key` (`cooperate`, `fallback`), which both seats must have."""
     g = one(items, key, spec, required=False)
@@ -307,12 +295,6 @@ def read_shared_move(items: dict, spec: ast.Spec, constant, key: str, game: Game
     if move not in game.row_moves or move not in game.column_moves:
         raise SpecError(g.span, f"{move!r} is not a move of both seats", "")
     return move
-
-
-def read_baselines(items: dict, opponents) -> tuple[str, ...]:
-    """The opponents named as baselines (played beside every model in pool play)."""
-    return chosen_words(items["baseline"], "baseline", [o.name for o in opponents],
-                        "Baselines name opponents of this game.")
 
 
 def read_tests(items: dict, game: Game, opponents, constant, rounds: bool) -> tuple[TestGame, ...]:

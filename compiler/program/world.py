@@ -308,7 +308,10 @@ class ProgramWorld(WorldHeader):
             "Write one line per rule you believe differs from the manual: `op NAME(params) = EQUATION` for "
             "an operator, or `hook NAME(params) = EQUATION` for a kernel behaviour, where EQUATION states "
             "the true behaviour in the equation notation: a prefix s-expression over the parameter names, "
-            "for example `(get xs (- i 1))`, `(^ n 27)`, `(if in_function (* 2 (len xs)) (len xs))`. Heads "
+            # the examples belong to no operator of any bundled world: an example that were a true rule
+            # would score for a report that only copied it (issue 12)
+            "for example `op FROB(xs, k) = (slice xs k (+ k 2))`, `op TWIRL(a, b) = (if (< a b) (* a 3) b)`, "
+            "`hook truthy(v) = (if in_loop (> v 1) (!= v 0))`. Heads "
             "are the operators `+ - * / // % ** ^ & | << >> == != < <= > >= and or not`, `if`, `list` and "
             "builtin names (len, get, slice, reverse, sort, range, map, filter, fold, upper, lower, join, "
             "split, ...); the context variables in_function, in_loop, loop_depth and call_depth may be "

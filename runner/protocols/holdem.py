@@ -1,0 +1,197 @@
+"""Hold'em play (InteractiveBench's no-limit Texas Hold'em): every system plays every hand of the schedule.
+
+A Hold'em world (World.protocol "holdem") schedules hands: for each opponent bot,
+each seeded deal is played from each seat (duplicate deals). A model plays a hand
+in one conversation, one request per decision point: the rules, then the
+structured observation the paper lists ("current street, hole cards, board,
+stacks, pot odds, recent action history"; legal actions "FOLD, CHECK, CALL, RAISE,
+ALL_IN"). As the paper says, an invalid output "gets one retry; a second failure
+folds automatically": both are logged (`holdem_decision` events) and counted.
+The world's bots play as systems locally (`--agent tag`); its baselines always
+play beside the models. The summary, report section and four-panel figure are
+in holdem_report.py.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import attrs
+
+from worldspec.compiler import InputError
+
+from ..models import FatalError, LostError, Model, Request
+from ..report import LAYOUTS
+from .base import Plan, fingerprint
+from .holdem_report import LAYOUT
+
+CONDITION = "holdem"
+
+
+def conv_id(system: str, opponent: str, k: int, seat: str) -> str:
+    return f"{system}|holdem|{opponent}|{k}|{seat}"
+
+
+def decision_prompt(obs: dict) -> str:
+    """One decision point as the model reads it: the observation's fields, then the legal actions."""
+    recent = obs["recent_actions"]
+    return "\n".join([
+        f"Hand: {obs['hand']}. Street: {obs['street']}.",
+        f"Your hole cards: {obs['hole_cards']}. Board: {obs['board']}.",
+        f"Stacks: you {obs['your_stack']}, opponent {obs['opponent_stack']}. Pot: {obs['pot']} "
+        f"(bets this street: you {obs['your_bet']}, opponent {obs['opponent_bet']}). Big blind: {obs['big_blind']}.",
+        f"To call: {obs['to_call']}. Pot odds: {obs['pot_odds']:.3f}.",
+        "Recent actions: " + ("; ".join(recent) if recent else "none") + ".",
+        f"Legal actions: {obs['legal_actions']}.",
+        "Reply with your action on the last line (for example: CALL, or RAISE 12).",
+    ])
+
+
+def retry_prompt(reason: str, obs: dict) -> str:
+    return (f"Invalid action: {reason}. Legal actions: {obs['legal_actions']}. Reply with exactly one legal "
+            "action on the last line; another invalid reply folds the hand.")
+
+
+# ----------------------------------------------------------------------------
+# Hands
+
+
+async def model_hand(rt, world, model: Model, opponent: str, k: int, seat: str, settings: dict) -> dict:
+    """One hand played by a model, one request per decision (and one retry per invalid reply)."""
+    conv = conv_id(model.name, opponent, k, seat)
+    hand = world.seat(opponent, k, seat)
+    latencies: list[float] = []
+    invalid = 0
+    lost = None
+    step = 0
+    try:
+        while not hand.done:
+            obs = hand.observation()
+            messages = [{"role": "system", "content": world.manual},
+                        {"role": "user", "content": decision_prompt(obs)}]
+            action, replies, reasons = None, [], []
+            for attempt in range(2):
+                req = Request(messages=tuple(messages), settings=settings, purpose="move",
+                              sample=f"holdem/{opponent}/{k}/{seat}",
+                              meta={"conv": conv, "condition": CONDITION, "trajectory": k,
+                                    "t": hand.decisions + 1, "step": step, "prefix": 0})
+                step += 1
+                t0 = time.perf_counter()
+                reply = await rt.call(model, req)
+                latencies.append(round(time.perf_counter() - t0, 4))
+                replies.append(reply.content or "")
+                try:
+                    action = hand.read(reply.content)
+                    break
+                except InputError as e:
+                    invalid += 1
+                    reasons.append(str(e))
+                    messages += [reply.message(with_tool_calls=False),
+                                 {"role": "user", "content": retry_prompt(str(e), obs)}]
+            auto = action is None
+            if auto:
+                action = hand.fallback()
+            rt.emit({"type": "holdem_decision", "id": f"decision:{conv}:{hand.decisions + 1}", "conv": conv,
+                     "system": model.name, "opponent": opponent, "deal": k, "seat": seat,
+                     "decision": hand.decisions + 1, "observation": obs, "replies": replies,
+                     "invalid": reasons, "retried": len(replies) > 1, "auto_fold": auto, "action": str(action)})
+            hand.act(action)
+    except LostError as e:
+        lost = str(e)
+    return finish(rt, world, model.name, opponent, k, seat, hand.result() if hand.done else None,
+                  latencies, invalid, lost)
+
+
+def finish(rt, world, system: str, opponent: str, k: int, seat: str, result: dict | None, latencies: list,
+           invalid: int, lost: str | None) -> dict:
+    """The record of one hand, logged as its conversation's trajectory."""
+    rec = {"world": world.name, "system": system, "condition": CONDITION, "trajectory": k, "milestones": [],
+           "opponent": opponent, "seat": seat, "deal": k, "big_blind": world.table.big_blind,
+           **(result or {}), "latencies": latencies, "invalid_replies": invalid,
+           "status": "complete" if lost is None else "lost", "valid": lost is None, "lost": 0 if lost is None else 1}
+    if lost:
+        rec["error"] = lost
+    conv = conv_id(system, opponent, k, seat)
+    rt.emit_record("trajectory", conv, conv, rec)
+    return rec
+
+
+# ----------------------------------------------------------------------------
+# A run
+
+
+@attrs.define
+class HoldemLineup:
+    """Every model and bot (the world's baselines among them) plays every hand of the schedule."""
+
+    world: object
+    models: list
+    bots: list  # bot names of the world
+    config: object
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.models) + tuple(self.bots)
+
+    @property
+    def model_ids(self) -> tuple[str, ...]:
+        return tuple(m.model_id for m in self.models) + tuple(f"bot:{b}" for b in self.bots)
+
+    def jobs(self) -> list[str]:
+        return [conv_id(name, o, k, s) for name in self.names for o, k, s in self.world.schedule()]
+
+    def plan(self) -> Plan:
+        w = self.world
+        hands = len(w.schedule())
+        # each decision after the first in a street answers an opponent raise of at least a big blind
+        per_hand = 2 * (4 + w.table.stack // w.table.big_blind)
+        rows = tuple((m.name, hands, per_hand * hands) for m in self.models) + \
+            tuple((b, hands, 0) for b in self.bots)
+        return Plan(f"{w.name}: {hands} hands per system ({len(w.opponents)} opponents x {w.hands} deals x "
+                    f"{len(w.seats)} seats)", ("system", "hands", "calls<="), rows, sum(r[2] for r in rows),
+                    "one call per decision and one retry per invalid reply; bots play locally")
+
+    async def run(self, rt, out: Path) -> list[dict]:
+        w = self.world
+        records = list(await asyncio.gather(*(model_hand(rt, w, m, o, k, s, self.config.settings)
+                                              for m in self.models for o, k, s in w.schedule())))
+        for b in self.bots:
+            for o, k, s in w.schedule():
+                records.append(finish(rt, w, b, o, k, s, w.play_bot(b, o, k, s), [], 0, None))
+        return records
+
+
+class Holdem:
+    name = "holdem"
+    many_worlds = False
+    config_keys = ()
+
+    def default_agents(self, worlds) -> tuple[str, ...]:
+        (world,) = worlds
+        return world.baselines or tuple(b.name for b in world.opponents)
+
+    def lineup(self, worlds, models, agents, config) -> HoldemLineup:
+        (world,) = worlds
+        names = [b.name for b in world.opponents]
+        for a in agents:
+            if a not in names:
+                raise FatalError(f"no bot {a!r} in {world.name} (bots: {', '.join(names)})")
+        return HoldemLineup(world, list(models), list(dict.fromkeys([*world.baselines, *agents])), config)
+
+    def world_identity(self, worlds, name: str) -> dict:
+        (world,) = worlds
+        t = world.table
+        return {"name": world.name, "seed": world.seed,
+                "fingerprint": fingerprint([world.manual, world.seed, world.schedule(),
+                                            [b.describe() for b in world.opponents], world.recent]),
+                "pool": [b.name for b in world.opponents], "seats": list(world.seats), "hands": world.hands,
+                "baselines": list(world.baselines), "blinds": [t.small_blind, t.big_blind], "stack": t.stack}
+
+    def exploration_calls(self, world) -> int:
+        """No exploration: a Hold'em world is played, not probed."""
+        return 0
+
+
+HOLDEM = Holdem()
+LAYOUTS[HOLDEM.name] = LAYOUT  # report.py lays a run out by its protocol's name
