@@ -64,6 +64,7 @@ def config_from(params: dict) -> RunConfig:
         trajectories=params["trajectories"], control_trajectories=params["control_trajectories"],
         answers=params.get("answers"), hindsight_from=params.get("hindsight_from"),
         volume_from=params.get("volume_from"), fixed_seed=params["fixed_seed"], turns=turns, shots=shots,
+        judge=params.get("judge"), judge_model=params.get("judge_model"),
         settings=settings_from(params), api_base=params.get("api_base"), world_seed=params.get("seed"),
         max_connections=params["max_connections"],
         retry=RetryPolicy(max_attempts=max(1, params["max_retries"]), base_delay=params["retry_delay"]))
@@ -114,6 +115,10 @@ RUN_OPTIONS = (
     click.option("--shots", type=click.IntRange(min=1),
                  help="Black boxes: attempts per test sample (default: each box's budget)."),
     click.option("--preset", type=click.Choice(sorted(PRESETS)), help="Black boxes: the Oracle paper's turn@shot."),
+    click.option("--judge", type=click.Choice(["keyword", "model"]),
+                 help="Judge worlds: the world's keyword judge (offline) or a judge model (default: a model when "
+                      "--model or --judge-model is given, else keyword)."),
+    click.option("--judge-model", metavar="M", help="Judge worlds: the judge's litellm model (default: the --model)."),
 )
 
 
