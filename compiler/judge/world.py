@@ -131,7 +131,7 @@ def normalise_label(reply: str | None, labels) -> str | None:
     Accepted: the reply is the label (any case, markdown and punctuation ignored); it opens with the
     label ("Yes." / "No, because ..."); a line "Label: yes" (or Answer/Verdict/Reply/Judgement); or its
     last line opens with the label (reasoning first, then the word)."""
-    text = (reply or "").strip()
+    text = re.sub(r"[*_`]", "", reply or "").strip()  # markdown emphasis: "**Verdict:** correct"
     if not text:
         return None
 
