@@ -49,6 +49,7 @@ import attrs
 
 from ..models import FatalError, LitellmModel, LostError, Model, Reply, Request, Usage
 from .base import Plan, fingerprint
+from .turnshot import TurnShotLineup
 
 INTERACTIVE, PASSK = "interactive", "pass@k"
 PASS_K_CAP = 32  # a safety bound on k* (the paper's matched k* were 1 to 8); a capped k* is reported
@@ -374,21 +375,11 @@ def judge_agent(spec: str, world, turns: int) -> Model:
 
 
 @attrs.define
-class JudgeLineup:
-    """Every world against every system; built-in agents are built per world."""
+class JudgeLineup(TurnShotLineup):
+    """Every world against every system, as a turn@shot lineup (per world, the systems that play it:
+    built-in agents are built per world), plus the run's judge."""
 
-    worlds: list
-    systems: list  # per world, the Models that play it
-    judge: Judge
-    config: object
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(m.name for m in self.systems[0])
-
-    @property
-    def model_ids(self) -> tuple[str, ...]:
-        return tuple(m.model_id for m in self.systems[0])
+    judge: Judge = Judge()
 
     def jobs(self) -> list[str]:
         return [conv_id(m.name, w, c) for w, row in zip(self.worlds, self.systems) for m in row
@@ -449,7 +440,7 @@ class JudgeProtocol:
             raise FatalError("--turns must be at least 1")
         judge = make_judge(models, config)
         return JudgeLineup(list(worlds), [list(models) + [judge_agent(a, w, turns_for(w, config)) for a in agents]
-                                          for w in worlds], judge, config)
+                                          for w in worlds], config, judge)
 
     def world_identity(self, worlds, name: str) -> dict:
         content = [(w.name, w.setting, w.surface, w.truth, w.answer, w.grading, w.budget.turns,
