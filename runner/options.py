@@ -111,7 +111,8 @@ RUN_OPTIONS = (
     click.option("--dry-run", is_flag=True, help="Print the plan and the number of model calls; run nothing."),
     click.option("--quiet", is_flag=True, help="No progress display."),
     click.option("--turns", type=click.IntRange(min=1),
-                 help="Black boxes: exploration turns (turn@shot; default: each box's budget)."),
+                 help="Black boxes: exploration turns (turn@shot); judge worlds: turns per session (default: each "
+                      "world's budget)."),
     click.option("--shots", type=click.IntRange(min=1),
                  help="Black boxes: attempts per test sample (default: each box's budget)."),
     click.option("--preset", type=click.Choice(sorted(PRESETS)), help="Black boxes: the Oracle paper's turn@shot."),

@@ -151,6 +151,9 @@ def test_numbers_are_exact_fractions():
     ("QUESTION: Is he short?\nANSWER: he is short", "answer", "he is short"),
     ("Thinking...\nIs he short?", "question", "Is he short?"),
     ("answer: 42", "answer", "42"),
+    ("So the total is 42.\nFinal Answer: 42", "answer", "42"),
+    ("FINAL: he is short", "answer", "he is short"),
+    ("Finally, is he short?", "question", "Finally, is he short?"),
     ("", "question", ""),
 ])
 def test_a_reply_is_read_as_one_move(reply, kind, text):

@@ -35,7 +35,8 @@ ANSWER_MARK = "ANSWER:"
 QUESTION_MARK = "QUESTION:"
 MAX_MOVE_CHARS = 4000  # a question or submission longer than this is cut (the judge reads the start)
 
-_MARKED = re.compile(r"^[\s>*_#`-]*(ANSWER|QUESTION)\s*[*_]*\s*:\s*[*_]*", re.I | re.M)
+# `ANSWER:` (also `Final answer:` and InteractiveBench's `FINAL:`) or `QUESTION:` opening a line, markdown around it
+_MARKED = re.compile(r"^[\s>*_#`-]*(FINAL\s+ANSWER|ANSWER|FINAL|QUESTION)\s*[*_]*\s*:\s*[*_]*", re.I | re.M)
 _LABEL_LINE = re.compile(r"^\s*(?:label|answer|verdict|reply|judge(?:ment)?)\s*[:=-]\s*(.+)$", re.I | re.M)
 
 
@@ -115,7 +116,7 @@ def read_move(reply: str | None, default: str = "question") -> Move:
     marks = list(_MARKED.finditer(text))
     if marks:
         m = marks[-1]
-        kind = "answer" if m.group(1).upper() == "ANSWER" else "question"
+        kind = "question" if m.group(1).upper() == "QUESTION" else "answer"
         body = text[m.end():]
         body = body.strip() if kind == "answer" else body.split("\n", 1)[0].strip()
         return Move(kind, body.rstrip("*_` ").strip()[:MAX_MOVE_CHARS])
