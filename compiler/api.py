@@ -172,7 +172,7 @@ def capped(text: str, chars: int) -> tuple[str, bool]:
 # ---------------------------------------------------------------- the World protocol
 
 # The run protocols a world may name; the runner keeps one implementation of each in a registry.
-PROTOCOLS = ("milestone", "turn@shot", "pool", "holdem")
+PROTOCOLS = ("milestone", "turn@shot", "pool", "holdem", "judge")
 
 
 @runtime_checkable

@@ -13,15 +13,16 @@ from worldspec import ast
 from worldspec.compiler.blackbox.spec import KIND as BLACKBOX
 from worldspec.compiler.game.spec import KIND as GAME
 from worldspec.compiler.holdem.spec import KIND as HOLDEM
+from worldspec.compiler.judge.spec import KIND as JUDGE
 from worldspec.compiler.program.spec import KIND as PROGRAM
 from worldspec.compiler.proof.spec import KIND as PROOF
 from worldspec.compiler.api import Kind, World
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.parser import load_spec
 
-KINDS: dict[str, Kind] = {k.name: k for k in (PROGRAM, PROOF, BLACKBOX, GAME, HOLDEM)}
+KINDS: dict[str, Kind] = {k.name: k for k in (PROGRAM, PROOF, BLACKBOX, GAME, HOLDEM, JUDGE)}
 # Kinds the language reserves but this version cannot compile yet.
-RESERVED = ("judge",)
+RESERVED: tuple[str, ...] = ()
 
 
 def register_kind(kind: Kind) -> None:

@@ -28,6 +28,9 @@ class RunConfig:
     # turn@shot worlds (None: each box's own budget)
     turns: int | None = None
     shots: int | None = None
+    # judge worlds: "keyword" | "model" | None (a model when one plays), and the judge model's id
+    judge: str | None = None
+    judge_model: str | None = None
     # every protocol
     settings: dict = attrs.field(factory=dict)
     api_base: str | None = None

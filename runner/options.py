@@ -63,7 +63,9 @@ def config_from(params: dict) -> RunConfig:
         conditions=tuple(dict.fromkeys(params.get("conditions") or ("autonomous",))),
         trajectories=params["trajectories"], control_trajectories=params["control_trajectories"],
         answers=params.get("answers"), hindsight_from=params.get("hindsight_from"),
-        volume_from=params.get("volume_from"), full_volume=bool(params.get("full_volume")), fixed_seed=params["fixed_seed"], turns=turns, shots=shots,
+        volume_from=params.get("volume_from"), full_volume=bool(params.get("full_volume")),
+        fixed_seed=params["fixed_seed"], turns=turns, shots=shots,
+        judge=params.get("judge"), judge_model=params.get("judge_model"),
         settings=settings_from(params), api_base=params.get("api_base"), world_seed=params.get("seed"),
         max_connections=params["max_connections"],
         retry=RetryPolicy(max_attempts=max(1, params["max_retries"]), base_delay=params["retry_delay"]))
@@ -113,10 +115,15 @@ RUN_OPTIONS = (
     click.option("--dry-run", is_flag=True, help="Print the plan and the number of model calls; run nothing."),
     click.option("--quiet", is_flag=True, help="No progress display."),
     click.option("--turns", type=click.IntRange(min=1),
-                 help="Black boxes: exploration turns (turn@shot; default: each box's budget)."),
+                 help="Black boxes: exploration turns (turn@shot); judge worlds: turns per session (default: each "
+                      "world's budget)."),
     click.option("--shots", type=click.IntRange(min=1),
                  help="Black boxes: attempts per test sample (default: each box's budget)."),
     click.option("--preset", type=click.Choice(sorted(PRESETS)), help="Black boxes: the Oracle paper's turn@shot."),
+    click.option("--judge", type=click.Choice(["keyword", "model"]),
+                 help="Judge worlds: the world's keyword judge (offline) or a judge model (default: a model when "
+                      "--model or --judge-model is given, else keyword)."),
+    click.option("--judge-model", metavar="M", help="Judge worlds: the judge's litellm model (default: the --model)."),
 )
 
 

@@ -1,4 +1,4 @@
-"""The `worldspec` command line: list, check, manual, probe, play, run, report.
+"""The `worldspec` command line: list, check, manual, probe, play, run, report, import.
 
 Exit status, for every command (the README has the same table):
 
@@ -12,7 +12,8 @@ Exit status, for every command (the README has the same table):
   4  `run` finished but the run is not valid (answers lost to infrastructure)
 
 `play`, `run` and `report` need the runner and are looked up only when invoked
-(LAZY), so the other commands never load it, asyncio or matplotlib.
+(LAZY), so the other commands never load it, asyncio or matplotlib; so is
+`import` (worldspec/importer.py), which only a conversion needs.
 """
 from __future__ import annotations
 
@@ -75,7 +76,8 @@ seed_option = click.option("--seed", type=int, default=None,
 class _Group(click.Group):
     """Resolves the commands that need the runner lazily (it imports more)."""
 
-    LAZY = {"play": "worldspec.play:play", "run": "worldspec.runner.cli:run", "report": "worldspec.runner.cli:report"}
+    LAZY = {"play": "worldspec.play:play", "run": "worldspec.runner.cli:run", "report": "worldspec.runner.cli:report",
+            "import": "worldspec.importer:import_group"}
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.LAZY))

@@ -5,6 +5,7 @@
   turn@shot   the Oracle benchmark: turns of inputs, then test samples with shots (turnshot.py)
   pool        a repeated game against an opponent pool (pool.py)
   holdem      no-limit Hold'em hands against baseline bots, duplicate deals (holdem.py, holdem_report.py)
+  judge       situation puzzles and interactive math: questions to a judge, pass@k* (judge.py)
 
 Each implements base.RunProtocol; the orchestrator (experiment.py), `worldspec play`
 and the CLI look a protocol up here and never ask a world what kind it is.
@@ -16,11 +17,12 @@ from typing import Sequence
 from ..models import FatalError
 from .base import Lineup, Plan, RunProtocol
 from .holdem import HOLDEM
+from .judge import JUDGE
 from .milestone import CONDITIONS, MILESTONE
 from .pool import POOL
 from .turnshot import TURNSHOT
 
-PROTOCOLS: dict[str, RunProtocol] = {p.name: p for p in (MILESTONE, TURNSHOT, POOL, HOLDEM)}
+PROTOCOLS: dict[str, RunProtocol] = {p.name: p for p in (MILESTONE, TURNSHOT, POOL, HOLDEM, JUDGE)}
 
 __all__ = ["CONDITIONS", "Lineup", "PROTOCOLS", "Plan", "RunProtocol", "protocol_for"]
 
