@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from fractions import Fraction
 from typing import Mapping, Sequence
 
@@ -258,3 +258,64 @@ def pool_results(records: Sequence[Mapping], baselines: Sequence[str]) -> list[d
         out.append(row)
     out.sort(key=lambda r: (-(r["score_per_round"] or 0), r["system"]))
     return out
+
+
+# ---------------------------------------------------------------- judge worlds
+
+# The two conditions of a judge run: questions to a judge, and complete solutions sampled without one.
+INTERACTIVE, PASSK = "interactive", "pass@k"
+
+
+def mean(xs) -> float | None:
+    """The mean, or None for no values."""
+    xs = list(xs)
+    return sum(xs) / len(xs) if xs else None
+
+
+def judge_results(records: Sequence[dict]) -> dict:
+    """The paper's numbers per (system, setting), and one row per (world, system).
+
+    Accuracy = solved / finished sessions (%); turns = moves made (the forced final counts), mean over
+    all sessions and over solved ones (the turn of the correct answer); questions by label; invalid
+    judge replies; the player's output tokens per session. Math adds pass@1, k* and pass@k* accuracy
+    with the token means k* was matched on, and the gap interactive - pass@k*."""
+    passk = {(r["system"], r["world"]): r for r in records if r["condition"] == PASSK}
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for r in records:
+        if r["condition"] == INTERACTIVE:
+            groups[(r["system"], r.get("setting", ""))].append(r)
+    results, worlds = [], []
+    for (system, setting), rs in sorted(groups.items()):
+        done = [r for r in rs if r.get("status") == "complete"]
+        solved = [r for r in done if r["solved"]]
+        questions = Counter()
+        for r in done:
+            questions.update(r.get("questions") or {})
+        accuracy = 100.0 * len(solved) / len(done) if done else None
+        row = {"system": system, "setting": setting, "judge": rs[0].get("judge"), "n": len(done),
+               "solved": len(solved), "accuracy": accuracy,
+               "turns_mean": mean(r["turns_used"] for r in done),
+               "turns_solved_mean": mean(r["solved_at"] for r in solved),
+               "questions": {k: questions.get(k, 0) for k in ("yes", "no", "both", "irrelevant")},
+               "submissions": sum(r.get("submissions", 0) for r in done),
+               "invalid_judge": sum(r.get("invalid_judge", 0) for r in done),
+               "tokens_mean": mean(r.get("tokens", 0) for r in done), "pass_at_k": None}
+        pk = [p for p in (passk.get((system, r["world"])) for r in done) if p and p.get("status") == "complete"]
+        if pk:
+            match = pk[0]["matching"]
+            pass_k = 100.0 * sum(p["solved"] for p in pk) / len(pk)
+            row["pass_at_k"] = {"n": len(pk), "k": match["k"], "capped": match["capped"],
+                                "pass1": 100.0 * sum(p["pass1"] for p in pk) / len(pk), "pass_k": pass_k,
+                                "interactive_tokens": match["interactive_tokens"],
+                                "pass1_tokens": match["pass1_tokens"],
+                                "gap": None if accuracy is None else accuracy - pass_k}
+        results.append(row)
+        for r in sorted(rs, key=lambda r: r["world"]):
+            p = passk.get((system, r["world"]))
+            worlds.append({"world": r["world"], "system": system, "setting": setting, "status": r["status"],
+                           "solved": r.get("solved"), "turns_used": r.get("turns_used"),
+                           "solved_at": r.get("solved_at"), "questions": r.get("questions") or {},
+                           "invalid_judge": r.get("invalid_judge", 0), "tokens": r.get("tokens"),
+                           "pass1": p["pass1"] if p else None, "pass_k": p["solved"] if p else None,
+                           "k": p["k"] if p else None})
+    return {"results": results, "worlds": worlds}

@@ -31,7 +31,6 @@ import matplotlib.pyplot as plt  # noqa: E402 — after choosing the backend
 
 from . import metrics  # noqa: E402
 from .log import LoggedRun, load_run  # noqa: E402
-from .protocols.judge import judge_results  # noqa: E402
 
 
 class ReportError(Exception):
@@ -341,7 +340,7 @@ def pool_markdown(summary: dict, images: Sequence[str]) -> list[str]:
 
 def judge_summary(records: Sequence[dict], header: dict) -> dict:
     cfg = header.get("config", {})
-    return {"judge": cfg.get("judge"), "judge_model": cfg.get("judge_model"), **judge_results(records)}
+    return {"judge": cfg.get("judge"), "judge_model": cfg.get("judge_model"), **metrics.judge_results(records)}
 
 
 def judge_headline(summary: dict) -> list[str]:

@@ -13,7 +13,8 @@ from worldspec.compiler import load_world
 from worldspec.runner.config import RunConfig
 from worldspec.runner.models import LitellmModel
 from worldspec.runner.protocols import PROTOCOLS
-from worldspec.runner.protocols.judge import PASS_K_CAP, judge_results, k_star, make_judge
+from worldspec.runner.metrics import judge_results
+from worldspec.runner.protocols.judge import PASS_K_CAP, k_star, make_judge
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PUZZLES = os.path.join(ROOT, "worlds", "interactive", "puzzles")
