@@ -49,7 +49,7 @@ PAIRS = {
     "cri-h-and-tree": [
         ("(0, 1, 0, 1, 1, 1, 1, 1)", "[0, 0, 0, 1, 1, 1, 0]"),
         ("1 1 0 0 0 1 1 1", "[1, 0, 0, 0, 1, 0, 0]"),
-        ("11111111", "[1, 1, 1, 1, 1, 1, 1]"),
+        ("1,1,1,1,1,1,1,1", "[1, 1, 1, 1, 1, 1, 1]"),
     ],
     "cri-h-arbitrary": [
         ("0 1 1 1 0 1 1", "[1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 1, 0, 0,"
@@ -76,7 +76,7 @@ PAIRS = {
                         " 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 0, 1, 1, 0, 1, 1, 1, 1, 1]"),
     ],
     "cri-h-matrixmul": [
-        ("000000000", "[" + ", ".join(["0, 0, 0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 0"] * 9) + "]"),
+        ("0 0 0 0 0 0 0 0 0", "[" + ", ".join(["0, 0, 0, 1, 0, 1, 0, 0, 1, 0, 1, 0, 0"] * 9) + "]"),
     ],
     "cri-h-path": [
         ("(0, 1, 0, 1, 0, 1, 1, 1, 0)", "[1, 1, 1, 1, 1, 1, 1, 1, 1]"),
@@ -125,6 +125,22 @@ def test_an_unreadable_message_is_refused_and_costs_a_turn(box):
     for text in ["[0, 1, 1]", "input: 0110", "0 1 2 0"]:
         fb = world.session().probe(text)
         assert fb.status == "rejected" and fb.units == 1, text
+
+
+# The published parsers of these boxes read 0/1 tokens: a bare string of bits is one token, refused there.
+TOKEN_BOXES = ["cri-h-add", "cri-h-and-tree", "cri-h-compare", "cri-h-consequece-k", "cri-h-matrixmul"]
+
+
+@pytest.mark.parametrize("box", BOXES)
+def test_a_bare_string_of_bits_is_read_where_the_published_parser_reads_it(box):
+    world = load_world(CIRCUIT / f"{box}.world")
+    query = PAIRS[box][0][0]
+    bits = "".join(c for c in query if c in "01")
+    fb = world.session().probe(bits)
+    if box in TOKEN_BOXES:
+        assert (fb.status, fb.units) == ("rejected", 1)
+    else:
+        assert (fb.status, fb.text) == ("ok", PAIRS[box][0][1])
 
 
 def test_oracle_scores_every_box_fully_at_20_at_2(tmp_path, monkeypatch):
