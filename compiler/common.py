@@ -277,3 +277,13 @@ def report_header(world, true, recall_only: float) -> dict:
         "params": {k: v for k, v in world.params}, "rules": len(true.rules), "herrings": len(true.herrings),
         "tasks": len(true.tasks), "examples": len(true.examples), "recall_only": recall_only,
     }
+
+
+def meta_compiler(spec: ast.Spec, params: dict) -> MetaCompiler:
+    """A meta-language compiler that knows the params and the spec's defs (each name once)."""
+    mc = MetaCompiler(params)
+    for d in spec.defs:
+        if d.name in mc.defs or d.name in params:
+            raise SpecError(d.span, f"{d.name} is defined twice", "Give each def a unique name.")
+        mc.add_def(d)
+    return mc

@@ -190,16 +190,6 @@ def read_baselines(items: dict, opponents) -> tuple[str, ...]:
 # ---------------------------------------------------------------- constants
 
 
-def meta_compiler(spec: ast.Spec, params: dict) -> MetaCompiler:
-    """A meta-language compiler that knows the params and the spec's defs (each name once)."""
-    mc = MetaCompiler(params)
-    for d in spec.defs:
-        if d.name in mc.defs or d.name in params:
-            raise SpecError(d.span, f"{d.name} is defined twice", "Give each def a unique name.")
-        mc.add_def(d)
-    return mc
-
-
 def constant_reader(mc: MetaCompiler) -> Callable[[ast.Expr], object]:
     """Evaluate a spec expression to a value; a failure is a located SpecError."""
 

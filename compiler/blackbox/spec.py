@@ -38,10 +38,9 @@ from worldspec.compiler.blackbox.domains import Domain, domain_of, render
 from worldspec.compiler.blackbox.grading import NORMALISATIONS, TOLERANCE_MODES, Grading
 from worldspec.compiler.blackbox.manual import render_box_manual
 from worldspec.compiler.blackbox.world import NO_STATE, BlackBoxWorld, TestCase
-from worldspec.compiler.common import check_definitions, draw_params, interpolate
+from worldspec.compiler.common import check_definitions, draw_params, interpolate, meta_compiler
 from worldspec.compiler.items import (box_budget, box_labels, chosen_word, chosen_words, constant_reader,
-                                      family_and_difficulty, group_items, meta_compiler, note, one,
-                                      reject_program_sections, switch)
+                                      family_and_difficulty, group_items, note, one, reject_program_sections, switch)
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler, Unit
 from worldspec.values import EvalError, same

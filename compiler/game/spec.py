@@ -38,13 +38,13 @@ import attrs
 
 from worldspec import ast
 from worldspec.compiler.api import Kind, Task
-from worldspec.compiler.common import draw_params, interpolate
+from worldspec.compiler.common import draw_params, interpolate, meta_compiler
 from worldspec.compiler.game.certify import cross_checks
 from worldspec.compiler.game.engine import ROW, SEATS, Game, GameError, Strategy, open_loop_optimum, optimum
 from worldspec.compiler.game.manual import render_game_manual
 from worldspec.compiler.game.world import GameWorld, TestGame, show_number
 from worldspec.compiler.items import (box_budget, box_labels, constant_reader, family_and_difficulty, group_items,
-                                      meta_compiler, one, read_baselines, read_seats, reject_program_sections, switch)
+                                      one, read_baselines, read_seats, reject_program_sections, switch)
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler
 from worldspec.values import Ctx, EvalError

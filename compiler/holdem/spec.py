@@ -22,12 +22,12 @@ import attrs
 
 from worldspec import ast
 from worldspec.compiler.api import Budget, Kind
-from worldspec.compiler.common import draw_params, interpolate
+from worldspec.compiler.common import draw_params, interpolate, meta_compiler
 from worldspec.compiler.holdem.bots import STYLES, Bot
 from worldspec.compiler.holdem.engine import SEATS, Table
 from worldspec.compiler.holdem.manual import render_holdem_manual
 from worldspec.compiler.holdem.world import HoldemWorld
-from worldspec.compiler.items import (constant_reader, group_items, meta_compiler, one, read_baselines, read_seats,
+from worldspec.compiler.items import (constant_reader, group_items, one, read_baselines, read_seats,
                                       reject_program_sections, word)
 from worldspec.diagnostics import SpecError, did_you_mean
 

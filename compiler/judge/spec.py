@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from worldspec import ast
 from worldspec.compiler.api import Kind, Task
-from worldspec.compiler.items import constant_reader, group_items, meta_compiler, one, reject_program_sections, word
+from worldspec.compiler.common import meta_compiler
+from worldspec.compiler.items import constant_reader, group_items, one, reject_program_sections, word
 from worldspec.compiler.judge.manual import render_manual
 from worldspec.compiler.judge.world import GRADINGS, SETTINGS, Fact, JudgeBudget, JudgeWorld
 from worldspec.diagnostics import SpecError, did_you_mean

@@ -10,7 +10,7 @@ import attrs
 from worldspec import ast
 from worldspec.compiler.api import Budget, Example, Kind, Rule, Task
 from worldspec.compiler.common import (HOST_LIMITS, check_definitions, check_type, draw_params, interpolate,
-                                       read_budget, why)
+                                       meta_compiler, read_budget, why)
 from worldspec.compiler.program import kernel
 from worldspec.compiler.program.manual import render_manual
 from worldspec.compiler.program.semantics import HOOK_PARAMS, SemanticsBuilder
@@ -83,16 +83,6 @@ def reject_foreign_items(spec: ast.Spec) -> None:
             if f.key not in TASK_TEXT_FIELDS:
                 raise SpecError(f.span, f"unknown task field {f.key!r}", did_you_mean(f.key, TASK_FIELDS).strip()
                                 or "Task fields: " + ", ".join(TASK_FIELDS) + ".")
-
-
-def meta_compiler(spec: ast.Spec, params: dict) -> MetaCompiler:
-    """The meta-language compiler with the params and the spec's defs."""
-    mc = MetaCompiler(params)
-    for d in spec.defs:
-        if d.name in mc.defs or d.name in params:
-            raise SpecError(d.span, f"{d.name} is defined twice", "Give each def a unique name.")
-        mc.add_def(d)
-    return mc
 
 
 def program_budget(spec: ast.Spec) -> Budget:

@@ -350,11 +350,7 @@ def match(p, f, sigma: dict, depth: int = 0) -> bool:
         value = _binding(f, p[2])
         if value is None:
             return False
-        old = sigma.get(p[1])
-        if old is None:
-            sigma[p[1]] = value
-            return True
-        return old == value
+        return bind(sigma, p[1], value)
     if tag == "subst":
         if p[1] not in sigma:
             sigma.setdefault(DELAYED, []).append((p, f))
@@ -373,16 +369,21 @@ def match(p, f, sigma: dict, depth: int = 0) -> bool:
     return True  # bot
 
 
+def bind(sigma: dict, name, value) -> bool:
+    """Bind a metavariable to a value, or check the value it already has."""
+    old = sigma.get(name)
+    if old is None:
+        sigma[name] = value
+        return True
+    return old == value
+
+
 def match_term(p, t, sigma: dict) -> bool:
     tag = p[0]
     if tag in ("tmeta", "cmeta"):
         if t[0] == "bv" or (tag == "cmeta" and t[0] != "c") or not _closed_term(t):
             return False
-        old = sigma.get(p[1])
-        if old is None:
-            sigma[p[1]] = t
-            return True
-        return old == t
+        return bind(sigma, p[1], t)
     if tag == "f":
         return t[0] == "f" and t[1] == p[1] and len(t[2]) == len(p[2]) and all(
             match_term(a, b, sigma) for a, b in zip(p[2], t[2]))
