@@ -16,7 +16,7 @@ EASY = ["balls-completely-elastic-collision", "balls-completely-elastic-collisio
         "freefall-elastic-collision", "freefall-inelastic-collision", "freefall-infheight",
         "horizontal-projectile-infheight", "oblique-projectile-infheight", "simple-harmonic-horizontal",
         "simple-harmonic-vertical"]
-HARD = ["bullet-object", "river-boat"]
+HARD = ["bullet-object", "incline-plane-block", "river-boat"]
 BOXES = [f"psi-e-{b}" for b in EASY] + [f"psi-h-{b}" for b in HARD]
 
 
@@ -55,6 +55,9 @@ PAIRS = {
         ("1.7", obj((0.0, 0.38, 0.0))), ("4.2", obj((0.0, 0.42, 0.0))), ("-2.5", obj((0.0, 0.0, 0.0)))],
     "psi-h-river-boat": [
         ("1.7", obj((2.89, 3.4, 0.0))), ("4.2", obj((13.3, 3.3, 0.0))), ("-2.5", obj((0.0, 0.0, 0.0)))],
+    "psi-h-incline-plane-block": [
+        ("1.7", obj((5.56, 0.0, 3.18), (-2.78, 0.0, 0.0))), ("4.2", obj((26.18, 0.0, 0.0), (-13.09, 0.0, 0.0))),
+        ("-2.5", obj((12.03, 0.0, -2.42), (-6.01, 0.0, 0.0)))],
     "psi-h-bullet-object": [
         ("1.7", obj((24.68, 0.0, 0.0), (76.44, 0.0, 0.0))), ("4.2", obj((70.88, 0.0, 0.0), (433.52, 0.0, 0.0))),
         ("-2.5", obj((219.45, 0.0, 0.0), (-520.56, 0.0, 0.0)))],
