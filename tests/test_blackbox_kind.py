@@ -12,7 +12,7 @@ from worldspec.diagnostics import SpecError
 from worldspec.parser import parse_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ORACLE = os.path.join(ROOT, "worlds", "oracle")
+ORACLE = os.path.join(ROOT, "worlds", "oracle-extra")
 
 RUNNING_MAX = """
 world "box" version 1

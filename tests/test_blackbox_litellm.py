@@ -13,7 +13,7 @@ from worldspec.cli import main
 from worldspec.compiler import load_world
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ORACLE = os.path.join(ROOT, "worlds", "oracle")
+ORACLE = os.path.join(ROOT, "worlds", "oracle-extra")
 SAMPLE = ["cii-e01-running-maximum", "cri-h01-four-bit-adder", "psi-h03-imperfect-collision",
           "eri-e03-backwards", "ipi-e01-higher-or-lower", "gsi-e03-the-mirror"]
 

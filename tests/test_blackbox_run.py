@@ -12,7 +12,7 @@ from worldspec.compiler.blackbox.world import distance
 from worldspec.runner.models import Reply, RetryPolicy, ScriptedModel, TransientError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ORACLE = os.path.join(ROOT, "worlds", "oracle")
+ORACLE = os.path.join(ROOT, "worlds", "oracle-extra")
 SAMPLE = ["cii-e01-running-maximum", "cri-h01-four-bit-adder", "psi-e01-falling-ball", "eri-h02-growing-shift",
           "ipi-e01-higher-or-lower", "gsi-h01-the-patient-one"]
 FAST = RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.01)

@@ -14,7 +14,7 @@ from worldspec.parser import parse_spec
 from worldspec.compiler.suite import certify_folder, cross_family_problems, world_files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ORACLE = os.path.join(ROOT, "worlds", "oracle")
+ORACLE = os.path.join(ROOT, "worlds", "oracle-extra")
 FAMILIES = ("CII", "CRI", "PSI", "ERI", "IPI", "GSI")
 # a black box with a flawed manual (a rule), a Game Strategy Inference box, and a pool game
 WORLDS = {"box": os.path.join(ORACLE, "eri-h02-growing-shift.world"),

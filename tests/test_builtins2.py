@@ -225,7 +225,7 @@ def test_bin_hex_and_int_of_round_trip(n):
 
 
 def _fixed_width_bin(n: int, w: int) -> str:
-    """The fixed-width binary the circuit worlds define for themselves (worlds/oracle/cri-*.world)."""
+    """The fixed-width binary the circuit worlds define for themselves (worlds/oracle-extra/cri-*.world)."""
     return "".join(str((n >> (w - 1 - i)) & 1) for i in range(w))
 
 

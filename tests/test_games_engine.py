@@ -136,7 +136,7 @@ def test_classic_optima():
 
 
 def test_the_shipped_gsi_opponents_optimum_matches_brute_force():
-    gsi = [load_world(p) for p in world_files(os.path.join(ROOT, "worlds", "oracle")) if "/gsi-" in p]
+    gsi = [load_world(p) for p in world_files(os.path.join(ROOT, "worlds", "oracle-extra")) if "/gsi-" in p]
     assert len(gsi) == 16
     for w in gsi:
         opp = w.opponents[0]

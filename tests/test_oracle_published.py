@@ -10,7 +10,7 @@ from worldspec.cli import main
 from worldspec.compiler import load_world
 
 ROOT = Path(__file__).resolve().parent.parent
-CIRCUIT = ROOT / "worlds" / "oracle-published" / "circuit"
+CIRCUIT = ROOT / "worlds" / "oracle" / "circuit"
 
 EASY = ["consequece", "palindrome", "random-small", "swap", "xor-seq"]
 HARD = ["add", "and-tree", "arbitrary", "compare", "consequece-k", "count", "greater", "matrixmul", "path",

@@ -10,7 +10,7 @@ from worldspec.cli import main
 from worldspec.compiler import load_world
 
 ROOT = Path(__file__).resolve().parent.parent
-PHYSICS = ROOT / "worlds" / "oracle-published" / "physics"
+PHYSICS = ROOT / "worlds" / "oracle" / "physics"
 
 EASY = ["balls-completely-elastic-collision", "balls-completely-elastic-collision-2", "conical-pendulum", "cycloid",
         "freefall-elastic-collision", "freefall-inelastic-collision", "freefall-infheight",
