@@ -225,11 +225,11 @@ def generate_grammar(words: dict, spans: dict, span) -> tuple[str, set[str]]:
         "NAME: /[A-Za-z_][A-Za-z0-9_]*/",
         "INT: /-?[0-9]+/",
         r'STRING: /"(?:[^"\\\n]|\\.)*"/',
-        r"COMMENT: /#[^\n]*/",
-        r"_NL: /(\r?\n[\t ]*)+/",
+        # A comment belongs to the line break after it, so a comment line (at any indentation)
+        # and blank lines are one break: the indenter reads the indentation after the last one.
+        r"_NL: /(?:#[^\n]*)?(?:\r?\n[\t \f]*(?:#[^\n]*)?)+/",
         r"%ignore /[\t \f]+/",
         r"%ignore /\\[\t \f]*\r?\n/",
-        "%ignore COMMENT",
         "%declare _INDENT _DEDENT",
     ]
     return "\n".join(lines) + "\n", keywords
