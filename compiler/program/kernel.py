@@ -577,14 +577,7 @@ class ProgramCompiler:
         loop = _loop_counted if self.counted else _loop
 
         def for_(run):
-            xs = seq(run)
-            if iterate is not None:
-                xs = iterate(run, [xs])
-            if type(xs) is not list and type(xs) is not str:  # a string is walked in place, not copied
-                raise EvalError(f"cannot loop over a value of type {type_name(xs)}")
-            if passes is not None:
-                xs = _for_passes(run, passes, xs)
-            return loop(run, _bind_each(run, name, xs, assign), body)
+            return loop(run, _bind_each(run, name, _walked(run, seq(run), iterate, passes), assign), body)
         return for_
 
     def _for_many(self, node):
@@ -604,13 +597,7 @@ class ProgramCompiler:
                 yield
 
         def for_many(run):
-            xs = seq(run)
-            if iterate is not None:
-                xs = iterate(run, [xs])
-            if type(xs) is not list and type(xs) is not str:
-                raise EvalError(f"cannot loop over a value of type {type_name(xs)}")
-            if passes is not None:
-                xs = _for_passes(run, passes, xs)
+            xs = _walked(run, seq(run), iterate, passes)
             return loop(run, each(run, xs, collection(run, list(names))), body)
         return for_many
 
@@ -907,6 +894,15 @@ def _bind_each(run: Run, name: str, xs, assign):
     for x in xs:
         scope[name] = x if assign is None else assign(run, [name, x])
         yield
+
+
+def _walked(run: Run, xs, iterate, passes):
+    """What a for loop walks: the sequence after the iterate and passes rules."""
+    if iterate is not None:
+        xs = iterate(run, [xs])
+    if type(xs) is not list and type(xs) is not str:  # a string is walked in place, not copied
+        raise EvalError(f"cannot loop over a value of type {type_name(xs)}")
+    return xs if passes is None else _for_passes(run, passes, xs)
 
 
 def _for_passes(run: Run, passes, xs):
