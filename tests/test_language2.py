@@ -21,6 +21,7 @@ from worldspec.cli import main
 from worldspec.compiler import compile_spec, load_world
 from worldspec.compiler.program import kernel
 from worldspec.compiler.program.certify import find_witness
+from worldspec.compiler.program.probegen import Chooser, ProbeGenerator
 from worldspec.diagnostics import SpecError
 from worldspec.parser import parse_spec
 
@@ -475,3 +476,26 @@ def test_the_syntax_and_base_examples_of_the_language_reference_compile_and_run(
         body = line.split("  #")[0].strip()
         assert parse_spec(f'world "H" version 1\nrule R1 "r" {{\n  {body}\n  statement "s"\n  equation "0"\n}}\n',
                           "hooks.world").rules[0].override.kind == "hook"
+
+
+# ---------------------------------------------------------------- generated probes and limits
+
+
+@pytest.mark.parametrize("name", sorted(LANG_WORLDS))
+def test_generated_probes_parse_in_every_language_world(name):
+    world = lang(name)
+    gen = ProbeGenerator(world)
+    ch = Chooser(random.Random(f"lang:{name}"))
+    for target in gen.targets():
+        for context in ("top", "loop", "function"):
+            for _ in range(3):
+                program = gen.probe_for(ch, target, context)
+                fb = world.probe(program)
+                assert fb.status in ("ok", "error", "limit", "rejected"), (target, program, fb.text)
+
+
+def test_a_runaway_number_of_passes_stops_at_the_step_limit():
+    many = variant("hook passes(kind, n) = 1000000000")
+    for program in ("for x in [1]:\n    x", "while false:\n    x = 1"):
+        fb = many.probe(program)
+        assert fb.status == "limit" and "step limit" in fb.text, fb.text
