@@ -7,6 +7,7 @@ a probe here shows what it does.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -74,33 +75,20 @@ def test_a_commented_answer_scores_like_the_plain_one(demo):
 # ---------------------------------------------------------------- every test world certifies
 
 
+@functools.cache
 def lang(name: str):
+    """A world of tests/worlds/lang, compiled once."""
     return load_world(os.path.join(LANG, f"{name}.world"))
 
 
-@pytest.fixture(scope="module")
-def control():
-    return lang("control")
+def _world(name: str):
+    @pytest.fixture(scope="module", name=name)
+    def world():
+        return lang(name)
+    return world
 
 
-@pytest.fixture(scope="module")
-def state():
-    return lang("state")
-
-
-@pytest.fixture(scope="module")
-def surface():
-    return lang("surface")
-
-
-@pytest.fixture(scope="module")
-def layers():
-    return lang("layers")
-
-
-@pytest.fixture(scope="module")
-def meta():
-    return lang("meta")
+control, state, surface, layers, meta = map(_world, ("control", "state", "surface", "layers", "meta"))
 
 
 LANG_WORLDS = {
