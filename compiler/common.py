@@ -82,10 +82,12 @@ def check_type(t: ast.Type, span: ast.Span) -> None:
         check_type(t.arg, span)
 
 
-def check_definitions(spec: ast.Spec, require_equation: bool = True, hooks: dict | None = None) -> None:
+def check_definitions(spec: ast.Spec, require_equation: bool = True, hooks: dict | None = None,
+                      stacked: bool = False) -> None:
     """Base lines, rule overrides and herrings are consistent (any kind that uses them).
 
-    `hooks` maps the hook names a kind offers to their parameter names (none by default).
+    `hooks` maps the hook names a kind offers to their parameter names (none by default);
+    `stacked`: the kind layers several rules on one base line (else each line takes one rule).
     """
     hooks = hooks or {}
     seen: dict[str, ast.Definition] = {}
@@ -124,10 +126,10 @@ def check_definitions(spec: ast.Spec, require_equation: bool = True, hooks: dict
         if [p.variadic for p in o.params] != [p.variadic for p in b.params] or len(o.params) != len(b.params):
             raise SpecError(o.span, f"rule {r.id} gives {o.name} {len(o.params)} parameter(s); base has "
                             f"{len(b.params)}", "An override keeps the base line's parameters.")
-        if o.target in overridden:
+        if o.target in overridden and not stacked:
             raise SpecError(o.span, f"{o.target} is overridden by both {overridden[o.target]} and {r.id}",
                             "Each base line may be perturbed by one rule.")
-        overridden[o.target] = r.id
+        overridden.setdefault(o.target, r.id)
         if not r.statement:
             raise SpecError(r.span, f"rule {r.id} has no statement", 'Add statement "..." (the open-book text).')
         if require_equation and not r.equation:

@@ -240,7 +240,7 @@ def test_context_flags_seen_by_operators(kern):
 
 
 def _rule(body: str) -> str:
-    return f'rule Q "changed" {{\n  {body}\n  statement "s"\n  equation "(x)"\n}}\n'
+    return f'rule Q "changed" {{\n  {body}\n  statement "s"\n  equation "0"\n}}\n'
 
 
 HOOK_CASES = [

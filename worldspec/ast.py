@@ -122,6 +122,8 @@ class Param:
     name: str
     type: Type = ANY
     variadic: bool = False
+    default: "Expr | None" = None  # an optional parameter's value when a call leaves it out
+    lazy: bool = False  # evaluated only when the body reads it (operators called from programs)
 
 
 @attrs.frozen
@@ -141,6 +143,7 @@ class Def:
     params: tuple[str, ...]
     body: Expr
     span: Span = attrs.field(eq=False)
+    defaults: tuple[Expr, ...] = ()  # the values of the last len(defaults) parameters when left out
 
 
 @attrs.frozen
@@ -161,6 +164,7 @@ class Definition:
     body: Expr
     doc: str
     span: Span = attrs.field(eq=False)
+    mutates: str = ""  # base operators: the parameter whose variable a bare-statement call updates
 
     @property
     def target(self) -> str:
@@ -197,6 +201,7 @@ class RuleDecl:
     equation: str
     span: Span = attrs.field(eq=False)
     fields: tuple[Field, ...] = ()
+    equation_span: Span = attrs.field(eq=False, default=NOSPAN)
 
 
 @attrs.frozen

@@ -5,6 +5,12 @@ parameters and `let` bindings get slots at compile time, lambdas chain to
 their defining frame through `parent`. Names, arities and forbidden names are
 checked here, so a spec that compiles can only call the fixed builtins, its own
 defs and function values it was handed.
+
+Defs are declared first and compiled on first use, so they may call themselves
+and each other; a call that closes a cycle pays a step and counts against
+MAX_META_DEPTH, like a lambda applied to itself. A `lazy` parameter holds a
+`Thunk` (the caller's expression, unevaluated) that the body runs the first
+time it reads the parameter; a parameter with a default may be left out.
 """
 from __future__ import annotations
 
@@ -20,17 +26,36 @@ from worldspec.values import MAX_INT_BITS, Ctx, EvalError, Function, LimitError,
 
 MAX_META_DEPTH = 200
 
-CTX_VARS = ("in_function", "in_loop", "loop_depth", "call_depth")
+CTX_VARS = ("in_function", "in_loop", "loop_depth", "call_depth", "iteration")
 _CTX_READERS = {
     "in_function": lambda f: f[1].in_function, "in_loop": lambda f: f[1].in_loop,
     "loop_depth": lambda f: f[1].loop_depth, "call_depth": lambda f: f[1].call_depth,
+    "iteration": lambda f: f[1].iteration,
 }
+PRIOR = "prior"  # in a rule body: the semantics beneath the rule (worldspec.compiler.program.semantics)
 _BIG = 1 << MAX_INT_BITS
 _FAST_INT = {"+": operator.add, "-": operator.sub, "*": operator.mul, "<": operator.lt,
              "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
              "!=": operator.ne, "^": operator.xor, "&": operator.and_, "|": operator.or_}
 
 Closure = Callable[[list], object]
+
+
+class Thunk:
+    """A lazy argument: its expression runs once, the first time the body reads the parameter."""
+
+    __slots__ = ("code", "run", "value")
+
+    def __init__(self, code, run):
+        self.code, self.run, self.value = code, run, None
+
+    def force(self):
+        """The argument's value (evaluated now if it has not been)."""
+        code = self.code
+        if code is not None:
+            self.value = code(self.run)
+            self.code = None
+        return self.value
 
 
 @attrs.define
@@ -41,10 +66,23 @@ class Unit:
     arity: int
     variadic: bool
     nslots: int
-    body: Closure
+    body: Closure | None  # None while a declared def waits to be compiled
     uses_ctx: bool  # reads scope flags, so its result depends on where it runs
+    defaults: tuple = ()  # the values of the last parameters when a call leaves them out
+    lazy: tuple[int, ...] = ()  # positions of the lazy parameters
+    pending: Callable | None = None  # compiles a declared def (on its first use)
+    reads: frozenset = frozenset()  # the context variables it reads (through the defs it calls too)
+
+    @property
+    def required(self) -> int:
+        """The fewest arguments a call may pass."""
+        return self.arity - len(self.defaults) - (1 if self.variadic else 0)
 
     def __call__(self, ctx, args: list):
+        if self.defaults and len(args) != self.arity:
+            if not self.required <= len(args) <= self.arity:
+                raise EvalError(f"{self.name} takes {self.required} to {self.arity} argument(s), got {len(args)}")
+            args = [*args, *self.defaults[len(args) - self.arity:]]
         if self.variadic:  # the rest arguments are a new list: measured like any other
             fixed = self.arity - 1
             rest = collection(ctx, list(args[fixed:]))
@@ -56,14 +94,16 @@ class Unit:
         return self.body(frame)
 
     def as_function(self, ctx) -> Function:
-        return Function(self.name, None if self.variadic else self.arity, lambda args: self(ctx, args))
+        fixed = None if self.variadic or self.defaults else self.arity
+        return Function(self.name, fixed, lambda args: self(ctx, args))
 
 
 class _Scope:
-    def __init__(self, params, parent: "_Scope | None"):
+    def __init__(self, params, parent: "_Scope | None", lazy: tuple[int, ...] = ()):
         self.slots = {p: 2 + i for i, p in enumerate(params)}
         self.size = 2 + len(params)
         self.parent = parent
+        self.lazy = frozenset(2 + i for i in lazy)  # slots that hold a Thunk
 
     def bind(self, name: str) -> int:
         i = self.size
@@ -75,12 +115,19 @@ class _Scope:
         scope, depth = self, 0
         while scope is not None:
             if name in scope.slots:
-                return depth, scope.slots[name]
+                return depth, scope.slots[name], scope.slots[name] in scope.lazy
             scope, depth = scope.parent, depth + 1
         return None
 
 
-def _var_at(depth: int, index: int) -> Closure:
+def _var_at(depth: int, index: int, lazy: bool = False) -> Closure:
+    if lazy:
+        read = _var_at(depth, index)
+
+        def forced(f):
+            v = read(f)
+            return v.force() if type(v) is Thunk else v
+        return forced
     if depth == 0:
         return lambda f: f[index]
     if depth == 1:
@@ -107,21 +154,90 @@ class MetaCompiler:
         self.constants = dict(constants or {})
         self.defs = dict(defs or {})
         self.extra_vars = extra_vars
+        self._uses_ctx = False
+        self._reads: set[str] = set()
+        self._pending: dict[str, ast.Def] = {}  # declared defs not compiled yet
+        self._active: list[str] = []  # defs being compiled: naming one of them closes a cycle
+        self._calls: set[str] = set()  # the defs the body being compiled names
+        self._graph: dict[str, tuple[bool, set[str], set[str]]] = {}  # def -> (uses ctx, reads, defs named)
 
-    def unit(self, name: str, params: list[str], body: ast.Expr, variadic: bool = False) -> Unit:
+    def unit(self, name: str, params: list[str], body: ast.Expr, variadic: bool = False,
+             defaults: tuple = (), lazy: tuple[int, ...] = ()) -> Unit:
+        """Compile a body over parameters (the last len(defaults) optional, those at `lazy` lazy)."""
+        self.finish()
         for p in params:
             _check_name(p, body.span)
-        scope = _Scope(params, None)
-        self._uses_ctx = False
+        scope = _Scope(params, None, lazy)
+        self._uses_ctx, self._reads = False, set()
         code = self.expr(body, scope)
-        return Unit(name, len(params), variadic, scope.size - 2 - len(params), code, self._uses_ctx)
+        return Unit(name, len(params), variadic, scope.size - 2 - len(params), code, self._uses_ctx,
+                    tuple(defaults), tuple(lazy), reads=frozenset(self._reads))
 
     def add_def(self, d: ast.Def) -> None:
+        """Declare a def; its body is compiled on first use or by finish()."""
         _check_name(d.name, d.span)
         if d.name in BUILTINS:
             raise SpecError(d.span, f"def {d.name} would hide the builtin of the same name",
                             "Choose another name.")
-        self.defs[d.name] = self.unit(d.name, list(d.params), d.body)
+        if d.name == PRIOR or d.name in CTX_VARS:
+            raise SpecError(d.span, f"the name {d.name!r} is reserved", "Choose another name for the def.")
+        self._pending[d.name] = d
+        self.defs[d.name] = Unit(d.name, len(d.params), False, 0, None, False, (None,) * len(d.defaults),
+                                 pending=lambda: self._compile_def(d.name))
+
+    def finish(self) -> None:
+        """Compile every declared def now (so that errors point at the spec)."""
+        while self._pending:
+            self._compile_def(next(iter(self._pending)))
+
+    def _compile_def(self, name: str) -> None:
+        d = self._pending.pop(name, None)
+        if d is None:
+            return
+        u = self.defs[name]
+        try:
+            defaults = tuple(MetaCompiler(self.constants).constant(e) for e in d.defaults)
+        except EvalError as e:
+            raise SpecError(d.span, f"a default of def {name} cannot be evaluated: {e.message}",
+                            "Defaults are constants: literals, params and builtins.") from None
+        for p in d.params:
+            _check_name(p, d.body.span)
+        saved = self._uses_ctx, self._reads, self._calls
+        self._uses_ctx, self._reads, self._calls = False, set(), set()
+        self._active.append(name)
+        try:
+            scope = _Scope(d.params, None)
+            body = self.expr(d.body, scope)
+            self._graph[name] = (self._uses_ctx, self._reads, self._calls)
+        finally:
+            self._active.pop()
+            self._uses_ctx, self._reads, self._calls = saved
+        u.body, u.nslots, u.defaults, u.pending = body, scope.size - 2 - len(d.params), defaults, None
+        self._settle()
+
+    def _settle(self) -> None:
+        """uses_ctx of every compiled def: its own reads, or those of any def it reaches."""
+        changed = True
+        while changed:
+            changed = False
+            for name, (own, reads, calls) in self._graph.items():
+                u = self.defs[name]
+                uses = own or any(self.defs[c].uses_ctx for c in calls)
+                every = frozenset(reads).union(*(self.defs[c].reads for c in calls))
+                if uses != u.uses_ctx or every != u.reads:
+                    u.uses_ctx, u.reads, changed = uses, every, True
+
+    def _def(self, name: str) -> tuple[Unit, bool]:
+        """A def named in a body, compiled if need be; and whether naming it closes a cycle."""
+        u = self.defs[name]
+        if u.body is None and u.pending is not None and name not in self._active:
+            u.pending()
+        self._calls.add(name)
+        recursive = name in self._active
+        if not recursive:
+            self._uses_ctx |= u.uses_ctx
+            self._reads |= u.reads
+        return u, recursive
 
     def constant(self, e: ast.Expr, ctx=None):
         """Evaluate a closed expression now (params, case values)."""
@@ -163,18 +279,24 @@ class MetaCompiler:
             return _var_at(*found)
         if name in CTX_VARS or name in self.extra_vars:
             self._uses_ctx = True
+            self._reads.add(name)
             return _CTX_READERS.get(name) or (lambda f: getattr(f[1], name))
         if name in self.constants:
             v = self.constants[name]
             return lambda f: v
         if name in self.defs:
-            u = self.defs[name]
-            self._uses_ctx |= u.uses_ctx
+            u, recursive = self._def(name)
+            if recursive:
+                call = _cycle_call(u)
+                return lambda f: Function(name, None, lambda args: call(f[1], args))
             return lambda f: u.as_function(f[1])
         if name in BUILTINS:
             fn, lo, hi = BUILTINS[name]
             arity = lo if lo == hi else None
             return lambda f: Function(name, arity, lambda args: fn(f[1], *args))
+        if name == PRIOR:
+            raise SpecError(e.span, "prior(...) is only known in a rule body",
+                            "A rule calls prior(...) for the semantics beneath it; a base line has none.")
         known = list(s.slots) + list(self.constants) + list(self.defs) + list(BUILTINS) + list(CTX_VARS)
         raise SpecError(e.span, f"unknown name {name!r}", did_you_mean(name, known).strip()
                         or "Declare it as a param, a def, a parameter or a let binding.")
@@ -186,11 +308,14 @@ class MetaCompiler:
             name = e.fn.name
             _check_name(name, e.fn.span)
             if name in self.defs:
-                u = self.defs[name]
-                self._uses_ctx |= u.uses_ctx
-                if n != u.arity:
-                    raise SpecError(e.span, f"{name} takes {u.arity} argument(s), got {n}",
+                u, recursive = self._def(name)
+                if not u.required <= n <= u.arity:
+                    want = str(u.arity) if u.required == u.arity else f"{u.required} to {u.arity}"
+                    raise SpecError(e.span, f"{name} takes {want} argument(s), got {n}",
                                     "Check the def's parameter list.")
+                if recursive:
+                    call = _cycle_call(u)
+                    return lambda f: call(f[1], [a(f) for a in args])
                 return lambda f: u(f[1], [a(f) for a in args])
             if name in BUILTINS:
                 fn, lo, hi = BUILTINS[name]
@@ -308,3 +433,17 @@ class MetaCompiler:
                     ctx.meta_depth -= 1
             return Function("lambda", n, call)
         return make
+
+
+def _cycle_call(u: Unit):
+    """A call that closes a cycle of defs: one step, and one level of MAX_META_DEPTH."""
+    def call(ctx, args):
+        ctx.meta_depth += 1
+        try:
+            if ctx.meta_depth > MAX_META_DEPTH:
+                raise LimitError(f"rule recursion limit reached (more than {MAX_META_DEPTH} nested calls)")
+            ctx.charge(1)
+            return u(ctx, args)
+        finally:
+            ctx.meta_depth -= 1
+    return call

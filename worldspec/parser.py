@@ -227,8 +227,17 @@ class _ToAst:
         return ast.Type(str(c[0]), c[1])
 
     def param_decl(self, meta, c):
-        star, name, typ = c
-        return ast.Param(str(name), typ or ast.ANY, star is not None)
+        star, lazy, name, typ, default = c
+        return ast.Param(str(name), typ or ast.ANY, star is not None, default, lazy is not None)
+
+    def def_param(self, meta, c):
+        return (str(c[0]), c[1])
+
+    def def_params(self, meta, c):
+        return list(c)
+
+    def mutates(self, meta, c):
+        return str(c[0])
 
     def param_decls(self, meta, c):
         return tuple(c)
@@ -266,21 +275,30 @@ class _ToAst:
         return ("param", ast.ParamDecl(str(c[0]), kind, args, default, self._sp(meta)), self._sp(meta))
 
     def def_(self, meta, c):
-        return ("def", ast.Def(str(c[0]), tuple(c[1] or ()), c[2], self._sp(meta)), self._sp(meta))
+        params = c[1] or []
+        defaults = tuple(d for _, d in params if d is not None)
+        if any(d is not None for _, d in params[:len(params) - len(defaults)]):
+            raise SpecError(self._sp(meta), f"def {c[0]}: a parameter without a default follows one with a "
+                            "default", "Put the optional parameters last: def f(x, y = 1) = ...")
+        return ("def", ast.Def(str(c[0]), tuple(n for n, _ in params), c[2], self._sp(meta), defaults),
+                self._sp(meta))
 
     def syntax_key(self, meta, c):
         return str(c[0])
 
     def syntax_entry(self, meta, c):
-        return ast.SyntaxEntry(str(c[0]), str(c[1]), self._sp(meta))
+        value = c[1]
+        if isinstance(value, Token) and value.type == "INT":
+            value = self._number(value, "syntax value", MAX_BUDGET)
+        return ast.SyntaxEntry(str(c[0]), str(value), self._sp(meta))
 
     def syntax(self, meta, c):
         return ("syntax", tuple(c), self._sp(meta))
 
     def base_line(self, meta, c):
-        kind, name, params, ret, body, doc = c
+        kind, name, params, ret, mutates, body, doc = c
         return ast.Definition(str(kind), str(name), params or (), ret or ast.ANY, body, doc,
-                              _span(self._file, name))
+                              _span(self._file, name), mutates or "")
 
     def base(self, meta, c):
         return ("base", tuple(c), self._sp(meta))
@@ -294,14 +312,15 @@ class _ToAst:
         return ("statement", c[0])
 
     def equation(self, meta, c):
-        return ("equation", c[0])
+        return ("equation", c[0], self._sp(meta))
 
     def rule(self, meta, c):
         rest = [x for x in c[3:] if x is not None]
-        fields = dict(x for x in rest if isinstance(x, tuple))
+        fields = {x[0]: x[1:] for x in rest if isinstance(x, tuple)}
         extra = tuple(x for x in rest if isinstance(x, ast.Field))
-        return ("rule", ast.RuleDecl(str(c[0]), c[1], c[2], fields.get("statement", ""),
-                                     fields.get("equation", ""), _span(self._file, c[0]), extra), self._sp(meta))
+        equation, equation_span = fields.get("equation", ("", ast.NOSPAN))
+        return ("rule", ast.RuleDecl(str(c[0]), c[1], c[2], fields.get("statement", ("",))[0], equation,
+                                     _span(self._file, c[0]), extra, equation_span), self._sp(meta))
 
     def gfield(self, meta, c):
         return ast.Field(str(c[0]), tuple(c[1]), _span(self._file, c[0]))

@@ -69,14 +69,15 @@ class Ctx:
     the weights of the collections measured so far (id -> (value, weight, nesting);
     the entry keeps its value alive, so the id cannot be reused while cached)."""
 
-    __slots__ = ("in_function", "in_loop", "loop_depth", "call_depth", "steps", "max_steps", "meta_depth",
-                 "sizes", "cached_slots")
+    __slots__ = ("in_function", "in_loop", "loop_depth", "call_depth", "iteration", "steps", "max_steps",
+                 "meta_depth", "sizes", "cached_slots")
 
     def __init__(self, max_steps: int = MAX_STEPS):
         self.in_function = False
         self.in_loop = False
         self.loop_depth = 0
         self.call_depth = 0
+        self.iteration = 0  # the pass (from 0) of the innermost loop, where a rule reads it
         self.steps = 0
         self.max_steps = max_steps
         self.meta_depth = 0
@@ -243,8 +244,9 @@ def truthy(v) -> bool:
     return True
 
 
-def show(v, true: str = "true", false: str = "false", none: str = "none") -> str:
-    """The standard rendering of a value: lists as [1, 2], strings bare at top level.
+def show(v, true: str = "true", false: str = "false", none: str = "none", floats: str = "rounded") -> str:
+    """The standard rendering of a value: lists as [1, 2], strings bare at top level; floats
+    rounded to 10 decimals, or as Python's repr writes them when `floats` is "repr".
 
     Rendering stops with a LimitError past MAX_LEN characters: a list built
     from shared halves can have exponentially many leaves.
@@ -254,7 +256,7 @@ def show(v, true: str = "true", false: str = "false", none: str = "none") -> str
     if type(v) is int:
         return _int_text(v)
     out: list[str] = []
-    _render(v, out, [0], (true, false, none), top=True)
+    _render(v, out, [0], (true, false, none, floats), top=True)
     return "".join(out)
 
 
@@ -278,7 +280,7 @@ def _render(v, out: list, size: list, words, top: bool = False) -> None:
     elif t is str:
         piece = v if top else '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     elif t is float:
-        piece = repr(round(v, 10)) if v == v else "nan"
+        piece = "nan" if v != v else repr(v) if words[3] == "repr" else repr(round(v, 10))
     elif t is list or t is dict:
         out.append("[" if t is list else "{")
         size[0] += 1

@@ -4,6 +4,8 @@ An equation is an s-expression over a rule's parameters and the context
 variables, e.g. `(get xs (- i 1))`. It is read into the meta-language AST and
 compiled like any rule body; a stated equation is correct when it agrees with
 the true rule on generated inputs in every scope: same value, or both fail.
+A rule's own equation is checked when the spec compiles (`check_equation`), so
+a malformed one or one with an unknown head is a located error there.
 """
 from __future__ import annotations
 
@@ -11,9 +13,11 @@ import random
 import re
 
 from worldspec import ast
+from worldspec.builtins import BUILTINS
+from worldspec.compiler.program.kernel import call_deep, on_deep_stack
 from worldspec.compiler.program.values_gen import values_for
-from worldspec.diagnostics import SpecError
-from worldspec.meta import MetaCompiler
+from worldspec.diagnostics import SpecError, did_you_mean, source_line
+from worldspec.meta import CTX_VARS, MetaCompiler
 from worldspec.values import Ctx, EvalError, same
 
 _TOKEN = re.compile(r'\s*(?:(\()|(\))|("(?:[^"\\]|\\.)*")|([^\s()]+))')
@@ -23,46 +27,74 @@ SAMPLES = 60
 
 
 class EquationError(ValueError):
-    pass
+    """An equation that cannot be read; `pos` is the offset in its text where the problem is."""
+
+    def __init__(self, message: str, pos: int = 0):
+        super().__init__(message)
+        self.pos = pos
+
+
+class Atom(str):
+    """A token of an equation, with its offset in the text."""
+
+    pos = 0
+
+
+class Group(list):
+    """A parenthesised part of an equation, with the offset of its '('."""
+
+    pos = 0
+
+
+def _at(cls, value, pos):
+    x = cls(value)
+    x.pos = pos
+    return x
 
 
 def read_sexpr(text: str):
-    """Text -> nested lists of atoms (str tokens)."""
+    """Text -> nested Groups of Atoms (strings as ("str", value) pairs)."""
     if len(text) > MAX_EQUATION_CHARS:
         raise EquationError("equation too long")
-    pos, stack, top = 0, [], []
+    pos, stack, top = 0, [], Group()
     cur = top
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if not m or m.end() == pos:
             if text[pos:].strip() == "":
                 break
-            raise EquationError(f"cannot read {text[pos:pos + 10]!r}")
+            at = len(text[pos:]) - len(text[pos:].lstrip()) + pos
+            raise EquationError(f"cannot read {text[at:at + 10]!r}", at)
         pos = m.end()
+        start = m.start(m.lastindex)
         if m.group(1):
             if len(stack) > 50:
-                raise EquationError("equation nests too deeply")
-            new: list = []
+                raise EquationError("equation nests too deeply", start)
+            new = _at(Group, (), start)
             cur.append(new)
             stack.append(cur)
             cur = new
         elif m.group(2):
             if not stack:
-                raise EquationError("unbalanced ')'")
+                raise EquationError("unbalanced ')'", start)
             cur = stack.pop()
         elif m.group(3):
             cur.append(("str", m.group(3)[1:-1]))
         elif m.group(4):
-            cur.append(m.group(4))
+            cur.append(_at(Atom, m.group(4), start))
     if stack:
-        raise EquationError("unbalanced '('")
+        raise EquationError("unbalanced '(': a ')' is missing", stack[-1][-1].pos if stack[-1] else 0)
     if len(top) != 1:
-        raise EquationError("an equation is one expression")
+        raise EquationError("an equation is one expression", getattr(top[1], "pos", 0) if len(top) > 1 else 0)
     return top[0]
 
 
-def to_ast(node) -> ast.Expr:
-    """Nested s-expression -> meta-language AST."""
+def to_ast(node, at=None) -> ast.Expr:
+    """Nested s-expression -> meta-language AST; `at(pos)` gives the Span of an offset (if known)."""
+    where = (lambda n: at(getattr(n, "pos", 0))) if at else (lambda n: ast.NOSPAN)
+
+    def conv(n):
+        return to_ast(n, at)
     if isinstance(node, tuple):
         return ast.Const(node[1])
     if isinstance(node, str):
@@ -73,40 +105,95 @@ def to_ast(node) -> ast.Expr:
         if node in ("true", "false", "none"):
             return ast.Const({"true": True, "false": False, "none": None}[node])
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", node):
-            raise EquationError(f"unknown symbol {node!r}")
-        return ast.Var(node)
+            raise EquationError(f"unknown symbol {node!r}", getattr(node, "pos", 0))
+        return ast.Var(str(node), span=where(node))
+    pos = getattr(node, "pos", 0)
     if not node:
-        raise EquationError("empty ()")
+        raise EquationError("empty ()", pos)
     head, *args = node
     if head == "if":
         if len(args) != 3:
-            raise EquationError("(if c a b) takes three parts")
-        return ast.If(*map(to_ast, args))
+            raise EquationError("(if c a b) takes three parts", pos)
+        return ast.If(*map(conv, args))
     if head == "list":
-        return ast.ListExpr(tuple(map(to_ast, args)))
+        return ast.ListExpr(tuple(map(conv, args)))
+    if head == "fn":
+        names = args[0] if len(args) == 2 else None
+        if not isinstance(names, Group) or not all(isinstance(n, Atom) and n.isidentifier() for n in names):
+            raise EquationError("(fn (x y) body) takes a list of parameter names and a body", pos)
+        return ast.Lambda(tuple(str(n) for n in names), conv(args[1]), span=where(head))
     if head in ("and", "or"):
         if len(args) < 2:
-            raise EquationError(f"({head} ...) needs two or more parts")
-        out = to_ast(args[0])
+            raise EquationError(f"({head} ...) needs two or more parts", pos)
+        out = conv(args[0])
         for a in args[1:]:
-            out = (ast.And if head == "and" else ast.Or)(out, to_ast(a))
+            out = (ast.And if head == "and" else ast.Or)(out, conv(a))
         return out
     if head == "not":
         if len(args) != 1:
-            raise EquationError("(not x) takes one part")
-        return ast.Not(to_ast(args[0]))
+            raise EquationError("(not x) takes one part", pos)
+        return ast.Not(conv(args[0]))
     if head == "-" and len(args) == 1:
-        return ast.Neg(to_ast(args[0]))
+        return ast.Neg(conv(args[0]))
     if head in _INFIX:
         if len(args) < 2:
-            raise EquationError(f"({head} ...) needs two parts")
-        out = to_ast(args[0])
+            raise EquationError(f"({head} ...) needs two parts", pos)
+        out = conv(args[0])
         for a in args[1:]:
-            out = ast.BinOp(head, out, to_ast(a))
+            out = ast.BinOp(str(head), out, conv(a))
         return out
     if isinstance(head, str):
-        return ast.Call(ast.Var(head), tuple(map(to_ast, args)))
-    return ast.Call(to_ast(head), tuple(map(to_ast, args)))
+        return ast.Call(ast.Var(str(head), span=where(head)), tuple(map(conv, args)), span=where(head))
+    return ast.Call(conv(head), tuple(map(conv, args)), span=where(head))
+
+
+HEADS = ("if", "list", "fn", "and", "or", "not", *sorted(_INFIX))
+
+
+def _unknown_head(node, known) -> Atom | None:
+    """The first head of a group that names no operator, builtin, def or parameter."""
+    todo = [(node, frozenset(known))]
+    while todo:
+        n, names = todo.pop()
+        if isinstance(n, Group) and n:
+            head = n[0]
+            if head == "fn" and len(n) == 3 and isinstance(n[1], Group):  # (fn (x y) body): x and y are names
+                todo.append((n[2], names | {str(x) for x in n[1]}))
+                continue
+            if isinstance(head, Atom) and head not in HEADS and head not in names:
+                return head
+            todo += [(x, names) for x in reversed(n)]
+    return None
+
+
+def check_equation(mc: MetaCompiler, text: str, params: list[str], span: ast.Span) -> None:
+    """A rule's equation must read and compile over its parameters: else a SpecError at the
+    place in the equation's text where it goes wrong."""
+    if not text:
+        return
+    line = source_line(span.file, span.line) if span.line else ""
+    quote = line.find('"', max(span.col - 1, 0)) if line else -1
+    first = quote + 2 if quote >= 0 else span.col  # the column of the text's first character
+
+    def at(pos: int) -> ast.Span:
+        return ast.Span(span.file, span.line, first + pos) if span.line else span
+    hint = ("An equation is one prefix expression over the rule's parameters, e.g. (get xs (- i 1)); "
+            "heads are " + " ".join(HEADS) + ", builtin names and defs.")
+    try:
+        node = read_sexpr(text)
+        expr = to_ast(node, at)
+    except EquationError as e:
+        raise SpecError(at(e.pos), f"the equation {text!r} cannot be read: {e}", hint) from None
+    known = set(BUILTINS) | set(mc.defs) | set(params) | set(CTX_VARS) | set(mc.constants)
+    head = _unknown_head(node, known)
+    if head is not None:
+        raise SpecError(at(head.pos), f"the equation {text!r} has an unknown head {str(head)!r}",
+                        did_you_mean(head, [*BUILTINS, *mc.defs, *HEADS]).strip() or hint)
+    try:
+        MetaCompiler(mc.constants, mc.defs).unit("<equation>", list(params), expr)
+    except SpecError as e:
+        raise SpecError(e.span if e.span.line else span, f"the equation {text!r}: {e.message}",
+                        e.hint) from None
 
 
 def compile_equation(world, rule_id: str, text: str):
@@ -120,19 +207,29 @@ def compile_equation(world, rule_id: str, text: str):
         raise EquationError(e.message) from None
 
 
+# (in_loop, loop_depth, iteration): outside loops, the first and a later pass of a loop, a nested loop
+_LOOPS = ((False, 0, 0), (True, 1, 0), (True, 1, 1), (True, 2, 2))
+
+
 def _contexts():
     for in_function in (False, True):
-        for in_loop in (False, True):
+        for in_loop, loop_depth, iteration in _LOOPS:
             ctx = Ctx()
             ctx.in_function, ctx.in_loop = in_function, in_loop
-            ctx.loop_depth, ctx.call_depth = int(in_loop), int(in_function)
+            ctx.loop_depth, ctx.call_depth, ctx.iteration = loop_depth, int(in_function), iteration
             yield ctx
 
 
 def _outcome(unit, ctx, args):
     ctx.steps = 0
     try:
-        return ("ok", unit(ctx, list(args)))
+        try:
+            return ("ok", unit(ctx, list(args)))
+        except RecursionError:  # recursive defs: again on a deep stack, as a program would run them
+            if on_deep_stack():
+                raise
+            ctx.steps = 0
+            return ("ok", call_deep(lambda: unit(ctx, list(args))))
     except EvalError:
         return ("error", None)
     except (RecursionError, MemoryError, OverflowError):

@@ -1,35 +1,52 @@
 """The program kernel: parse a probe or answer in the world's surface, compile it
 to closures against one semantics table, and run it under hard limits.
 
-Kernel behaviour that rules perturb (literals, truthiness, loop iteration,
-output formatting, assignment, variable lookup, indexing, slicing) goes
-through the table's hooks; a hook left at its standard definition is `None`
-and costs nothing. Every failure (syntax, unknown operator, runtime error,
-limit) comes back as a `ProgramError` or `EvalError`, never a Python crash.
+Kernel behaviour that rules perturb (literals, truthiness, loop iteration and
+passes, break and continue, branch order, output formatting, assignment,
+variable lookup, indexing, slicing, argument passing, return values, the
+write-back of mutating operators) goes through the table's hooks; a hook left
+at its standard definition is `None` and costs nothing: the compiler picks the
+closure for each statement once, at compile time. Every failure (syntax,
+unknown operator, runtime error, limit) comes back as a `ProgramError` or
+`EvalError`, never a Python crash.
+
+Deep recursion. Python's recursion limit is never changed at import. A program
+runs on the caller's stack; if it needs more Python frames than the caller has
+left (a world may allow up to MAX_CALL_DEPTH nested program calls, each a few
+frames), the run is rolled back to its start and run again on a worker thread
+with a DEEP_STACK_BYTES stack, while the interpreter's limit is raised to
+DEEP_RECURSION_LIMIT (CPython's limit is interpreter-wide: it is raised only
+while such a run is in progress, and restored when the last one ends).
 """
 from __future__ import annotations
 
+import itertools
 import re
 import sys
+import threading
 
 from lark import Token, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from worldspec.diagnostics import did_you_mean
+from worldspec.meta import Thunk
 from worldspec.parser import unquote
-from worldspec.values import (MAX_DEPTH, MAX_INT_BITS, Ctx, EvalError, Function, LimitError, show as std_show,
-                              type_name)
+from worldspec.values import (MAX_DEPTH, MAX_INT_BITS, Ctx, EvalError, Function, LimitError, collection,
+                              show as std_show, truthy as std_truthy, type_name)
 
 MAX_PROGRAM_CHARS = 20_000
 MAX_NESTING = 40
 MAX_OUTPUT_LINES = 2_000
 MAX_OUTPUT_CHARS = 100_000
 MAX_INT_DIGITS = 80  # 2^256 has 78 digits; Python will not read over 4,300
+MAX_CALL_DEPTH = 2_000  # the most nested program calls a world may allow (syntax entry call_depth)
+DEEP_STACK_BYTES = 256 * 1024 * 1024  # address space only: pages are committed as the stack grows
+DEEP_RECURSION_LIMIT = 20_000  # the limit the kernel used to set for every program, at import
 
 BREAK, CONTINUE, RETURN = 1, 2, 3
-
-# The closures of one program nest a few Python frames per kernel level.
-sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
+_JUMPS = {"break": BREAK, "continue": CONTINUE, "pass": None}
+_ESCAPE = re.compile(r"\\(.)")
+_KNOWN_ESCAPES = frozenset('nt"\\')
 
 
 class ProgramError(Exception):
@@ -53,7 +70,8 @@ class ProgramError(Exception):
 class Run(Ctx):
     """The state of one program execution; also the ctx rule bodies see."""
 
-    __slots__ = ("globals", "scope", "out", "out_chars", "functions", "retval", "words")
+    __slots__ = ("globals", "scope", "out", "out_chars", "functions", "retval", "words", "last", "max_depth",
+                 "deep")
 
     def __init__(self, words, max_steps: int):
         super().__init__(max_steps)
@@ -64,6 +82,9 @@ class Run(Ctx):
         self.functions: dict = {}
         self.retval = None
         self.words = words
+        self.last = None  # the value of the last expression statement of the running call (no_return)
+        self.max_depth = MAX_DEPTH
+        self.deep = False  # running on the deep-recursion thread
 
 
 class UserFunction:
@@ -71,6 +92,91 @@ class UserFunction:
 
     def __init__(self, name, params, body):
         self.name, self.params, self.body = name, params, body
+
+
+class _Start:
+    """A run's state when a program starts, to roll back to before running it again on a deep stack."""
+
+    def __init__(self, run: Run):
+        self.lines, self.chars, self.steps = len(run.out), run.out_chars, run.steps
+        self.globals, self.functions = dict(run.globals), dict(run.functions)
+
+    def restore(self, run: Run) -> None:
+        """Put the run back as it was (the frames that were unwound restored their own fields)."""
+        del run.out[self.lines:]
+        run.out_chars, run.steps, run.retval, run.last = self.chars, self.steps, None, None
+        run.globals.clear()
+        run.globals.update(self.globals)
+        run.functions.clear()
+        run.functions.update(self.functions)
+
+
+class _DeepLimit:
+    """The interpreter's recursion limit, raised while at least one deep run is in progress."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.runs = 0
+        self.saved = 0
+
+    def __enter__(self):
+        with self.lock:
+            if self.runs == 0:
+                self.saved = sys.getrecursionlimit()
+                sys.setrecursionlimit(max(self.saved, DEEP_RECURSION_LIMIT))
+            self.runs += 1
+
+    def __exit__(self, *exc):
+        with self.lock:
+            self.runs -= 1
+            if self.runs == 0:
+                sys.setrecursionlimit(self.saved)
+
+
+_DEEP = _DeepLimit()
+
+
+DEEP_THREAD = "worldspec-deep-run"
+
+
+def on_deep_stack() -> bool:
+    """Whether this code already runs on a deep-stack worker thread."""
+    return threading.current_thread().name == DEEP_THREAD
+
+
+def call_deep(fn):
+    """fn() on a worker thread with a deep stack (the caller waits): its result, or its error raised here."""
+    outcome: list = []
+
+    def target():
+        try:
+            outcome.append((True, fn()))
+        except BaseException as e:  # handed to the waiting caller, which raises it
+            outcome.append((False, e))
+    with _DEEP:
+        with _DEEP.lock:  # the stack size applies to threads started while it is set
+            old = threading.stack_size(DEEP_STACK_BYTES)
+            try:
+                worker = threading.Thread(target=target, name=DEEP_THREAD, daemon=True)
+                worker.start()
+            finally:
+                threading.stack_size(old)
+        worker.join()
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value
+
+
+def run_deep(code, run: Run):
+    """Run compiled program code on the deep stack, marking the run as deep while it does."""
+    def deep():
+        run.deep = True
+        try:
+            return code(run)
+        finally:
+            run.deep = False
+    return call_deep(deep)
 
 
 # ---------------------------------------------------------------- parsing
@@ -141,6 +247,9 @@ def _friendly(surface, text: str, e: UnexpectedInput) -> ProgramError:
 # ---------------------------------------------------------------- charging
 
 
+LOOPS = ("for_", "for_many", "while_")
+
+
 def charge(tree: Tree, costs) -> int:
     """Probe units of a program: each output argument, by whether it sits in a loop."""
     total = 0
@@ -153,7 +262,7 @@ def charge(tree: Tree, costs) -> int:
             n = len(node.children[0].children) if node.children[0] is not None else 1
             total += n * (costs("output_in_loop") if in_loop else costs("output"))
             return
-        inner = in_loop or node.data in ("for_", "while_")
+        inner = in_loop or node.data in LOOPS
         for child in node.children:
             walk(child, inner if isinstance(child, Tree) and child.data == "suite" else in_loop)
     walk(tree, False)
@@ -163,9 +272,43 @@ def charge(tree: Tree, costs) -> int:
 # ---------------------------------------------------------------- compiling
 
 
+_PARTS = frozenset({"suite", "params", "names", "exprs", "index_at", "elif_", "else_"})
+
+
+def _name(node: Tree) -> str:
+    """The {name} of a statement (a template may place it anywhere)."""
+    return next(str(c) for c in node.children if isinstance(c, Token))
+
+
+def _exprs(node: Tree) -> list:
+    """The {expr} parts of a statement, in order (the other placeholders are named subtrees)."""
+    return [c for c in node.children if isinstance(c, Tree) and c.data not in _PARTS]
+
+
+def _part(node: Tree, data: str):
+    """The named subtree of a statement ({params}, {names}, ...), or None when it is absent."""
+    return next((c for c in node.children if isinstance(c, Tree) and c.data == data), None)
+
+
 def defined_functions(tree: Tree) -> set[str]:
     """The names of the functions a program defines."""
-    return {str(n.children[0]) for n in tree.iter_subtrees() if n.data == "fndef"}
+    return {_name(n) for n in tree.iter_subtrees() if n.data == "fndef"}
+
+
+def _fold(hook, args: list, node, check):
+    """A closure for a hook's answer: computed once, here, when the hook reads no context."""
+    if hook.uses_ctx:
+        return lambda run: check(hook(run, args))
+    try:
+        value = check(hook(Ctx(), args))
+    except EvalError as e:
+        e.line = getattr(getattr(node, "meta", node), "line", None)
+        error = e
+
+        def fail(run):
+            raise error
+        return fail
+    return lambda run: value
 
 
 class ProgramCompiler:
@@ -173,12 +316,20 @@ class ProgramCompiler:
 
     def __init__(self, sem, source: str, known_functions=(), words=None):
         self.sem = sem
-        self.words = dict(words or {})  # the world's spelling, for messages
+        self.words = dict(words or {})  # the world's spelling, for messages; and its kernel options
         self.source = source
         self.known = set(known_functions)
         self.crafted: set[str] = set()
         self.loops = 0  # loops enclosing the statement being compiled (within its function)
         self.in_function = False
+        self.max_depth = int(self.words.get("call_depth", MAX_DEPTH))
+        hooks = sem.hooks
+        self.counted = sem.reads_iteration  # loops keep `iteration` only when a body reads it
+        call_hooks = (hooks.get("arguments"), hooks.get("returned"), hooks.get("no_return"))
+        if any(call_hooks) or self.counted:
+            self.invoke = lambda run, fn, args: _invoke_hooked(run, fn, args, *call_hooks)
+        else:
+            self.invoke = invoke
 
     def error(self, node, message: str) -> ProgramError:
         """A ProgramError located at a node."""
@@ -187,9 +338,22 @@ class ProgramCompiler:
                             label="error")
 
     def program(self, tree: Tree):
-        """The closure that runs a whole program."""
+        """The closure that runs a whole program (on a deep stack if the caller's runs out)."""
         self.crafted = self.known | defined_functions(tree)
-        return self.block(tree.children)
+        block = self.block(tree.children)
+        depth = self.max_depth
+
+        def run_program(run):
+            run.max_depth = depth
+            if run.deep:
+                return block(run)
+            start = _Start(run)
+            try:
+                return block(run)
+            except RecursionError:
+                start.restore(run)
+                return run_deep(block, run)
+        return run_program
 
     def block(self, stmts):
         """The closure that runs a list of statements."""
@@ -220,7 +384,7 @@ class ProgramCompiler:
     # statements -------------------------------------------------
 
     def _assign(self, node):
-        name, value = str(node.children[0]), self.expr(node.children[1])
+        name, value = _name(node), self.expr(_exprs(node)[0])
         hook = self.sem.hooks.get("assign")
         if hook is None:
             def assign(run):
@@ -229,6 +393,50 @@ class ProgramCompiler:
             def assign(run):
                 run.scope[name] = hook(run, [name, value(run)])
         return assign
+
+    def _assign_many(self, node):
+        names = [str(t) for t in _part(node, "names").children]
+        if len(set(names)) != len(names):
+            raise self.error(node, "a name appears twice on the left of a multiple assignment")
+        exprs = [self.expr(e) for e in _part(node, "exprs").children]
+        hook, bind = self.sem.hooks["assign_many"], self._binder()
+        if len(exprs) not in (1, len(names)):
+            raise self.error(node, f"{len(names)} names but {len(exprs)} values")
+
+        def assign_many(run):
+            vs = [e(run) for e in exprs] if len(exprs) > 1 else exprs[0](run)
+            for n, v in zip(names, _unpacked(hook(run, [collection(run, list(names)), vs]), names)):
+                bind(run, n, v)
+        return assign_many
+
+    def _binder(self):
+        """Store one value in a variable as an assignment does (through the assign hook)."""
+        hook = self.sem.hooks.get("assign")
+        if hook is None:
+            def bind(run, name, v):
+                run.scope[name] = v
+        else:
+            def bind(run, name, v):
+                run.scope[name] = hook(run, [name, v])
+        return bind
+
+    def _set_index(self, node):
+        return self._setter(_name(node), _part(node, "index_at").children[0], _exprs(node)[0])
+
+    def _set_item(self, node):  # `xs[i] = v`: the grammar reads the target as an expression
+        target, index, value = node.children
+        if not (isinstance(target, Tree) and target.data == "var"):
+            raise self.error(node, "only an element of a variable can be set")
+        return self._setter(str(target.children[0]), index, value)
+
+    def _setter(self, name: str, index, value):
+        """Store, in a variable, its value with one element replaced (through the set_index hook)."""
+        index, value, hook = self.expr(index), self.expr(value), self.sem.hooks["set_index"]
+
+        def set_index(run):
+            scope = _holder(run, name)
+            scope[name] = hook(run, [scope[name], index(run), value(run)])
+        return set_index
 
     def _output(self, node):
         args = node.children[0]
@@ -266,10 +474,41 @@ class ProgramCompiler:
 
     def _expr_stmt(self, node):
         e = self.expr(node.children[0])
+        mutated = self._mutated(node.children[0])
+        keep_last = self.in_function and self.sem.hooks.get("no_return") is not None
+        if mutated is not None:
+            name, update = mutated, self.sem.hooks["update"]
+
+            def write_back(run):
+                scope = _holder(run, name)
+                old = scope[name]
+                new = e(run)
+                if keep_last:
+                    run.last = new
+                scope[name] = update(run, [name, old, new])
+            return write_back
+        if keep_last:
+            def keep(run):
+                run.last = e(run)
+            return keep
 
         def expr_stmt(run):
             e(run)
         return expr_stmt
+
+    def _mutated(self, node) -> str | None:
+        """The variable a bare call of a mutating operator writes back to (None: not such a call)."""
+        if not isinstance(node, Tree) or node.data != "call":
+            return None
+        op = self.sem.ops.get(str(node.children[0]))
+        args = node.children[1].children if node.children[1] is not None else []
+        if op is None or op.mutates < 0 or op.mutates >= len(args):
+            return None
+        arg = args[op.mutates]
+        return str(arg.children[0]) if isinstance(arg, Tree) and arg.data == "var" else None
+
+    def _pass_(self, node):
+        return lambda run: None
 
     def _cond(self, node):
         e = self.expr(node)
@@ -289,12 +528,35 @@ class ProgramCompiler:
                 branches.append((self._cond(c.children[0]), self.block(c.children[1].children)))
             else:
                 orelse = self.block(c.children[0].children)
+        order, else_runs = self.sem.hooks.get("branch_order"), self.sem.hooks.get("else_runs")
+        if order is not None or else_runs is not None:
+            return self._if_hooked(node, branches, orelse, order, else_runs)
 
         def if_(run):
             for test, body in branches:
                 if test(run):
                     return body(run)
             if orelse is not None:
+                return orelse(run)
+            return None
+        return if_
+
+    def _if_hooked(self, node, branches, orelse, order, else_runs):
+        n = len(branches)
+        everyone = list(range(n))
+        tried = (lambda run: everyone) if order is None else _fold(order, [n], node, lambda v: _order(v, n))
+
+        def if_(run):
+            held = False
+            for i in tried(run):
+                test, body = branches[i]
+                if test(run):
+                    held = True
+                    c = body(run)
+                    if c:
+                        return c
+                    break
+            if orelse is not None and (not held if else_runs is None else std_truthy(else_runs(run, [held]))):
                 return orelse(run)
             return None
         return if_
@@ -308,26 +570,49 @@ class ProgramCompiler:
             self.loops -= 1
 
     def _for_(self, node):
-        name, seq = str(node.children[0]), self.expr(node.children[1])
+        name, seq = _name(node), self.expr(_exprs(node)[0])
         body = self.loop_body(node.children[-1])
-        iterate = self.sem.hooks.get("iterate")
+        iterate, passes = self.sem.hooks.get("iterate"), self.sem.hooks.get("passes")
         assign = self.sem.hooks.get("assign")
+        loop = _loop_counted if self.counted else _loop
 
         def for_(run):
-            xs = seq(run)
-            if iterate is not None:
-                xs = iterate(run, [xs])
-            if type(xs) is not list and type(xs) is not str:  # a string is walked in place, not copied
-                raise EvalError(f"cannot loop over a value of type {type_name(xs)}")
-            return _loop(run, _bind_each(run, name, xs, assign), body)
+            return loop(run, _bind_each(run, name, _walked(run, seq(run), iterate, passes), assign), body)
         return for_
+
+    def _for_many(self, node):
+        names = [str(t) for t in _part(node, "names").children]
+        if len(set(names)) != len(names):
+            raise self.error(node, "a loop names the same variable twice")
+        seq = self.expr(_exprs(node)[0])
+        body = self.loop_body(node.children[-1])
+        iterate, passes = self.sem.hooks.get("iterate"), self.sem.hooks.get("passes")
+        hook, bind = self.sem.hooks["for_many"], self._binder()
+        loop = _loop_counted if self.counted else _loop
+
+        def each(run, xs, listed):
+            for x in xs:
+                for n, v in zip(names, _unpacked(hook(run, [listed, x]), names)):
+                    bind(run, n, v)
+                yield
+
+        def for_many(run):
+            xs = _walked(run, seq(run), iterate, passes)
+            return loop(run, each(run, xs, collection(run, list(names))), body)
+        return for_many
 
     def _while_(self, node):
         test = self._cond(node.children[0])
         body = self.loop_body(node.children[-1])
+        passes = self.sem.hooks.get("passes")
+        loop = _loop_counted if self.counted else _loop
+        if passes is not None:
+            def while_passes(run):
+                return loop(run, _while_passes(run, test, passes), body)
+            return while_passes
 
         def while_(run):
-            return _loop(run, _while_holds(run, test), body)
+            return loop(run, _while_holds(run, test), body)
         return while_
 
     def _placed(self, node, key: str, inside: bool, where: str):
@@ -339,17 +624,29 @@ class ProgramCompiler:
         template = self.words.get(key, key)
         return next((w for w in template.split() if "{" not in w), template)
 
+    def _jump(self, node, word: str):
+        self._placed(node, word, self.loops > 0, "a loop")
+        jump = self.sem.hooks.get("jump")
+        if jump is None:
+            code = _JUMPS[word]
+            return lambda run: code
+        return _fold(jump, [word], node, _jump_code)
+
     def _break_(self, node):
-        self._placed(node, "break", self.loops > 0, "a loop")
-        return lambda run: BREAK
+        return self._jump(node, "break")
 
     def _continue_(self, node):
-        self._placed(node, "continue", self.loops > 0, "a loop")
-        return lambda run: CONTINUE
+        return self._jump(node, "continue")
 
     def _return_(self, node):
         self._placed(node, "return", self.in_function, "a function body")
-        e = self.expr(node.children[0])
+        e = self.expr(node.children[0]) if node.children and node.children[0] is not None else None
+
+        if e is None:
+            def bare_return(run):
+                run.retval = None
+                return RETURN
+            return bare_return
 
         def return_(run):
             run.retval = e(run)
@@ -357,7 +654,7 @@ class ProgramCompiler:
         return return_
 
     def _fndef(self, node):
-        name, params_node = str(node.children[0]), node.children[1]
+        name, params_node = _name(node), _part(node, "params")
         params = [str(t) for t in params_node.children] if params_node is not None else []
         if len(set(params)) != len(params):
             raise self.error(node, f"function {name} repeats a parameter name")
@@ -381,8 +678,10 @@ class ProgramCompiler:
         if isinstance(node, Token):
             if node.type == "INT":
                 return self._literal("int_literal", self._int(node), node)
+            if node.type == "FLOAT":
+                return self._literal("float_literal", self._float(node), node)
             if node.type == "STRING":
-                return self._literal("str_literal", unquote(str(node)), node)
+                return self._literal("str_literal", self._string(node), node)
             if node.type == "NAME":
                 return self._var(str(node))
             raise self.error(node, f"unexpected {str(node)!r}")
@@ -395,27 +694,31 @@ class ProgramCompiler:
             raise self.error(node, f"integer literal too large (more than {MAX_INT_BITS} bits)")
         return int(str(node))
 
+    def _float(self, node) -> float:
+        """A float literal (its digits are bounded like an integer's)."""
+        if len(str(node)) > 2 * MAX_INT_DIGITS:
+            raise self.error(node, "number literal too long")
+        return float(str(node))
+
+    def _string(self, node) -> str:
+        """A string literal's value: the escapes \\n, \\t, \\" and \\\\, and no others."""
+        text = str(node)
+        bad = next((m for m in _ESCAPE.finditer(text) if m.group(1) not in _KNOWN_ESCAPES), None)
+        if bad is not None:
+            raise ProgramError(f"unknown escape {bad.group()} in a string (the escapes are \\n, \\t, \\\" and "
+                               f"\\\\)", node.line or 0, (node.column or 0) + bad.start(), self.source, "error")
+        return unquote(text)
+
     def _literal(self, hook_name, value, node):
         hook = self.sem.hooks.get(hook_name)
         if hook is None:
             return lambda run: value
-        if not hook.uses_ctx:  # pure: fold once, here
-            try:
-                folded = hook(Ctx(), [value])
-            except EvalError as e:
-                e.line = getattr(node, "line", None)
-                msg = e
-                def fail(run):
-                    raise msg
-                return fail
-            return lambda run: folded
-        return lambda run: hook(run, [value])
+        return _fold(hook, [value], node, lambda v: v)
 
     def _e_int(self, node):
         return self.expr(node.children[0])
 
-    def _e_str(self, node):
-        return self.expr(node.children[0])
+    _e_float = _e_str = _e_int
 
     def _e_true(self, node):
         return lambda run: True
@@ -426,12 +729,20 @@ class ProgramCompiler:
     def _e_none(self, node):
         return lambda run: None
 
+    def _e_list(self, node):
+        items = [self.expr(a) for a in node.children[0].children] if node.children[0] is not None else []
+        hook = self.sem.hooks.get("list_literal")
+        if hook is None:
+            return lambda run: collection(run, [a(run) for a in items])
+        return lambda run: hook(run, [collection(run, [a(run) for a in items])])
+
     def _e_var(self, node):
         return self._var(str(node.children[0]))
 
     def _var(self, name):
         lookup = self.sem.hooks.get("lookup")
         ops = self.sem.ops
+        call = self.invoke
 
         def var(run):
             scope = run.scope
@@ -440,7 +751,7 @@ class ProgramCompiler:
             elif name in run.globals:
                 v = run.globals[name]
             elif name in run.functions:
-                return _function_value(run, run.functions[name])
+                return _function_value(run, run.functions[name], call)
             elif name in ops:
                 return ops[name].as_value(run)
             else:
@@ -458,7 +769,10 @@ class ProgramCompiler:
             if not op.accepts(n):
                 raise self.error(name_tok, f"{name} takes {op.arity_text()}, got {n}")
             unit = op.unit
-            if unit.variadic or unit.nslots:
+            if unit.lazy:  # those arguments run when (and if) the body reads them
+                lazy = [i in unit.lazy for i in range(n)]
+                return lambda run: unit(run, [Thunk(a, run) if z else a(run) for a, z in zip(args, lazy)])
+            if unit.variadic or unit.nslots or n < unit.arity:
                 return lambda run: unit(run, [a(run) for a in args])
             body = unit.body  # build the frame here: one call less per operator
             if n == 1:
@@ -473,6 +787,7 @@ class ProgramCompiler:
             return lambda run: body([None, run, *[a(run) for a in args]])
         if name not in self.crafted:
             raise self.error(name_tok, f"unknown operator {name}." + did_you_mean(name, list(self.sem.ops)))
+        call = self.invoke
 
         def call_user(run):
             fn = run.functions.get(name)
@@ -481,7 +796,7 @@ class ProgramCompiler:
                 if isinstance(v, Function):
                     return v(*[a(run) for a in args])
                 raise EvalError(f"function {name} is called before it is defined")
-            return invoke(run, fn, [a(run) for a in args])
+            return call(run, fn, [a(run) for a in args])
         return call_user
 
     def _e_index(self, node):
@@ -503,6 +818,40 @@ class ProgramCompiler:
         return slice_
 
 
+def _holder(run: Run, name: str) -> dict:
+    """The scope a variable lives in (the function's own, else the program's): where a write-back goes."""
+    if name in run.scope:
+        return run.scope
+    if name in run.globals:
+        return run.globals
+    raise EvalError(f"unknown variable {name}")
+
+
+def _unpacked(vs, names: list[str]):
+    if (type(vs) is not list and type(vs) is not str) or len(vs) != len(names):
+        got = f"{len(vs)} values" if type(vs) in (list, str) else f"a value of type {type_name(vs)}"
+        raise EvalError(f"cannot unpack {got} into {len(names)} names")
+    return vs
+
+
+def _order(v, n: int) -> list:
+    if type(v) is not list or any(type(i) is not int or not 0 <= i < n for i in v):
+        raise EvalError("the branch_order rule must give positions of the conditions")
+    return v
+
+
+def _jump_code(v):
+    if type(v) is not str or v not in _JUMPS:
+        raise EvalError('the jump rule must give "break", "continue" or "pass"')
+    return _JUMPS[v]
+
+
+def _count(v, hook: str) -> int:
+    if type(v) is not int:
+        raise EvalError(f"the {hook} rule produced {type_name(v)}, not a number of passes")
+    return v
+
+
 def _loop(run: Run, passes, body):
     """Run a loop body once per pass; `passes` prepares each one (binds, tests, charges)."""
     was, depth = run.in_loop, run.loop_depth
@@ -520,11 +869,50 @@ def _loop(run: Run, passes, body):
     return None
 
 
-def _bind_each(run: Run, name: str, xs: list, assign):
+def _loop_counted(run: Run, passes, body):
+    """_loop that also keeps `iteration`, the pass number, for the rules that read it."""
+    outer = run.iteration
+    try:
+        return _loop(run, _counted(run, passes), body)
+    finally:
+        run.iteration = outer
+
+
+def _counted(run: Run, passes):
+    """The passes of a loop, numbered: `iteration` is set before each is prepared (so a while
+    condition sees the pass it decides on)."""
+    ahead = iter(passes)
+    for i in itertools.count():
+        run.iteration = i
+        if next(ahead, ahead) is ahead:
+            return
+        yield
+
+
+def _bind_each(run: Run, name: str, xs, assign):
     scope = run.scope
     for x in xs:
         scope[name] = x if assign is None else assign(run, [name, x])
         yield
+
+
+def _walked(run: Run, xs, iterate, passes):
+    """What a for loop walks: the sequence after the iterate and passes rules."""
+    if iterate is not None:
+        xs = iterate(run, [xs])
+    if type(xs) is not list and type(xs) is not str:  # a string is walked in place, not copied
+        raise EvalError(f"cannot loop over a value of type {type_name(xs)}")
+    return xs if passes is None else _for_passes(run, passes, xs)
+
+
+def _for_passes(run: Run, passes, xs):
+    """The elements a for loop visits when a rule sets its number of passes: fewer stop early,
+    more visit the last element again (none, for an empty sequence)."""
+    n = len(xs)
+    m = _count(passes(run, ["for", n]), "passes")
+    if m <= n:
+        return xs[:max(m, 0)]
+    return itertools.chain(xs, itertools.repeat(xs[-1] if n else None, m - n))
 
 
 def _while_holds(run: Run, test):
@@ -535,12 +923,23 @@ def _while_holds(run: Run, test):
         yield
 
 
+def _while_passes(run: Run, test, passes):
+    """_while_holds, then the extra passes a rule asks for once the condition fails."""
+    n = 0
+    for _ in _while_holds(run, test):
+        n += 1
+        yield
+    for _ in range(_count(passes(run, ["while", n]), "passes") - n):
+        run.charge(1)
+        yield
+
+
 def invoke(run: Run, fn: UserFunction, args: list):
     """Call a user function in a fresh scope."""
     if len(args) != len(fn.params):
         raise EvalError(f"function {fn.name} takes {len(fn.params)} argument(s), got {len(args)}")
-    if run.call_depth >= MAX_DEPTH:
-        raise LimitError(f"recursion limit reached (more than {MAX_DEPTH} nested calls)")
+    if run.call_depth >= run.max_depth:
+        raise LimitError(f"recursion limit reached (more than {run.max_depth} nested calls)")
     saved = (run.scope, run.in_function, run.in_loop, run.loop_depth)
     run.scope = dict(zip(fn.params, args))
     run.in_function, run.in_loop, run.loop_depth = True, False, 0
@@ -555,8 +954,35 @@ def invoke(run: Run, fn: UserFunction, args: list):
         run.call_depth -= 1
 
 
-def _function_value(run, fn):
-    return Function(fn.name, len(fn.params), lambda args: invoke(run, fn, args))
+def _invoke_hooked(run: Run, fn: UserFunction, args: list, arguments, returned, no_return):
+    """invoke, with the rules on argument passing and return values (and `iteration` reset)."""
+    if arguments is not None:
+        args = arguments(run, [collection(run, list(args))])
+        if type(args) is not list:
+            raise EvalError(f"the arguments rule produced {type_name(args)}, not a list")
+    if len(args) != len(fn.params):
+        raise EvalError(f"function {fn.name} takes {len(fn.params)} argument(s), got {len(args)}")
+    if run.call_depth >= run.max_depth:
+        raise LimitError(f"recursion limit reached (more than {run.max_depth} nested calls)")
+    saved = (run.scope, run.in_function, run.in_loop, run.loop_depth, run.iteration, run.last)
+    run.scope = dict(zip(fn.params, args))
+    run.in_function, run.in_loop, run.loop_depth, run.iteration, run.last = True, False, 0, 0, None
+    run.call_depth += 1
+    try:
+        c = fn.body(run)
+        if c == RETURN:
+            result = run.retval if returned is None else returned(run, [run.retval, collection(run, list(args))])
+        else:
+            result = None if no_return is None else no_return(run, [run.last, collection(run, list(args))])
+        run.retval = None
+        return result
+    finally:
+        run.scope, run.in_function, run.in_loop, run.loop_depth, run.iteration, run.last = saved
+        run.call_depth -= 1
+
+
+def _function_value(run, fn, call=invoke):
+    return Function(fn.name, len(fn.params), lambda args: call(run, fn, args))
 
 
 def _as_text(v, hook):

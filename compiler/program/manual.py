@@ -4,11 +4,16 @@ from __future__ import annotations
 from worldspec import ast
 from worldspec.compiler.common import interpolate
 from worldspec.compiler.program.semantics import param_list
+from worldspec.values import MAX_DEPTH
 
 _HOOK_TITLES = {
-    "int_literal": "Integer literals", "str_literal": "String literals", "truthy": "Conditions",
-    "iterate": "Loops", "show": "Printing values", "output": "Output lines", "assign": "Assignment",
-    "lookup": "Variables", "index": "Indexing", "slice": "Slicing",
+    "int_literal": "Integer literals", "str_literal": "String literals", "float_literal": "Decimal literals",
+    "list_literal": "List literals", "truthy": "Conditions", "iterate": "Loops", "passes": "Loop passes",
+    "jump": "Leaving a loop", "branch_order": "Order of conditions", "else_runs": "The otherwise branch",
+    "show": "Printing values", "output": "Output lines", "assign": "Assignment", "lookup": "Variables",
+    "update": "Updating operators", "assign_many": "Multiple assignment", "for_many": "Loops over pairs",
+    "index": "Indexing", "slice": "Slicing", "set_index": "Setting an element", "arguments": "Arguments",
+    "returned": "Return values", "no_return": "Functions without a return",
 }
 
 _STATEMENTS = [
@@ -23,7 +28,12 @@ _STATEMENTS = [
     ("function", "defines a function; calling it runs the block with the parameters bound to the "
                  "arguments"),
     ("return", "ends the function and gives the value to its caller"),
+    ("set_index", "replaces the element at a position of the list in the variable"),
+    ("assign_many", "binds each name to the value in the same position (one list value is unpacked)"),
+    ("for_many", "runs the block once for each element of a list, each element a list whose values are "
+                 "bound to the names in order"),
 ]
+_FORMS = {"name": "name", "expr": "expr", "params": "a, b", "index": "i", "names": "a, b", "exprs": "x, y"}
 
 
 def render_manual(spec: ast.Spec, surface, params: dict, budget) -> str:
@@ -39,19 +49,28 @@ def render_manual(spec: ast.Spec, surface, params: dict, budget) -> str:
             "that opens them. `#` starts a comment.", ""]
     out.append(f"- `{w('output')}(value, ...)` prints its arguments on one line, separated by single "
                f"spaces.")
+    none_word = w("none") if surface.has("none") else "none"
     for key, text in _STATEMENTS:
         if surface.has(key):
-            form = surface.render(key, name="name", expr="expr", params="a, b").strip()
+            form = surface.render(key, **_FORMS).strip()
+            if key == "return":
+                bare = surface.render(key, expr="").strip()
+                text += f"; `{bare}` alone gives `{none_word}`"
             out.append(f"- `{form}` {text.rstrip('.')}.")
     if surface.has("break"):
         out.append(f"- `{w('break')}` leaves the innermost loop at once.")
     if surface.has("continue"):
         out.append(f"- `{w('continue')}` skips to the next iteration of the innermost loop.")
+    if surface.has("pass"):
+        out.append(f"- `{w('pass')}` does nothing (a block that has nothing to do).")
     if surface.has("index"):
         out.append("- `xs[i]` and `xs[lo:hi]` index and slice lists and strings.")
     none = f", and `{w('none')}` for no value" if surface.has("none") else ""
-    out += ["", f"Literals: integers in decimal (`42`, `-5`), strings in double quotes (`\"abc\"`), "
-                f"`{w('true')}` and `{w('false')}`{none}.", ""]
+    decimals = ", decimals (`1.5`)" if w("float") == "on" else ""
+    lists = ", lists in square brackets (`[1, 2]`)" if w("list") == "on" else ""
+    out += ["", f"Literals: integers in decimal (`42`, `-5`){decimals}, strings in double quotes (`\"abc\"`, "
+                f"with the escapes `\\n`, `\\t`, `\\\"` and `\\\\`){lists}, `{w('true')}` and "
+                f"`{w('false')}`{none}.", ""]
     hooks = [d for d in spec.base if d.kind == "hook"]
     if hooks:
         out += ["## Evaluation", ""]
@@ -63,7 +82,11 @@ def render_manual(spec: ast.Spec, surface, params: dict, budget) -> str:
         out += ["## Operators", "", "Operators are called like functions: `NAME(arg, ...)`.", ""]
         for d in ops:
             ret = "" if d.returns.name == "any" else f" -> {d.returns}"
-            out.append(f"- `{d.name}({param_list(d.params)})`{ret}: {interpolate(d.doc, params)}")
+            doc = interpolate(d.doc, params)
+            if d.mutates:
+                doc += (f" On a line of its own with a variable as `{d.mutates}`, it also stores its result "
+                        f"in that variable.")
+            out.append(f"- `{d.name}({param_list(d.params)})`{ret}: {doc}")
         out.append("")
     out += ["## Running programs", "",
             f"Each run may cost at most {budget.units_per_call} probe units: every argument of "
@@ -71,4 +94,6 @@ def render_manual(spec: ast.Spec, surface, params: dict, budget) -> str:
             f"statement is inside a loop body (charged once, however often the loop runs). A program over "
             f"the limit is rejected and nothing runs. You see at most {budget.feedback_lines} lines and "
             f"{budget.feedback_chars} characters of output.", ""]
+    if w("call_depth") != str(MAX_DEPTH):
+        out[-1:] = [f"Function calls may nest {w('call_depth')} deep.", ""]
     return "\n".join(out).rstrip() + "\n"

@@ -4,6 +4,11 @@ A table maps each operator to its compiled body and each kernel hook to its
 body, or to None when the hook is at its standard definition (the kernel then
 takes its fast path). The true world applies every rule, the manual's world
 none, and a knockout world all but one.
+
+Several rules may perturb one base line: they stack in the order the spec
+gives them, each over the ones before it that are in force (or over the base
+line), and a rule body reaches the layer beneath it by calling `prior(...)`
+with the line's parameters. Knocking a rule out removes exactly its layer.
 """
 from __future__ import annotations
 
@@ -13,22 +18,46 @@ import re
 import attrs
 
 from worldspec import ast
-from worldspec.meta import MetaCompiler, Unit
+from worldspec.compiler.common import interpolate
+from worldspec.compiler.program.equations import check_equation
+from worldspec.compiler.program.kernel import call_deep, on_deep_stack
+from worldspec.diagnostics import SpecError
+from worldspec.meta import PRIOR, MetaCompiler, Unit
 from worldspec.parser import parse_expr
-from worldspec.values import Function, LimitError
+from worldspec.values import Ctx, EvalError, Function, LimitError, show
+
+_SET_INDEX = ('if is_list(xs) and is_int(i) and i >= 0 and i < len(xs) '
+              'then concat(take(xs, i), concat([v], drop(xs, i + 1))) '
+              'else error("no element at position " + show(i))')
 
 HOOKS: dict[str, tuple[tuple[str, ...], str]] = {
     "int_literal": (("n",), "n"),
     "str_literal": (("s",), "s"),
+    "float_literal": (("x",), "x"),
+    "list_literal": (("xs",), "xs"),
     "truthy": (("v",), "truthy(v)"),
     "iterate": (("xs",), "xs"),
+    "passes": (("kind", "n"), "n"),
+    "jump": (("word",), "word"),
+    "branch_order": (("n",), "range(n)"),
+    "else_runs": (("held",), "not held"),
     "show": (("v",), "show(v)"),
     "output": (("parts",), 'join(parts, " ")'),
     "assign": (("name", "v"), "v"),
     "lookup": (("name", "v"), "v"),
+    "update": (("name", "old", "v"), "v"),
+    "assign_many": (("names", "vs"), "vs"),
+    "for_many": (("names", "item"), "item"),
     "index": (("xs", "i"), "get(xs, i)"),
     "slice": (("xs", "lo", "hi"), "slice(xs, lo, hi)"),
+    "set_index": (("xs", "i", "v"), _SET_INDEX),
+    "arguments": (("args",), "args"),
+    "returned": (("v", "args"), "v"),
+    "no_return": (("last", "args"), "none"),
 }
+# Hooks the kernel always calls through the table (their statements are rare, their defaults
+# not worth a fast path); every other hook at its standard definition costs nothing.
+CALLED_HOOKS = ("index", "slice", "set_index", "update", "assign_many", "for_many")
 
 
 @functools.cache
@@ -51,8 +80,13 @@ HOOK_PARAMS = {name: params for name, (params, _) in HOOKS.items()}
 
 
 def param_list(params) -> str:
-    """A parameter list as the manual writes it: `xs, *rest`."""
-    return ", ".join(("*" if p.variadic else "") + p.name for p in params)
+    """A parameter list as the manual writes it: `xs, *rest`, `lazy b`, `digits = 0`."""
+    def default(p) -> str:
+        if p.default is None:
+            return ""
+        return f" = {show(p.default.value)}" if isinstance(p.default, ast.Const) else " = ..."
+    return ", ".join(("*" if p.variadic else "") + ("lazy " if p.lazy else "") + p.name + default(p)
+                     for p in params)
 
 
 @attrs.define
@@ -63,23 +97,31 @@ class Op:
     params: tuple[ast.Param, ...]
     unit: Unit
     rule: str | None = None  # the perturbed rule whose override this is; None for a base line
+    mutates: int = -1  # the parameter whose variable a bare-statement call updates (-1: none)
 
     @property
     def variadic(self) -> bool:
         """Whether the last parameter takes the remaining arguments."""
         return bool(self.params) and self.params[-1].variadic
 
+    @property
+    def required(self) -> int:
+        """The fewest arguments a call may pass."""
+        return sum(1 for p in self.params if p.default is None and not p.variadic)
+
     def accepts(self, n: int) -> bool:
         """Whether a call with n arguments fits the signature."""
-        fixed = len(self.params) - (1 if self.variadic else 0)
-        return n >= fixed if self.variadic else n == fixed
+        if self.variadic:
+            return n >= self.required
+        return self.required <= n <= len(self.params)
 
     def arity_text(self) -> str:
         """The signature as an arity error states it."""
         names = param_list(self.params)
-        fixed = len(self.params) - (1 if self.variadic else 0)
-        count = f"at least {fixed}" if self.variadic else str(fixed)
-        return f"{count} argument{'s' if fixed != 1 or self.variadic else ''} ({names})"
+        fixed, most = self.required, len(self.params)
+        count = (f"at least {fixed}" if self.variadic else str(fixed) if fixed == most
+                 else f"{fixed} to {most}")
+        return f"{count} argument{'s' if most != 1 or self.variadic else ''} ({names})"
 
     @property
     def uses_ctx(self) -> bool:
@@ -87,7 +129,14 @@ class Op:
         return self.unit.uses_ctx
 
     def __call__(self, run, args: list):
-        return self.unit(run, args)
+        try:
+            return self.unit(run, args)
+        except RecursionError:
+            # outside a program (certification calls bodies directly) a deep recursion of defs
+            # is run again on a deep stack; a program run rolls back and reruns as a whole
+            if type(run) is not Ctx or on_deep_stack():
+                raise
+            return call_deep(lambda: self.unit(run, args))
 
     def call(self, run, args: list):
         """Call from a program: one step charged."""
@@ -98,8 +147,8 @@ class Op:
 
     def as_value(self, run) -> Function:
         """The operator as a first-class function value of one run."""
-        return Function(self.name, None if self.variadic else len(self.params),
-                        lambda args: self.call(run, args))
+        fixed = None if self.variadic or self.required != len(self.params) else len(self.params)
+        return Function(self.name, fixed, lambda args: self.call(run, args))
 
 
 @attrs.frozen
@@ -107,18 +156,88 @@ class Semantics:
     ops: dict
     hooks: dict  # hook name -> Op, or None at its standard definition
     applied: frozenset[str]  # rule ids in force
-    origins: dict = attrs.field(factory=dict, repr=False)  # target -> id of the rule that defines it
+    origins: dict = attrs.field(factory=dict, repr=False)  # target -> id of the topmost rule in force on it
 
     def origin(self, target: str) -> str | None:
         """The id of the rule that defines this target ("op PLUCK"), or None for its base line."""
         return self.origins.get(target)
 
+    @functools.cached_property
+    def reads_iteration(self) -> bool:
+        """Whether some body in force reads `iteration` (only then do loops count their passes)."""
+        return any(op is not None and op.unit.uses_ctx and "iteration" in op.unit.reads
+                   for op in (*self.ops.values(), *self.hooks.values()))
 
-def compile_definition(mc: MetaCompiler, d: ast.Definition, rule: str | None = None) -> Op:
-    """Compile one base line or override (carrying the id of its rule, if any)."""
-    params = [p.name for p in d.params]
-    variadic = bool(d.params) and d.params[-1].variadic
-    return Op(d.name, d.params, mc.unit(d.name, params, d.body, variadic), rule)
+
+def mentions(e, name: str) -> bool:
+    """Whether an expression names `name` anywhere (a conservative syntactic test)."""
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, ast.Var):
+            if x.name == name:
+                return True
+        elif isinstance(x, ast.Expr):
+            todo += [getattr(x, f.name) for f in attrs.fields(type(x)) if f.name != "span"]
+        elif isinstance(x, tuple):
+            todo += list(x)
+    return False
+
+
+def _located(d: ast.Definition, message: str, hint: str) -> SpecError:
+    return SpecError(d.span, f"{d.target}: {message}", hint)
+
+
+def signature(mc: MetaCompiler, d: ast.Definition) -> tuple[tuple, tuple[int, ...], int]:
+    """Defaults (as values), lazy positions and the mutated position of a line; checks them."""
+    params = d.params
+    first_optional = next((i for i, p in enumerate(params) if p.default is not None), len(params))
+    if any(p.default is None and not p.variadic for p in params[first_optional:]):
+        raise _located(d, "a parameter without a default follows one with a default",
+                       "Put the optional parameters last: op F(x: int, step: int = 1).")
+    if any(p.variadic and (p.default is not None or p.lazy) for p in params):
+        raise _located(d, "a * parameter can be neither lazy nor optional", "Remove `lazy` or the default.")
+    if first_optional < len(params) and params[-1].variadic:
+        raise _located(d, "an operator cannot have both optional and * parameters", "Keep one of them.")
+    if d.kind == "hook" and any(p.lazy or p.default is not None for p in params):
+        raise _located(d, "a hook's parameters are neither lazy nor optional",
+                       "The kernel always passes every argument of a hook.")
+    try:
+        defaults = tuple(mc.constant(p.default) for p in params if p.default is not None)
+    except EvalError as e:
+        raise _located(d, f"a default cannot be evaluated: {e.message}",
+                       "Defaults are constants: literals, params and builtins.") from None
+    mutated = -1
+    if d.mutates:
+        names = [p.name for p in params]
+        if d.kind != "op" or d.mutates not in names or params[names.index(d.mutates)].variadic:
+            raise _located(d, f"mutates {d.mutates}: not a parameter of this operator",
+                           "Write `mutates NAME` with NAME one of the operator's own (not *) parameters.")
+        mutated = names.index(d.mutates)
+    return defaults, tuple(i for i, p in enumerate(params) if p.lazy), mutated
+
+
+def compile_definition(mc: MetaCompiler, d: ast.Definition, rule: str | None = None,
+                       base: ast.Definition | None = None, prior: Unit | None = None) -> Op:
+    """Compile one base line or override (carrying the id of its rule, if any).
+
+    An override takes its signature (types, defaults, lazy, mutates) from its base line; `prior`
+    is what the override's prior(...) calls.
+    """
+    base = base or d
+    params = tuple(attrs.evolve(b, name=o.name) for b, o in zip(base.params, d.params))
+    defaults, lazy, mutated = signature(mc, base)
+    if prior is not None:
+        mc = MetaCompiler(mc.constants, {**mc.defs, PRIOR: prior})
+    unit = mc.unit(d.name, [p.name for p in params], d.body, bool(params) and params[-1].variadic,
+                   defaults, lazy)
+    return Op(d.name, params, unit, rule, mutated)
+
+
+def as_prior(op: Op) -> Unit:
+    """The layer beneath a rule, as its prior(...): called with every parameter (a * one as a list)."""
+    u = op.unit
+    return Unit(PRIOR, u.arity, False, u.nslots, u.body, u.uses_ctx, u.defaults, u.lazy, reads=u.reads)
 
 
 def is_standard(d: ast.Definition) -> bool:
@@ -135,46 +254,69 @@ class SemanticsBuilder:
     def __init__(self, mc: MetaCompiler, base: tuple[ast.Definition, ...], rules: tuple[ast.RuleDecl, ...]):
         self.base = {d.target: d for d in base}
         self.rules = {r.id: r for r in rules}
-        # (target, rule id or None for the base line) -> compiled body (None: a hook at its standard body)
-        self.compiled: dict[tuple[str, str | None], Op | None] = {}
-        self.standard: dict[str, Op] = {}  # index and slice at their standard bodies
+        self.layers: dict[str, tuple[str, ...]] = {}  # target -> the ids of the rules on it, in spec order
+        for r in rules:
+            self.layers[r.override.target] = self.layers.get(r.override.target, ()) + (r.id,)
+        # (target, ids of the rules in force on it) -> compiled body (None: a hook at its standard body)
+        self.compiled: dict[tuple[str, tuple[str, ...]], Op | None] = {}
+        self.standard: dict[str, Op] = {}  # always-called hooks at their standard bodies
         self.mc = mc
         self.tables: dict[frozenset, Semantics] = {}
         self.requires_cache: dict[str, frozenset] = {}
         self.parse_cache: dict = {}  # program text -> tree (or its ProgramError)
         self.program_cache: dict = {}  # (rules, text, known functions) -> (tree, code)
 
-    def op(self, target: str, rule: str | None = None) -> Op | None:
-        """The compiled body of a base line, or of the override of rule `rule` (compiled once)."""
-        key = (target, rule)
+    def op(self, target: str, rules: tuple[str, ...] | str | None = ()) -> Op | None:
+        """The compiled body of a base line under these rules (spec order; a single id: that rule
+        alone over the base line), compiled once."""
+        rules = () if rules is None else (rules,) if isinstance(rules, str) else tuple(rules)
+        key = (target, rules)
         if key not in self.compiled:
-            d = self.base[target] if rule is None else self.rules[rule].override
-            self.compiled[key] = None if is_standard(d) else compile_definition(self.mc, d, rule)
+            self.compiled[key] = self._compile(target, rules)
         return self.compiled[key]
 
+    def _compile(self, target: str, rules: tuple[str, ...]) -> Op | None:
+        base = self.base[target]
+        if not rules:
+            return None if is_standard(base) else compile_definition(self.mc, base)
+        top = self.rules[rules[-1]].override
+        if not mentions(top.body, PRIOR):
+            if len(rules) > 1:  # the top layer hides every layer beneath it
+                return self.op(target, rules[-1:])
+            return None if is_standard(top) else compile_definition(self.mc, top, rules[-1], base)
+        beneath = self.op(target, rules[:-1]) or self.standard_op(base.name)
+        return compile_definition(self.mc, top, rules[-1], base, as_prior(beneath))
+
     def rule_op(self, rule: str) -> Op | None:
-        """The compiled override of one rule."""
+        """The compiled override of one rule, over the base line alone."""
         return self.op(self.rules[rule].override.target, rule)
 
     def compile_all(self) -> None:
-        """Compile every base line and every override now (so that errors point at the spec)."""
+        """Compile every def, base line, override and equation now (so that errors point at the spec)."""
+        self.mc.finish()
         for target in self.base:
             self.op(target)
         for rid in self.rules:
             self.rule_op(rid)
+        self.build(self.rules)
+        for r in self.rules.values():
+            params = [p.name for p in r.override.params]
+            check_equation(self.mc, interpolate(r.equation, self.mc.constants), params, r.equation_span)
 
     def build(self, applied) -> Semantics:
         """The table with exactly these rules in force (built once per rule set)."""
         applied = frozenset(applied)
         if applied in self.tables:
             return self.tables[applied]
-        origins = {self.rules[rid].override.target: rid for rid in applied}
-        ops, hooks = {}, {}
+        ops, hooks, origins = {}, {}, {}
         for target, d in self.base.items():
-            (ops if d.kind == "op" else hooks)[d.name] = self.op(target, origins.get(target))
+            layers = tuple(rid for rid in self.layers.get(target, ()) if rid in applied)
+            if layers:
+                origins[target] = layers[-1]
+            (ops if d.kind == "op" else hooks)[d.name] = self.op(target, layers)
         for name in HOOKS:
             hooks.setdefault(name, None)
-        for name in ("index", "slice"):  # always callable through the table
+        for name in CALLED_HOOKS:  # always callable through the table
             if hooks[name] is None:
                 hooks[name] = self.standard_op(name)
         sem = Semantics(ops, hooks, applied, origins)

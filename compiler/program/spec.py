@@ -37,7 +37,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProgramWorld:
     params = draw_params(spec, seed)
     mc = meta_compiler(spec, params)
     surface = build_surface(spec.syntax, spec.syntax[0].span if spec.syntax else spec.span)
-    check_definitions(spec, hooks=HOOK_PARAMS)
+    check_definitions(spec, hooks=HOOK_PARAMS, stacked=True)
     for d in spec.base:
         if d.kind == "op" and d.name in surface.keywords:
             raise SpecError(d.span, f"operator {d.name} is also a keyword of the syntax block",

@@ -1,9 +1,14 @@
 """A world's program surface: its keyword map turned into a Lark LALR grammar.
 
 The kernel's statement forms are fixed (assign, output, if/elif/else, for,
-while, break, continue, function, return); a world spells them with templates
-such as "SET {name} AS {expr}". The grammar is generated once per world and
-parsed with Lark's Indenter for indentation blocks.
+while, break, continue, pass, function, return, and the optional index
+assignment, multiple assignment and multiple-name for); a world spells them with
+templates such as "SET {name} AS {expr}". The grammar is generated once per
+world and parsed with Lark's Indenter for indentation blocks. A template is
+checked when declared: each placeholder at most once, the ones its form needs,
+none directly after another, so a template that compiles is never misread.
+A few entries are options of the kernel rather than spellings (index, float and
+list literals, float printing, call depth).
 """
 from __future__ import annotations
 
@@ -14,21 +19,36 @@ from lark import Lark
 from lark.exceptions import LarkError
 from lark.indenter import Indenter
 
+from worldspec.compiler.program.kernel import MAX_CALL_DEPTH
 from worldspec.diagnostics import SpecError, did_you_mean
+from worldspec.values import MAX_DEPTH
 
 DEFAULTS = {
     "assign": "{name} = {expr}", "output": "print", "if": "if {expr}:", "elif": "elif {expr}:",
     "else": "else:", "for": "for {name} in {expr}:", "while": "while {expr}:", "break": "break",
     "continue": "continue", "function": "def {name}({params}):", "return": "return {expr}",
     "true": "true", "false": "false", "none": "none", "index": "off",
+    "pass": "off", "set_index": "off", "assign_many": "off", "for_many": "off",
+    "float": "off", "list": "off", "float_print": "rounded", "call_depth": str(MAX_DEPTH),
 }
+# What `on` spells for the forms that are off unless a world asks for them.
+ON = {"pass": "pass", "set_index": "{name}[{index}] = {expr}", "assign_many": "{names} = {exprs}",
+      "for_many": "for {names} in {expr}:"}
 PLACEHOLDERS = {"assign": {"name", "expr"}, "if": {"expr"}, "elif": {"expr"}, "else": set(),
                 "for": {"name", "expr"}, "while": {"expr"}, "function": {"name", "params"},
-                "return": {"expr"}}
-WORD_KEYS = ("output", "break", "continue", "true", "false", "none")
+                "return": {"expr"}, "set_index": {"name", "index", "expr"}, "assign_many": {"names", "exprs"},
+                "for_many": {"names", "expr"}}
+WORD_KEYS = ("output", "break", "continue", "pass", "true", "false", "none")
+REQUIRED = ("assign", "output", "if", "else", "for", "true", "false")  # forms a world cannot switch off
+SWITCHES = ("index", "float", "list")  # on | off
+CHOICES = {"float_print": ("rounded", "repr")}
+# Forms that may open with the same word: the generated grammar tells them apart (or Lark says it cannot).
+SHARED_HEADS = ({"if", "elif"}, {"assign", "assign_many", "set_index"}, {"for", "for_many"})
 
 _PUNCT = {"(": '"("', ")": '")"', ":": '":"', ",": '","', "[": '"["', "]": '"]"'}
-_TOKEN = re.compile(r"\{name\}|\{expr\}|\{params\}|[A-Za-z_][A-Za-z0-9_]*|:=|->|<-|[^\sA-Za-z0-9_]")
+_SLOT = {"name": "NAME", "expr": "expr", "params": "[params]", "index": "index_at", "names": "names",
+         "exprs": "exprs"}
+_TOKEN = re.compile(r"\{[A-Za-z_]*\}|[A-Za-z_][A-Za-z0-9_]*|:=|->|<-|[^\sA-Za-z0-9_]")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -69,35 +89,55 @@ class Surface:
 
 
 def _template(key: str, text: str, span) -> tuple[list[str], set[str]]:
-    parts, words = [], set()
+    parts, words, slots = [], set(), []
+    adjacent = ""  # the first two placeholders with nothing between them
     pos = 0
+    previous_slot = False
     for m in _TOKEN.finditer(text):
         if text[pos:m.start()].strip():
-            raise SpecError(span, f"cannot read the {key} template {text!r}", "Use words, {name}, "
-                            "{expr}, {params} and punctuation separated as in \"SET {name} AS {expr}\".")
+            raise SpecError(span, f"cannot read the {key} template {text!r}", "Use words, placeholders "
+                            "and punctuation separated as in \"SET {name} AS {expr}\".")
         pos = m.end()
         tok = m.group()
-        if tok == "{name}":
-            parts.append("NAME")
-        elif tok == "{expr}":
-            parts.append("expr")
-        elif tok == "{params}":
-            parts.append("[params]")
-        elif _WORD.match(tok):
+        if tok.startswith("{") and tok.endswith("}") and len(tok) > 1:
+            slot = tok[1:-1]
+            if slot not in _SLOT:
+                raise SpecError(span, f"the {key} template {text!r} has an unknown placeholder {tok}",
+                                (did_you_mean(slot, _SLOT).strip() + " ") + "Placeholders: "
+                                + ", ".join("{" + p + "}" for p in _SLOT) + ".")
+            if slot in slots:
+                raise SpecError(span, f"the {key} template {text!r} uses {tok} twice",
+                                "Each placeholder stands for one part of the statement: use it once.")
+            if previous_slot and not adjacent:
+                adjacent = f"{{{slots[-1]}}} and {tok}"
+            slots.append(slot)
+            parts.append(_SLOT[slot])
+            previous_slot = True
+            continue
+        previous_slot = False
+        if tok in ("#", '"'):
+            raise SpecError(span, f"the {key} template {text!r} uses {tok!r}",
+                            "`#` starts a comment and `\"` a string in programs; choose another symbol.")
+        if _WORD.match(tok):
             parts.append(f'"{tok}"')
             words.add(tok)
         elif tok in _PUNCT:
             parts.append(_PUNCT[tok])
         else:
             parts.append('"' + tok.replace("\\", "\\\\").replace('"', '\\"') + '"')
-    placeholders = {p for p in ("name", "expr", "params") if "{" + p + "}" in text}
-    if key in PLACEHOLDERS and placeholders != PLACEHOLDERS[key]:
+    if key in PLACEHOLDERS and set(slots) != PLACEHOLDERS[key]:
         want = ", ".join("{" + p + "}" for p in sorted(PLACEHOLDERS[key])) or "no placeholders"
-        raise SpecError(span, f"the {key} template {text!r} must contain {want}",
-                        f"For example: {DEFAULTS[key]!r}.")
+        example = ON.get(key, DEFAULTS[key])
+        raise SpecError(span, f"the {key} template {text!r} must contain {want}", f"For example: {example!r}.")
     if not words and not any(p.startswith('"') for p in parts):
         raise SpecError(span, f"the {key} template {text!r} has no keyword",
                         "A statement form needs a word or a symbol of its own, as in \"{name} = {expr}\".")
+    if adjacent:
+        raise SpecError(span, f"in the {key} template {text!r}, {adjacent} follow each other directly",
+                        "Put a word or a symbol between two placeholders, as in \"SET {name} AS {expr}\", so "
+                        "that a program says where one ends.")
+    if key == "return":  # a bare return gives none
+        parts = ["[expr]" if p == "expr" else p for p in parts]
     return parts, words
 
 
@@ -105,17 +145,38 @@ def _check_distinct(words: dict, spans: dict, span) -> None:
     """Two statement forms may not open with the same word (the grammar could not tell them apart)."""
     first: dict[str, str] = {}
     for key, text in words.items():
-        if key == "index" or not text or text == "off":
+        if key not in PLACEHOLDERS and key not in WORD_KEYS or not text or text == "off":
             continue
         m = _TOKEN.search(text)
         head = m.group() if m else text
         if head.startswith("{"):
             continue
-        if head in first and not {key, first[head]} <= {"if", "elif"}:
+        if head in first and not any({key, first[head]} <= shared for shared in SHARED_HEADS):
             raise SpecError(spans.get(key, spans.get(first[head], span)),
                             f"{key} and {first[head]} both start with {head!r}",
                             "Give each statement form a keyword of its own.")
-        first[head] = key
+        first.setdefault(head, key)
+
+
+def _check_value(key: str, value: str, span) -> str:
+    """An entry's value, checked (and `on` spelled out for the optional forms)."""
+    if key in SWITCHES:
+        if value not in ("on", "off"):
+            raise SpecError(span, f"{key} is on or off, not {value!r}", f"Write: {key} on")
+        return value
+    if key in CHOICES:
+        if value not in CHOICES[key]:
+            raise SpecError(span, f"{key} is one of {', '.join(CHOICES[key])}, not {value!r}",
+                            f"Write: {key} {CHOICES[key][-1]}")
+        return value
+    if key == "call_depth":
+        if not value.isdigit() or not 1 <= int(value) <= MAX_CALL_DEPTH:
+            raise SpecError(span, f"call_depth is a number of nested calls from 1 to {MAX_CALL_DEPTH:,}",
+                            f"The default is {MAX_DEPTH}; recursive worlds may need about 1000.")
+        return value
+    if value == "off" and key in REQUIRED:
+        raise SpecError(span, f"the {key} form cannot be switched off", f"Spell it, e.g. {DEFAULTS[key]!r}.")
+    return ON.get(key, value) if value == "on" else value
 
 
 def build_surface(entries, span) -> Surface:
@@ -127,7 +188,7 @@ def build_surface(entries, span) -> Surface:
             raise SpecError(e.span, f"unknown syntax entry {e.key!r}",
                             (did_you_mean(e.key, DEFAULTS).strip() + " ") + "Known entries: "
                             + ", ".join(DEFAULTS) + ".")
-        words[e.key] = e.value
+        words[e.key] = _check_value(e.key, e.value, e.span)
         spans[e.key] = e.span
     grammar, keywords = generate_grammar(words, spans, span)
     try:
@@ -172,9 +233,11 @@ def generate_grammar(words: dict, spans: dict, span) -> tuple[str, set[str]]:
         seq[key] = " ".join(parts)
     for key in WORD_KEYS:
         w = words[key]
+        if w == "off" and key not in REQUIRED:
+            continue
         if not _WORD.match(w):
             raise SpecError(spans.get(key, span), f"the {key} keyword {w!r} must be a single word",
-                            f"For example: {DEFAULTS[key]!r}.")
+                            f"For example: {ON.get(key, DEFAULTS[key])!r}.")
         keywords.add(w)
     q = lambda w: '"' + w + '"'  # noqa: E731
     simple = ["assign", "output"]
@@ -185,12 +248,27 @@ def generate_grammar(words: dict, spans: dict, span) -> tuple[str, set[str]]:
         f"output: {q(words['output'])} \"(\" [args] \")\"",
         "expr_stmt: expr",
     ]
+    if "assign_many" in seq:
+        simple.append("assign_many")
+        lines.append(f"assign_many: {seq['assign_many']}")
+    if "set_index" in seq:
+        simple.append("set_index")
+        head = 'NAME "[" index_at "]" '
+        if seq["set_index"].startswith(head):
+            # `xs[i] = v`: the target is read as an indexed expression (LALR cannot decide earlier
+            # whether `xs[` opens an index or a statement); the kernel requires a variable there.
+            lines.append(f'set_index: postfix "[" expr "]" {seq["set_index"][len(head):]} -> set_item')
+        else:
+            lines.append(f"set_index: {seq['set_index']}")
     compound = ["if_", "for_"]
     lines.append(f"if_: {seq['if']} suite {'elif_* ' if 'elif' in seq else ''}[else_]")
     if "elif" in seq:
         lines.append(f"elif_: {seq['elif']} suite")
     lines.append(f"else_: {seq['else']} suite")
     lines.append(f"for_: {seq['for']} suite")
+    if "for_many" in seq:
+        compound.append("for_many")
+        lines.append(f"for_many: {seq['for_many']} suite")
     if "while" in seq:
         compound.append("while_")
         lines.append(f"while_: {seq['while']} suite")
@@ -201,10 +279,16 @@ def generate_grammar(words: dict, spans: dict, span) -> tuple[str, set[str]]:
     if "return" in seq:
         simple.append("return_")
         lines.append(f"return_: {seq['return']}")
-    for key in ("break", "continue"):
-        if words.get(key):
+    for key in ("break", "continue", "pass"):
+        if words.get(key) and words[key] != "off":
             simple.append(key + "_")
             lines.append(f"{key}_: {q(words[key])}")
+    if "set_index" in seq:
+        lines.append("index_at: expr")
+    if "assign_many" in seq or "for_many" in seq:
+        lines.append('names: NAME ("," NAME)+')
+    if "assign_many" in seq:
+        lines.append('exprs: expr ("," expr)*')
     simple.append("expr_stmt")
     lines.append("_simple: " + " | ".join(simple))
     lines.append("_compound: " + " | ".join(compound))
@@ -217,19 +301,24 @@ def generate_grammar(words: dict, spans: dict, span) -> tuple[str, set[str]]:
     atoms = ["INT -> int", "STRING -> str", f"{q(words['true'])} -> true",
              f"{q(words['false'])} -> false", "NAME -> var", 'NAME "(" [args] ")" -> call',
              '"(" expr ")"']
-    if words.get("none"):
+    if words.get("none") and words["none"] != "off":
         atoms.insert(4, f"{q(words['none'])} -> none")
+    if words["float"] == "on":
+        atoms.insert(1, "FLOAT -> float")
+    if words["list"] == "on":
+        atoms.append('"[" [args] "]" -> list')
     lines.append("?atom: " + "\n    | ".join(atoms))
     lines.append('args: expr ("," expr)*')
     lines += [
         "NAME: /[A-Za-z_][A-Za-z0-9_]*/",
         "INT: /-?[0-9]+/",
+        "FLOAT.2: /-?[0-9]+\\.[0-9]+/",
         r'STRING: /"(?:[^"\\\n]|\\.)*"/',
-        r"COMMENT: /#[^\n]*/",
-        r"_NL: /(\r?\n[\t ]*)+/",
+        # A comment belongs to the line break after it, so a comment line (at any indentation)
+        # and blank lines are one break: the indenter reads the indentation after the last one.
+        r"_NL: /(?:#[^\n]*)?(?:\r?\n[\t \f]*(?:#[^\n]*)?)+/",
         r"%ignore /[\t \f]+/",
         r"%ignore /\\[\t \f]*\r?\n/",
-        "%ignore COMMENT",
         "%declare _INDENT _DEDENT",
     ]
     return "\n".join(lines) + "\n", keywords

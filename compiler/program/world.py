@@ -122,10 +122,10 @@ class ProgramWorld(WorldHeader):
     # ------------------------------------------------------------ running
 
     @property
-    def words(self) -> tuple[str, str, str]:
-        """How this world spells true, false and none (for printing values)."""
+    def words(self) -> tuple[str, str, str, str]:
+        """How this world spells true, false and none, and prints floats (for printing values)."""
         s = self.surface
-        return (s.word("true"), s.word("false"), s.word("none") or "none")
+        return (s.word("true"), s.word("false"), s.word("none") or "none", s.word("float_print"))
 
     def compile_program(self, text: str, known_functions=()):
         """Parse and compile a program for this world's rule set (cached: grading
