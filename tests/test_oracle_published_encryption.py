@@ -10,7 +10,7 @@ from worldspec.cli import main
 from worldspec.compiler import load_world
 
 ROOT = Path(__file__).resolve().parent.parent
-ENCRYPTION = ROOT / "worlds" / "oracle-published" / "encryption"
+ENCRYPTION = ROOT / "worlds" / "oracle" / "encryption"
 
 EASY = ["01248-encryption-1", "01248-encryption-2", "adhxz-encryption", "backpack-encryption", "bacon-cipher",
         "caesar-cipher", "curve-cipher", "fib-cipher", "idx-shift-encryption", "simple-substitution", "zigzag-cipher"]

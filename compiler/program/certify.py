@@ -112,7 +112,7 @@ def task_probe(world, data, answer: str, values) -> str | None:
 def literal(world, value) -> str | None:
     """A scalar value written as a literal of the world (literal hooks may read it differently:
     the probe need not reproduce the case, only run the author's code)."""
-    yes, no, none = world.words
+    yes, no, none, _ = world.words
     if value is True or value is False:
         return yes if value else no
     if value is None:
