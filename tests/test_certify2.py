@@ -77,12 +77,13 @@ example E1 band apply "Print a number." {
 }
 '''
 
-# R1 changes ECHO only on the string "xyz", which no generated probe writes.
+# R1 changes ECHO only on one long string, which no generated probe writes (certification mines
+# rules' string constants up to 20 characters, so the word is longer).
 RARE = '''
 rule R1 "ECHO reverses one word" {
-  op ECHO(s) = if s == "xyz" then "zyx" else s
-  statement "ECHO(\\"xyz\\") is \\"zyx\\"; every other string is unchanged."
-  equation  "(if (== s \\"xyz\\") \\"zyx\\" s)"
+  op ECHO(s) = if s == "quuxquuxquuxquuxquuxquux" then "xuuqxuuqxuuqxuuqxuuqxuuq" else s
+  statement "ECHO(\\"quuxquuxquuxquuxquuxquux\\") is \\"xuuqxuuqxuuqxuuqxuuqxuuq\\"; every other string is unchanged."
+  equation  "(if (== s \\"quuxquuxquuxquuxquuxquux\\") \\"xuuqxuuqxuuqxuuqxuuqxuuq\\" s)"
   %R1%
 }
 '''
@@ -198,15 +199,15 @@ def test_a_rule_no_probe_shows_is_not_observable_and_the_message_says_what_was_t
 
 
 def test_a_witness_line_makes_the_rule_observable():
-    rep = certify(rare=True, R1='witness """\n    EMIT(ECHO("xyz"))\n  """')
-    assert row(rep, "R1")["observable"] and row(rep, "R1")["witness"] == 'EMIT(ECHO("xyz"))'
+    rep = certify(rare=True, R1='witness """\n    EMIT(ECHO("quuxquuxquuxquuxquuxquux"))\n  """')
+    assert row(rep, "R1")["observable"] and row(rep, "R1")["witness"] == 'EMIT(ECHO("quuxquuxquuxquuxquuxquux"))'
     assert not any("R1" in p and "observable" in p for p in rep["problems"])
 
 
 def test_the_first_witness_that_tells_the_rule_apart_is_reported():
-    w = build(rare=True, R1='witness "EMIT(ECHO(\\"abc\\"))"\n  witness "EMIT(ECHO(\\"xyz\\"))"')
-    assert w.rule_data["R1"].witnesses == ('EMIT(ECHO("abc"))', 'EMIT(ECHO("xyz"))')
-    assert find_witness(w, "R1") == 'EMIT(ECHO("xyz"))'
+    w = build(rare=True, R1='witness "EMIT(ECHO(\\"abc\\"))"\n  witness "EMIT(ECHO(\\"quuxquuxquuxquuxquuxquux\\"))"')
+    assert w.rule_data["R1"].witnesses == ('EMIT(ECHO("abc"))', 'EMIT(ECHO("quuxquuxquuxquuxquuxquux"))')
+    assert find_witness(w, "R1") == 'EMIT(ECHO("quuxquuxquuxquuxquuxquux"))'
 
 
 def test_a_witness_that_does_not_tell_its_rule_apart_is_a_problem():
@@ -217,24 +218,24 @@ def test_a_witness_that_does_not_tell_its_rule_apart_is_a_problem():
 
 
 def test_an_example_program_is_evidence():
-    example = 'example E2 band apply "Echo a word." {\n  program "EMIT(ECHO(\\"xyz\\"))"\n}\n'
+    example = 'example E2 band apply "Echo a word." {\n  program "EMIT(ECHO(\\"quuxquuxquuxquuxquuxquux\\"))"\n}\n'
     w = build(rare=True, extra=example)
-    assert find_witness(w, "R1") == 'EMIT(ECHO("xyz"))'
+    assert find_witness(w, "R1") == 'EMIT(ECHO("quuxquuxquuxquuxquuxquux"))'
     assert find_witness(w, "R1", max_examples=20, evidence=False) is None  # generated probes alone miss it
 
 
 def test_a_prediction_program_is_evidence():
-    predict = ('task T9 band apply {\n  prompt "p"\n  predict\n  program """\n    SET w AS ECHO("xyz")\n'
+    predict = ('task T9 band apply {\n  prompt "p"\n  predict\n  program """\n    SET w AS ECHO("quuxquuxquuxquuxquuxquux")\n'
                '    EMIT(w)\n  """\n}\n')
     w = build(rare=True, extra=predict)
-    assert find_witness(w, "R1") == 'SET w AS ECHO("xyz")\nEMIT(w)\n'
+    assert find_witness(w, "R1") == 'SET w AS ECHO("quuxquuxquuxquuxquuxquux")\nEMIT(w)\n'
 
 
 def test_a_task_answer_run_on_its_case_is_evidence():
-    task = ('task T8 band apply {\n  prompt "Echo s."\n  input s: str\n  case "ab"\n  case "xyz"\n'
-            '  expect if s == "xyz" then "zyx" else s\n  solution "EMIT(ECHO(s))"\n}\n')
+    task = ('task T8 band apply {\n  prompt "Echo s."\n  input s: str\n  case "ab"\n  case "quuxquuxquuxquuxquuxquux"\n'
+            '  expect if s == "quuxquuxquuxquuxquuxquux" then "xuuqxuuqxuuqxuuqxuuqxuuq" else s\n  solution "EMIT(ECHO(s))"\n}\n')
     w = build(rare=True, extra=task)
-    assert find_witness(w, "R1") == 'SET s AS "xyz"\nEMIT(ECHO(s))'
+    assert find_witness(w, "R1") == 'SET s AS "quuxquuxquuxquuxquuxquux"\nEMIT(ECHO(s))'
 
 
 def test_task_probes_write_inputs_as_literals_and_call_functions():

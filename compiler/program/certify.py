@@ -36,7 +36,7 @@ def find_witness(world, rule_id: str, max_examples: int = SEARCH_EXAMPLES, evide
     """
     true, knocked = world.true_world(), world.knockout(rule_id)
     target = world.builder.rules[rule_id].override.target
-    gen = ProbeGenerator(true)
+    gen = ProbeGenerator(true, mine_rules=True)
     tells = functools.partial(tells_apart, true, knocked)
     declared = next((p for p in world.rule_data[rule_id].witnesses if tells(p)), None)
     if declared is not None:

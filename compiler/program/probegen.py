@@ -100,7 +100,9 @@ def quote(text: str) -> str:
 class ProbeGenerator:
     """Probes for one world, built from its surface and its base operators' signatures."""
 
-    def __init__(self, world):
+    def __init__(self, world, mine_rules: bool = False):
+        """`mine_rules`: also write the string constants of the perturbed rules' bodies (certification
+        knows the truth; a fixed-probe agent must not, so the world's public generator leaves it off)."""
         self.world = world
         self.surface = world.surface
         self.base = world.builder.base  # target -> Definition
@@ -113,7 +115,8 @@ class ProbeGenerator:
         w = self.surface.word
         self.out = w("output")
         taken = set(self.surface.keywords) | {d.name for d in self.ops} | {"w9", "w8", "g0", "g1", "g2"}
-        mined = set().union(*(_strings(r.override.body) for r in world.builder.rules.values()))
+        mined = set().union(*(_strings(r.override.body) for r in world.builder.rules.values())) if mine_rules \
+            else set()
         # names a rule may key on (its string constants), then every letter: a rule on names that
         # start with a letter the author picked is seen whichever letter that is
         self.names = [n for n in sorted(mined) if _NAME.match(n) and n not in taken]
