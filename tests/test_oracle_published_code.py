@@ -10,7 +10,7 @@ from worldspec.cli import main
 from worldspec.compiler import load_world
 
 ROOT = Path(__file__).resolve().parent.parent
-CODE = ROOT / "worlds" / "oracle-published" / "code"
+CODE = ROOT / "worlds" / "oracle" / "code"
 
 EASY = ["algebraic-operations", "bubble-sort", "exgcd", "highprecision-add", "most-frequent-char"]
 HARD = ["complex-algebraic-operations", "sieve-of-eratosthenes"]
