@@ -184,7 +184,7 @@ def test_worldspec_run_demo_needs_no_keys_and_never_imports_litellm(tmp_path):
 
 @pytest.mark.parametrize("target,args", [
     ("interactive/trust.world", ["--agent", "allc"]),
-    ("oracle/cii-e01-running-maximum.world", ["--turns", "3"]),
+    ("oracle-extra/cii-e01-running-maximum.world", ["--turns", "3"]),
 ])
 def test_report_of_a_run_of_any_protocol_has_the_shape_the_run_wrote(tmp_path, target, args):
     out = tmp_path / "run"
