@@ -8,7 +8,11 @@ runtime.Runtime.call). Here:
   retried by `call_with_retries` under a `RetryPolicy`), `FatalError` (400,
   401, ...: the run stops with a readable message), `LostError` (retries spent);
 * `LitellmModel`: any litellm model string (litellm is imported on the first
-  call, so `check`/`probe`/built-in runs never pay for it);
+  call, so `check`/`probe`/built-in runs never pay for it); what it sends is
+  UTF-8 text (`sendable`: a lone surrogate a model wrote becomes U+FFFD on the
+  way back to the provider; the log and the cache keep it as it was);
+* `bounded_reply`: a reply made well typed and cut to MAX_REPLY_CHARS before
+  anything sees it; `failed_reply`: what replaces a reply that crashed a run;
 * `ScriptedModel`: a function of the request, for tests and benchmarks.
 
 The built-in agents (oracle, manual, memorise, replay, strategies) are in agents.py.
@@ -19,6 +23,7 @@ import asyncio
 import json
 import os
 import random
+import re
 from types import MappingProxyType
 from typing import Any, Awaitable, Callable, Mapping
 
@@ -339,6 +344,20 @@ def _fatal_hint(status: int, message: str) -> str:
 
 REQUEST_TIMEOUT = 120.0  # seconds one model request may take
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def sendable(obj):
+    """A request's content with every lone surrogate (which UTF-8, and so HTTP JSON, cannot carry)
+    replaced by U+FFFD; untouched, and not copied, when there is none."""
+    if isinstance(obj, str):
+        return _SURROGATE.sub("\ufffd", obj) if _SURROGATE.search(obj) else obj
+    if isinstance(obj, dict):
+        return {k: sendable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [sendable(v) for v in obj]
+    return obj
+
 
 class LitellmModel(Model):
     """Any litellm model string; `api_base` for an OpenAI-compatible server."""
@@ -369,7 +388,7 @@ class LitellmModel(Model):
                 kwargs["api_key"] = "no-key"
         try:
             resp = await litellm.acompletion(
-                model=self.model_id, messages=list(request.messages),
+                model=self.model_id, messages=sendable(list(request.messages)),
                 num_retries=0, max_retries=0, timeout=self.timeout, **kwargs)
         except asyncio.CancelledError:
             raise

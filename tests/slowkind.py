@@ -1,6 +1,7 @@
 """`kind slow`: runner_fakes.FakeWorld whose code can get stuck inside one C call (the sandbox's tests).
 
-A probe, an answer or a stated equation that contains HANG runs a regular expression with
+A probe, an answer or a stated equation that contains HANG (or certification of a world whose
+name does) runs a regular expression with
 catastrophic backtracking (2^64 ways to split the text): a single call into C that no step
 counter and no signal handler interrupts, as a comparison of a shared-structure value once was.
 Only the sandbox's deadline stops it. A worker registers the kind with
@@ -38,6 +39,11 @@ class SlowWorld(FakeWorld):
         if MARK in equation:
             stuck()
         return super().grade_equation(rule_id, equation)
+
+    def certify(self, progress=None):
+        if MARK in self.name:
+            stuck()
+        return super().certify(progress)
 
 
 KIND = Kind("slow", lambda spec, seed: SlowWorld(name=spec.name, seed=spec.seed if seed is None else seed),

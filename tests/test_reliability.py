@@ -26,7 +26,8 @@ import pytest
 from click.testing import CliRunner
 
 import slowkind
-from runner_fakes import FakeWorld, explorer_policy, policy_reply
+from fake_openai import LONE, hostile_responder
+from runner_fakes import FakeWorld, policy_reply
 from worldspec.cli import EXIT_INPUT, EXIT_INTERNAL, main
 from worldspec.compiler import KINDS
 from worldspec.runner import sandbox
@@ -139,7 +140,7 @@ def test_a_world_file_changed_after_loading_is_graded_by_the_loaded_world(slow_w
 
 # ---------------------------------------------------------------- everything logged is loggable
 
-ODD = "a\ud800b\udfffc, é and 😀 \U0010ffff"  # lone surrogates among ordinary characters
+ODD = f"a{LONE}b\udfffc, é and 😀 \U0010ffff"  # lone surrogates among ordinary characters
 
 
 def test_any_code_point_round_trips_through_the_log(tmp_path):
@@ -388,3 +389,102 @@ def test_a_dry_run_at_the_largest_budget_is_quick(tmp_path):
                                   "-n", "1000"])
     assert r.exit_code == 0, r.output
     assert "| openai/x | autonomous | 1000 | 100100000 | 101 | 14241000 |" in r.output
+
+
+# ---------------------------------------------------------------- done when: hostile replies through `worldspec run`
+
+HOSTILE = {  # what a hostile model sends, as probes of AlienCode
+    "bomb": "\n".join(["SET a AS STRAND(1)"] + ["SET a AS STRAND(a, a)"] * 40 + ["EMIT(TWIN(a, a))"]),
+    "literal": "EMIT(" + "9" * 4301 + ")",
+    "surrogate": f'EMIT("{LONE}")',
+}
+STATUS = {"bomb": "limit", "literal": "parse_error", "surrogate": "parse_error"}
+
+
+def model_run(server, out, world="aliencode", *more) -> list[str]:
+    return ["run", world, "--model", "openai/hostile", "--api-base", server.base_url, "--out", str(out),
+            "-n", "1", "--answers", "1", "--no-cache", "--quiet", "--retry-delay", "0.001", *more]
+
+
+def logged(out) -> list[dict]:
+    """The complete lines of a run's log (one being written may be cut short)."""
+    path = os.path.join(out, "log.jsonl")
+    if not os.path.exists(path):
+        return []
+    with open(path, "rb") as f:
+        return [json.loads(line) for line in f.read().split(b"\n")[:-1]]
+
+
+def test_hostile_replies_go_through_a_run_that_is_killed_and_resumed(fake_openai, tmp_path):
+    fake_openai.responder = hostile_responder(list(HOSTILE.values()))
+    out = tmp_path / "run"
+    args = model_run(fake_openai, out)
+    proc = subprocess.Popen(CLI + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:  # killed right after the three hostile probes were answered
+        deadline = time.monotonic() + 240
+        while sum(e["type"] == "tool" for e in logged(out)) < len(HOSTILE):
+            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+            assert time.monotonic() < deadline, "the hostile probes were never answered"
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait(30)
+    assert not (out / "summary.json").exists()
+    r = worldspec(*args, "--resume")
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["validity"]["valid"] and summary["validity"]["sessions"] == 2
+    events = logged(out)
+    tools = {e["program"]: e for e in events if e["type"] == "tool"}
+    for name, program in HOSTILE.items():  # each probe answered as feedback, exactly once
+        assert tools[program]["status"] == STATUS[name] and tools[program]["feedback"], name
+    assert sum(e["type"] == "tool" for e in events) == len(HOSTILE)
+    first = next(e for e in events if e["type"] == "reply" and e["reply"]["tool_calls"])
+    assert LONE in first["reply"]["content"]  # the lone surrogate round-trips through the log
+    assert any(e["type"] == "verdict" and LONE in e["answer"] for e in events)
+    # a run killed right after it completed resumes as a finished run: nothing replayed into a crash
+    r = worldspec(*args, "--resume")
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    assert sum(e["type"] == "tool" for e in logged(out)) == len(HOSTILE)
+
+
+RSS = ("import atexit, sys\n"
+       "atexit.register(lambda: sys.stderr.write(next(l for l in open('/proc/self/status') if l.startswith('VmHWM'))))\n"
+       "from worldspec.cli import main\nmain()\n")
+
+
+def test_a_ten_megabyte_reply_is_cut_logged_and_the_run_stays_small(fake_openai, tmp_path):
+    fake_openai.responder = hostile_responder(["EMIT(PLUCK(STRAND(1, 2), 0))"], padding=10 << 20)
+    out = tmp_path / "run"
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
+    r = subprocess.run([sys.executable, "-c", RSS, *model_run(fake_openai, out, "demo")], capture_output=True,
+                       env=env, timeout=600)
+    err = r.stderr.decode()
+    assert r.returncode == 0, err[-3000:]
+    peak_kb = int(re.search(r"VmHWM:\s+(\d+) kB", err).group(1))  # this process's own peak, not its parent's
+    assert peak_kb < 500 * 1024
+    assert json.loads((out / "summary.json").read_text())["validity"]["valid"]
+    events = logged(out)
+    (big,) = [e for e in events if e["type"] == "reply" and e.get("truncated")]
+    assert big["truncated"] > 2 * (10 << 20) - MAX_REPLY_CHARS - 1000
+    assert "this reply was" in big["reply"]["content"] and len(big["reply"]["content"]) < MAX_REPLY_CHARS
+    (tool,) = [e for e in events if e["type"] == "tool"]
+    assert tool["program"].startswith("EMIT(PLUCK(STRAND(1, 2), 0))zzz") and len(tool["program"]) < MAX_REPLY_CHARS
+    assert (out / "log.jsonl").stat().st_size < 3 * MAX_REPLY_CHARS  # not 10 MB, nor 10 MB per later request
+    assert max(len(json.dumps(b)) for b in fake_openai.requests) < 2 * MAX_REPLY_CHARS
+
+
+def test_check_and_probe_stop_code_stuck_in_c(slow_world, tmp_path):
+    path = sandbox.origin(slow_world).path
+    r = CliRunner().invoke(main, ["probe", path, "EMIT HANG"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("limit: the program ran too long and was stopped after 2 s")
+    assert "[5 probe units charged of 5; limit]" in r.stderr
+    assert CliRunner().invoke(main, ["probe", path, "EMIT 4"]).stdout == "4\n"
+    hang = tmp_path / "hang.world"
+    hang.write_text(slowkind.SPEC.replace('"Slow"', '"HANG"'))
+    r = CliRunner().invoke(main, ["check", str(hang), "--timeout", "2"])
+    assert r.exit_code == 1, r.output
+    assert "certification ran too long and was stopped after 2 s" in r.output
+    r = CliRunner().invoke(main, ["check", path, "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["problems"] == []
