@@ -35,7 +35,7 @@ from .cache import MessageDigests, ResponseCache, request_key
 from .log import RunLog
 from .models import (FatalError, LostError, Model, ModelError, Reply, Request, RetryPolicy, TransientError,
                      bounded_reply, call_with_retries, classify_provider_error, failed_reply)
-from .sandbox import (Deadlines, Mismatch, Overrun, RemoteSpecError, Sandbox, evaluate, origin,
+from .sandbox import (Deadlines, Mismatch, Overrun, RemoteSpecError, Sandbox, Unavailable, evaluate, origin,
                       overrun_feedback, shared, unportable)
 
 PRIORITY_EXPLORE = 0
@@ -166,7 +166,7 @@ class Grader:
                 self._prepared = asyncio.ensure_future(self.sandbox.prepare_async(self.origin))
             try:
                 await asyncio.shield(self._prepared)
-            except (Overrun, Mismatch, RemoteSpecError) as e:
+            except (Overrun, Mismatch, RemoteSpecError, Unavailable) as e:
                 self._in_process(f"a worker could not compile the world: {e}")
         if self.origin is not None:
             try:
@@ -174,7 +174,7 @@ class Grader:
                     return await self.sandbox.run(timeout, evaluate, self.origin, call, *args)
                 async with self.slots:
                     return await self.sandbox.run(timeout, evaluate, self.origin, call, *args)
-            except (Mismatch, RemoteSpecError) as e:
+            except (Mismatch, RemoteSpecError, Unavailable) as e:
                 self._in_process(f"a worker could not compile the world: {e}")
         if call == "rules":
             fn = functools.partial(grade_rule_report, self.world)

@@ -11,16 +11,21 @@ a worker that dies (out of memory under its address-space limit, a crash) is an 
 Worlds do not cross the process boundary (compiled worlds hold closures and do not pickle).
 A world loaded with `load(path, seed)` remembers its `Origin`: the absolute path, the seed and
 a fingerprint of what it shows and grades. A worker compiles its own copy from the origin once
-and keeps it (a few worlds, least recently used first out); it refuses (`Mismatch`) when its
+and keeps it (up to WORLDS_PER_WORKER, least recently used first out); it refuses (`Mismatch`) when its
 copy's fingerprint differs, i.e. the file changed after the caller loaded it. A world of a kind
 registered only in the caller's process (tests register their own kinds) cannot be compiled
 in a worker: `unportable(world)` says why, and the caller evaluates it in process.
 
-Cost, measured on the bundled worlds: a call is a pipe round trip of 0.2–0.5 ms against
-~1 ms for a typical probe in process, so every call goes through the pool and there is no
-second, unguarded path. Workers are forked from a forkserver that has this module (and so the
-compiler) imported; a fresh worker pays only the compile of the worlds it is asked about
-(0.1–2 s), once, and again only after a kill.
+Cost, measured on AlienCode's generated probes (2 cores, under load): a probe takes 0.35–0.6 ms
+(median) in process and 0.8–1.5 ms through the pool, whose round trip for an empty call is
+0.2–0.3 ms. That keeps a probe near a millisecond, so every call goes through the pool and there
+is no second, in-process fast path: such a path could only be trusted if nothing in it could
+hang, which is exactly what this module exists not to assume. Workers are forked from a
+forkserver that has this module (and so the compiler) imported; before a world's first
+evaluation every worker compiles its copy outside any deadline (`prepare`), and a worker
+started later (a replacement after a kill) compiles the worlds in use before its first task.
+The price is paid by one-shot commands: `worldspec probe` and `check` start the forkserver and
+a worker (about a second) before they evaluate.
 
 pebble rather than loky: pebble's `ProcessPool.schedule(fn, timeout=...)` gives each task its
 own deadline, terminates only the worker running an overdue task and starts a replacement
@@ -59,7 +64,7 @@ from worldspec.diagnostics import SpecError, SpecErrors
 from .answers import grade_rule_report
 
 WORKER_MEMORY = 2 << 30  # bytes of address space a worker may map (a memory bomb fails there, not on the host)
-WORLDS_PER_WORKER = 4  # compiled worlds a worker keeps
+WORLDS_PER_WORKER = 256  # compiled worlds a worker keeps (a compiled world takes well under 1 MB)
 
 
 @attrs.frozen
@@ -105,6 +110,11 @@ class Overrun(Exception):
 
 class Mismatch(Exception):
     """A worker's copy of the world differs from the caller's (the file changed since it was loaded)."""
+
+
+class Unavailable(Exception):
+    """The worker pool cannot run anything (its workers fail to start: e.g. a script that starts a
+    run without an `if __name__ == "__main__":` guard, which worker processes re-import)."""
 
 
 class RemoteSpecError(Exception):
@@ -170,7 +180,7 @@ def unportable(world, kind_modules: tuple[str, ...] = ()) -> str | None:
 
 # ---------------------------------------------------------------- what runs in a worker
 
-_WORLDS: collections.OrderedDict = collections.OrderedDict()  # (path, seed, stat) -> world
+_WORLDS: collections.OrderedDict = collections.OrderedDict()  # (path, seed, stat) -> (world, fingerprint)
 
 
 def _stamp(path: str) -> tuple:
@@ -199,15 +209,16 @@ def _portable_errors(fn):
 def worker_world(o: Origin):
     """This worker's copy of a world, compiled on first use (refused if it is not the caller's)."""
     key = (o.path, o.seed, _stamp(o.path))
-    world = _WORLDS.get(key)
-    if world is None:
-        world = _WORLDS[key] = load_world(o.path, o.seed)
+    entry = _WORLDS.get(key)
+    if entry is None:
+        world = load_world(o.path, o.seed)
+        entry = _WORLDS[key] = (world, fingerprint(world))
         while len(_WORLDS) > WORLDS_PER_WORKER:
             _WORLDS.popitem(last=False)
     _WORLDS.move_to_end(key)
-    if o.fingerprint is not None and fingerprint(world) != o.fingerprint:
+    if o.fingerprint is not None and entry[1] != o.fingerprint:
         raise Mismatch(f"{o.path} changed after it was loaded")
-    return world
+    return entry[0]
 
 
 @_portable_errors
@@ -316,6 +327,8 @@ class Sandbox:
             raise Overrun(timeout, f"the evaluating process died (exit code {e.exitcode})") from None
         except MemoryError:
             raise Overrun(timeout, "the evaluation ran out of memory") from None
+        except concurrent.futures.BrokenExecutor as e:
+            raise Unavailable(f"the worker pool is broken ({e})") from None
 
     def call(self, timeout: float, fn, *args):
         """fn(*args) in a worker, waiting for it; Overrun when it runs past `timeout` seconds."""
@@ -388,9 +401,12 @@ def _file_origin(path: str, seed: int | None) -> Origin:
     return Origin(os.path.abspath(resolve_world_path(path)), seed)
 
 
-def _here_instead(error: RemoteSpecError, path: str, seed: int | None, sandbox: Sandbox):
-    """The world compiled in this process, when a worker's spec error may only mean that its kind is
-    registered here alone (tests register kinds at run time); otherwise the worker's diagnostic."""
+def _here_instead(error: Exception, path: str, seed: int | None, sandbox: Sandbox):
+    """The world compiled in this process, when the pool is unavailable or a worker's spec error may
+    only mean that its kind is registered here alone (tests register kinds at run time); otherwise
+    the worker's diagnostic."""
+    if isinstance(error, Unavailable):
+        return load_world(path, seed), f"{error}: evaluated in this process, with no time limit"
     if not local_kinds(sandbox.kind_modules):
         raise error
     world = load_world(path, seed)  # a genuine spec error is raised here, as in the worker
@@ -404,7 +420,7 @@ def probe_once(path: str, seed: int | None, text: str, sandbox: Sandbox | None =
     try:
         sandbox.prepare(o)
         cap = sandbox.call(sandbox.deadlines.probe, unit_cap, o)
-    except RemoteSpecError as e:
+    except (RemoteSpecError, Unavailable) as e:
         world, note = _here_instead(e, o.path, seed, sandbox)
         return world.probe(text), world.budget.units_per_call, note
     try:
@@ -425,10 +441,13 @@ def certify_once(path: str, seed: int | None, progress=None, timeout: float | No
     sandbox = sandbox or shared()
     timeout = timeout or sandbox.deadlines.certify
     if os.path.isdir(path):
-        return sandbox.call(timeout, certify_files, path, seed, progress), None
+        try:
+            return sandbox.call(timeout, certify_files, path, seed, progress), None
+        except Unavailable as e:
+            return certify_folder(path, seed, progress=progress), f"{e}: certified in this process, with no time limit"
     o = _file_origin(path, seed)
     try:
         return sandbox.call(timeout, certify_file, o, progress), None
-    except RemoteSpecError as e:
+    except (RemoteSpecError, Unavailable) as e:
         world, note = _here_instead(e, o.path, seed, sandbox)
         return world.certify(progress=progress), note
