@@ -14,6 +14,10 @@ from worldspec.meta import MetaCompiler
 from worldspec.values import EvalError, same
 
 BUDGET_KEYS = {f.name for f in Budget.__attrs_attrs__} - {"unit_costs"}
+# The largest value of each budget entry: more than any world needs, little enough that a run (and the
+# plan --dry-run prints) stays finite. Every entry is at least 1.
+BUDGET_CAPS = {"rounds": 100, "calls_per_round": 1000, "max_calls": 100_000, "units_per_call": 10_000,
+               "feedback_lines": 1000, "feedback_chars": 100_000, "answers": 20, "shots": 20, "turns": 1000}
 TYPES = ("int", "str", "bool", "list", "any", "fn", "float", "map")
 
 # Python's own limits, reached only by runaway constants; reported like ours.
@@ -149,6 +153,14 @@ def check_definitions(spec: ast.Spec, require_equation: bool = True, hooks: dict
                             "A herring must behave exactly as documented.")
 
 
+def check_budget_entry(key: str, value: int, span) -> None:
+    """A budget entry within 1..BUDGET_CAPS[key], or a located error saying the range."""
+    cap = BUDGET_CAPS.get(key)
+    if cap is not None and not 1 <= value <= cap:
+        raise SpecError(span, f"budget {key} is {value:,}; it must be between 1 and {cap:,}",
+                        "A budget bounds one run: every session, milestone and answer it plans is made.")
+
+
 def read_budget(spec: ast.Spec, unit_costs: tuple, **defaults) -> Budget:
     """The spec's budget block over a kind's defaults; max_calls defaults to rounds x calls_per_round."""
     values = dict(defaults)
@@ -158,6 +170,7 @@ def read_budget(spec: ast.Spec, unit_costs: tuple, **defaults) -> Budget:
             raise SpecError(spans.get(key, spec.span), f"unknown budget entry {key!r}",
                             did_you_mean(key, BUDGET_KEYS).strip()
                             or "Entries: " + ", ".join(sorted(BUDGET_KEYS)) + ".")
+        check_budget_entry(key, v, spans.get(key, spec.span))
         values[key] = v
     if "max_calls" not in values:
         plain = Budget()

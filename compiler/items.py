@@ -16,7 +16,7 @@ import attrs
 
 from worldspec import ast
 from worldspec.compiler.api import InputError, Rule, Task, WorldHeader, by_id
-from worldspec.compiler.common import interpolate
+from worldspec.compiler.common import check_budget_entry, interpolate
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler
 from worldspec.values import EvalError
@@ -164,8 +164,7 @@ def box_budget(spec: ast.Spec) -> BoxBudget:
             raise SpecError(spec.span, f"unknown budget entry {key!r} for a {spec.kind} world",
                             did_you_mean(key, BOX_BUDGET_KEYS).strip()
                             or "Entries: " + ", ".join(BOX_BUDGET_KEYS) + ".")
-        if v < 1:
-            raise SpecError(spec.span, f"budget {key} must be at least 1", "")
+        check_budget_entry(key, v, spec.span)
         values[key] = v
     return BoxBudget(**values)
 

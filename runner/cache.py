@@ -7,7 +7,12 @@ index and sample in the key keeps the three answers of a task — and two
 trajectories that begin from identical worked examples — distinct.
 
 The cache is a single sqlite file; only successful replies of cacheable
-models (real providers) are stored.
+models (real providers) are stored, and a reply that could not be processed
+is overwritten with what replaces it (models.failed_reply). Any text is
+storable: keys hash lone surrogates too (UTF-8 with surrogatepass, which
+leaves every other key unchanged) and replies are stored as JSON with `\\u`
+escapes. A cache that fails (disk full, a damaged file) sets `error` and
+stops reading and writing: a cache is never a reason for a run to fail.
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ from .models import Model, Reply, Request
 
 def _canonical(obj) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      default=str).encode("utf-8")
+                      default=str).encode("utf-8", "surrogatepass")
 
 
 class MessageDigests:
@@ -67,28 +72,54 @@ def request_key(model: Model, request: Request, digests: MessageDigests | None =
     return hashlib.sha256(_canonical(payload)).hexdigest()
 
 
+class CacheError(Exception):
+    """The cache directory or file cannot be used at all."""
+
+
 class ResponseCache:
     def __init__(self, directory: str | Path):
         self.dir = Path(directory)
-        self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / "responses.sqlite"
-        self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, model TEXT, reply TEXT)")
+        self.error: str | None = None
         self.hits = 0
         self.misses = 0
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, model TEXT, reply TEXT)")
+        except (OSError, sqlite3.Error) as e:
+            raise CacheError(f"cannot use the response cache {self.path}: {e}") from None
+
+    def _failed(self, e: Exception) -> None:
+        self.error = f"{type(e).__name__}: {e}"
 
     def get(self, key: str) -> Reply | None:
-        row = self.db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            self.misses += 1
+        if self.error is not None:
             return None
-        self.hits += 1
-        return Reply.from_json(json.loads(row[0]))
+        try:
+            row = self.db.execute("SELECT reply FROM replies WHERE key = ?", (key,)).fetchone()
+            reply = None if row is None else Reply.from_json(json.loads(row[0]))
+        except (sqlite3.Error, ValueError, TypeError, AttributeError) as e:
+            self._failed(e)
+            return None
+        if reply is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return reply
 
     def put(self, key: str, model_id: str, reply: Reply) -> None:
-        self.db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?)",
-                        (key, model_id, json.dumps(reply.to_json(), ensure_ascii=False)))
+        if self.error is not None:
+            return
+        try:
+            self.db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?)",
+                            (key, model_id, json.dumps(reply.to_json(), ensure_ascii=True)))
+        except sqlite3.Error as e:
+            self._failed(e)
 
     def close(self) -> None:
-        self.db.close()
+        try:
+            self.db.close()
+        except sqlite3.Error:
+            pass

@@ -17,6 +17,7 @@ from worldspec.cli import EXIT_INVALID, BadInput, guarded, load
 from worldspec.compiler.suite import world_files
 
 from . import experiment, report as reports
+from .cache import CacheError, ResponseCache
 from .log import RunDirError
 from .models import FatalError, LitellmModel
 from .options import config_from, default_cache_dir, default_out, run_options
@@ -35,6 +36,17 @@ def load_worlds(target: str, seed: int | None) -> tuple[list, str]:
     return [world], world.name
 
 
+async def one_failure(run):
+    """Await a run; once it has failed, sibling tasks that failed too are not reported again
+    (asyncio would print each as "Task exception was never retrieved"; the command says one line)."""
+    def handler(loop, context):
+        if "never retrieved" not in context.get("message", "") or os.environ.get("WORLDSPEC_DEBUG"):
+            loop.default_exception_handler(context)
+
+    asyncio.get_running_loop().set_exception_handler(handler)
+    return await run
+
+
 @click.command("run")
 @click.argument("world_path", metavar="WORLD")
 @run_options
@@ -48,9 +60,15 @@ def run(world_path, **params):
     --model nor --agent, the built-in agents play (no network, no keys). Writes
     DIR/log.jsonl, trajectories.jsonl, summary.json, report.md (and PNG curves).
 
-    Exit status: 0 a valid run, 2 bad input (spec, options, or a model the
-    provider refuses), 3 internal error, 4 the run finished but is not valid
-    (answers lost to infrastructure; --resume repairs it).
+    Exit status: 0 a valid run, 2 bad input (spec, options, a run directory that
+    cannot be created, or a model the provider refuses), 3 internal error or a
+    failing environment (a full disk: the log stays resumable), 4 the run
+    finished but is not valid (answers lost to infrastructure; --resume repairs it).
+
+    Model requests time out after --timeout seconds and are tried --max-retries
+    times in all (429, 5xx, timeouts), so one unreachable provider costs minutes.
+    A probe, answer or rule report whose evaluation overruns its deadline (the
+    sandbox's worker is stopped) is feedback, a zero and a wrong report.
 
     \b
     Examples:
@@ -82,11 +100,12 @@ def run(world_path, **params):
         cache = None
         if not p["no_cache"] and any(m.cacheable for m in models):
             cache = p["cache_dir"] or str(default_cache_dir())
+            ResponseCache(cache).close()  # an unusable cache directory is bad input, said before the run
         with Progress(quiet=p["quiet"]) as progress:
-            result = asyncio.run(experiment.run_experiment(
+            result = asyncio.run(one_failure(experiment.run_experiment(
                 worlds, models, config, out, agents=agents, name=name, resume=p["resume"], cache_dir=cache,
-                progress=progress))
-    except (FatalError, RunDirError) as e:
+                progress=progress)))
+    except (FatalError, RunDirError, CacheError) as e:
         raise BadInput(str(e)) from None
     except KeyboardInterrupt:
         click.echo(f"interrupted; continue with: worldspec run {world_path} --out {out} --resume "

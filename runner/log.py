@@ -11,7 +11,16 @@ task, answer index, or the request's cache key), so a resumed run that redoes
 a step finds its id already written and writes nothing; replies already in the
 log are reused instead of asking the model again. Nothing is lost (every event
 was flushed when it happened) and nothing is counted twice (each id appears
-once). A run directory is guarded by a lock file holding the writer's pid.
+once). A run directory is guarded by `DIR/.lock`, an OS file lock (filelock: flock on
+POSIX) that dies with its process, so a killed run never leaves a lock to break.
+
+A reply whose processing crashed the run is followed by a `reply_failed` event carrying the
+reply that replaces it (models.failed_reply): a resumed run reads that one, so it never
+replays a reply into the same crash.
+
+Any text is loggable: a line is written as UTF-8, and a line holding a lone surrogate (which
+UTF-8 cannot encode) is written with JSON `\\u` escapes instead, so every code point
+round-trips. The log file and its folder that cannot be created are a `RunDirError`.
 
 Reading: `load_run(DIR)` is the one reader of a log; resume, reports, the
 hindsight and volume references and the replay agent all take what they need
@@ -21,13 +30,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import attrs
+import filelock
 
 LOG_VERSION = 1
 
@@ -97,7 +106,7 @@ def load_run(directory: str | Path) -> LoggedRun:
             run.ids.add(ev["id"])
         if typ == "header" and i == 0:
             run.header = ev
-        elif typ == "reply" and "key" in ev:
+        elif typ in ("reply", "reply_failed") and "key" in ev:
             run.replies[ev["key"]] = ev
         elif typ == "trajectory":
             run.records[ev["conv"]] = ev["record"]
@@ -143,63 +152,35 @@ def _repair_tail(path: Path) -> None:
 
 
 class Lock:
+    """One writer per run directory: an exclusive OS lock on DIR/.lock, taken without waiting."""
+
     def __init__(self, directory: Path):
         self.path = directory / ".lock"
-        self.held = False
+        self.lock = filelock.FileLock(self.path, timeout=0, thread_local=False)
+
+    @property
+    def held(self) -> bool:
+        return self.lock.is_locked
 
     def acquire(self) -> None:
-        for _ in range(2):
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                owner = self._owner()
-                if owner is not None and _alive(owner):
-                    raise RunDirError(
-                        f"{self.path.parent} is being written by another run (pid {owner}); "
-                        "wait for it to finish or choose another --out") from None
-                # stale lock from a run that died: take it over
-                try:
-                    self.path.unlink()
-                except FileNotFoundError:
-                    pass
-                continue
-            with os.fdopen(fd, "w") as f:
-                f.write(f"{os.getpid()} {socket.gethostname()}\n")
-            self.held = True
-            return
-        raise RunDirError(f"could not take the lock {self.path}")
-
-    def _owner(self) -> int | None:
         try:
-            text = self.path.read_text().split()
-            host = text[1] if len(text) > 1 else socket.gethostname()
-            if host != socket.gethostname():
-                return -1  # another machine: treat as alive
-            return int(text[0])
-        except (OSError, ValueError, IndexError):
-            return None
+            self.lock.acquire()
+        except filelock.Timeout:
+            raise RunDirError(f"{self.path.parent} is being written by another run; wait for it to finish "
+                              "or choose another --out") from None
 
     def release(self) -> None:
-        if self.held:
-            try:
-                self.path.unlink()
-            except FileNotFoundError:
-                pass
-            self.held = False
+        if self.lock.is_locked:
+            self.lock.release(force=True)
 
 
-def _alive(pid: int) -> bool:
-    if pid == -1:
-        return True
-    if pid == os.getpid():
-        return True
+def encode_line(event: dict) -> bytes:
+    """One log line: readable UTF-8, or JSON escapes where UTF-8 cannot say it (a lone surrogate)."""
+    text = json.dumps(event, ensure_ascii=False, default=str, separators=(",", ":"))
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(event, ensure_ascii=True, default=str, separators=(",", ":")).encode("ascii") + b"\n"
 
 
 def config_diff(old: dict, new: dict) -> list[str]:
@@ -217,20 +198,31 @@ class RunLog:
 
     def __init__(self, directory: str | Path, *, config: dict, world: dict, resume: bool = False):
         self.dir = Path(directory)
-        self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / "log.jsonl"
         self.f = None
-        self.lock = Lock(self.dir)
-        self.lock.acquire()
         self.ids: set[str] = set()
-        self.replies: dict[str, dict] = {}  # request key -> reply event
+        self.replies: dict[str, dict] = {}  # request key -> reply (or reply_failed) event
         self.sessions = 0
         self.resumed = False
+        self.on_failure: list[Callable[[BaseException], None]] = []  # run before a failed session closes
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self.lock = Lock(self.dir)
+            self.lock.acquire()
+        except OSError as e:
+            raise RunDirError(f"cannot use {self.dir} as the run directory: {e.strerror or e}") from None
         try:
             self._open(config, world, resume)
+        except OSError as e:
+            self.lock.release()
+            raise RunDirError(f"cannot write the run log {self.path}: {e.strerror or e}") from None
         except BaseException:
             self.lock.release()
             raise
+
+    @property
+    def closed(self) -> bool:
+        return self.f is None or self.f.closed
 
     def _open(self, config: dict, world: dict, resume: bool) -> None:
         exists = self.path.exists() and self.path.stat().st_size > 0
@@ -254,9 +246,9 @@ class RunLog:
             self.replies = before.replies
             self.sessions = before.started
             self.resumed = True
-            self.f = open(self.path, "a", encoding="utf-8")
+            self.f = open(self.path, "ab")
         else:
-            self.f = open(self.path, "w", encoding="utf-8")
+            self.f = open(self.path, "wb")
             self.header = {"type": "header", "id": "header", "log_version": LOG_VERSION,
                            "created": time.time(), "config": config, "world": world}
             self._write(self.header)
@@ -267,8 +259,11 @@ class RunLog:
                    "session": self.session, "pid": os.getpid(), "resume": self.resumed})
 
     def _write(self, event: dict) -> None:
-        self.f.write(json.dumps(event, ensure_ascii=False, default=str, separators=(",", ":")) + "\n")
-        self.f.flush()
+        try:
+            self.f.write(encode_line(event))
+            self.f.flush()
+        except OSError as e:  # a full disk: name the file (a write error does not)
+            raise OSError(e.errno, e.strerror, str(self.path)) from e
 
     def emit(self, event: dict) -> bool:
         """Append one event unless its id is already in the log. Returns whether written."""
@@ -279,16 +274,24 @@ class RunLog:
             self.ids.add(eid)
         event.setdefault("ts", time.time())
         self._write(event)
-        if event.get("type") == "reply" and "key" in event:
+        if event.get("type") in ("reply", "reply_failed") and "key" in event:
             self.replies[event["key"]] = event
         return True
 
     def close(self, status: str, error: str | None = None) -> None:
-        if self.f is not None and not self.f.closed:
-            ev = {"type": "session", "id": f"session:{self.session}:{status}", "status": status,
-                  "session": self.session}
-            if error:
-                ev["error"] = error
-            self.emit(ev)
-            self.f.close()
-        self.lock.release()
+        """Write the session's end and release the lock (the lock is released even when the disk is full)."""
+        try:
+            if not self.closed:
+                ev = {"type": "session", "id": f"session:{self.session}:{status}", "status": status,
+                      "session": self.session}
+                if error:
+                    ev["error"] = error
+                try:
+                    self.emit(ev)
+                finally:
+                    self.f.close()
+        except OSError:
+            if status == "success":
+                raise
+        finally:
+            self.lock.release()

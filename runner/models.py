@@ -9,7 +9,11 @@ runtime.Runtime.call). Here:
   404, ...: the run stops with a readable message), `RejectedError` (400, 413:
   this one request is refused; a milestone answer scores zero), `LostError` (retries spent);
 * `LitellmModel`: any litellm model string (litellm is imported on the first
-  call, so `check`/`probe`/built-in runs never pay for it);
+  call, so `check`/`probe`/built-in runs never pay for it); what it sends is
+  UTF-8 text (`sendable`: a lone surrogate a model wrote becomes U+FFFD on the
+  way back to the provider; the log and the cache keep it as it was);
+* `bounded_reply`: a reply made well typed and cut to MAX_REPLY_CHARS before
+  anything sees it; `failed_reply`: what replaces a reply that crashed a run;
 * `ScriptedModel`: a function of the request, for tests and benchmarks.
 
 The built-in agents (oracle, manual, memorise, replay, strategies) are in agents.py.
@@ -20,6 +24,7 @@ import asyncio
 import json
 import os
 import random
+import re
 from types import MappingProxyType
 from typing import Any, Awaitable, Callable, Mapping
 
@@ -109,6 +114,77 @@ class Reply:
         )
 
 
+MAX_REPLY_CHARS = 262_144  # characters of one reply (content, reasoning, tool-call arguments) that are kept
+
+
+def _text(value) -> str | None:
+    """A provider's text field as a str (content given as parts is joined; anything else is shown)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in value)
+    return str(value)
+
+
+def _cut(text: str, keep: int, total: int) -> str:
+    notice = (f"\n[worldspec: this reply was {total} characters; it was cut to {MAX_REPLY_CHARS}, "
+              f"and this part to its first {keep}]")
+    return text[:keep] + notice
+
+
+def _cut_arguments(arguments: str, keep: int, total: int) -> str:
+    """Tool-call arguments cut to about `keep` characters, still a JSON object when they were one."""
+    try:
+        args = json.loads(arguments)
+    except (ValueError, RecursionError):
+        args = None
+    if isinstance(args, dict) and all(isinstance(v, str) for v in args.values()):
+        share = max(0, keep // max(1, len(args)) - 200)
+        out = json.dumps({k: _cut(v, share, total) if len(v) > share else v for k, v in args.items()},
+                         ensure_ascii=False)
+        if len(out) <= keep + 200 * len(args):
+            return out
+    return _cut(arguments, keep, total)
+
+
+def bounded_reply(reply: "Reply", cap: int = MAX_REPLY_CHARS) -> tuple["Reply", int]:
+    """(the reply with well-typed fields and at most about `cap` characters, characters dropped).
+
+    Over the cap, the longest fields are cut to one common length (each with a notice saying so)
+    so that their sum fits; reasoning blocks over the cap are dropped. The world, the log and the
+    cache only ever see the bounded reply."""
+    calls = tuple(ToolCall(id=_text(tc.id)[:256] if tc.id else "", name=(_text(tc.name) or "")[:256],
+                           arguments=_text(tc.arguments) or "") for tc in reply.tool_calls)
+    content, reasoning = _text(reply.content), _text(reply.reasoning_content)
+    blocks = reply.thinking_blocks
+    fields = [content or "", reasoning or "", *(c.arguments for c in calls)]
+    total = sum(map(len, fields))
+    if blocks and len(json.dumps(list(blocks), default=str)) > cap:
+        blocks = None
+    if total <= cap:
+        fixed = attrs.evolve(reply, content=content, reasoning_content=reasoning, tool_calls=calls,
+                             thinking_blocks=blocks)
+        return fixed, 0
+    level, left, n = cap, cap, len(fields)  # water-filling: the largest L with sum(min(len, L)) <= cap
+    for i, size in enumerate(sorted(map(len, fields))):
+        if size * (n - i) > left:
+            level = left // (n - i)
+            break
+        left -= size
+    cut = lambda t: t if t is None or len(t) <= level else _cut(t, level, total)  # noqa: E731
+    calls = tuple(attrs.evolve(c, arguments=_cut_arguments(c.arguments, level, total))
+                  if len(c.arguments) > level else c for c in calls)
+    kept = sum(len(f[:level]) for f in fields)
+    return attrs.evolve(reply, content=cut(content), reasoning_content=cut(reasoning), tool_calls=calls,
+                        thinking_blocks=blocks), total - kept
+
+
+def failed_reply(error: str) -> "Reply":
+    """What replaces a reply that could not be processed (a resumed run gets this instead)."""
+    return Reply(content=f"[worldspec: this reply could not be processed and was dropped ({error})]",
+                 finish_reason="failed")
+
+
 @attrs.frozen(hash=False)
 class Request:
     """One model request. Only messages/tools/tool_choice/settings reach a provider.
@@ -182,9 +258,9 @@ class Model:
 
 @attrs.frozen
 class RetryPolicy:
-    max_attempts: int = 8
+    max_attempts: int = 4  # one slow provider costs minutes per call, not hours
     base_delay: float = 1.0
-    max_delay: float = 60.0
+    max_delay: float = 30.0
     jitter: float = 0.5  # delay is scaled by a uniform factor in [1-jitter, 1]
 
     def delay(self, attempt: int, retry_after: float | None = None, rng=random) -> float:
@@ -282,13 +358,30 @@ def _fatal_hint(status: int, message: str) -> str:
     return f"{hint}: {message}" if hint else message
 
 
+REQUEST_TIMEOUT = 120.0  # seconds one model request may take
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def sendable(obj):
+    """A request's content with every lone surrogate (which UTF-8, and so HTTP JSON, cannot carry)
+    replaced by U+FFFD; untouched, and not copied, when there is none."""
+    if isinstance(obj, str):
+        return _SURROGATE.sub("\ufffd", obj) if _SURROGATE.search(obj) else obj
+    if isinstance(obj, dict):
+        return {k: sendable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [sendable(v) for v in obj]
+    return obj
+
+
 class LitellmModel(Model):
     """Any litellm model string; `api_base` for an OpenAI-compatible server."""
 
     cacheable = True
 
     def __init__(self, model: str, api_base: str | None = None, settings: dict | None = None,
-                 timeout: float = 600.0, name: str | None = None):
+                 timeout: float = REQUEST_TIMEOUT, name: str | None = None):
         self.model_id = model
         self.name = name or model
         self.api_base = api_base
@@ -311,7 +404,7 @@ class LitellmModel(Model):
                 kwargs["api_key"] = "no-key"
         try:
             resp = await litellm.acompletion(
-                model=self.model_id, messages=list(request.messages),
+                model=self.model_id, messages=sendable(list(request.messages)),
                 num_retries=0, max_retries=0, timeout=self.timeout, **kwargs)
         except asyncio.CancelledError:
             raise

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from .config import RunConfig
-from .models import RetryPolicy
+from .models import REQUEST_TIMEOUT, RetryPolicy
 from .protocols import CONDITIONS
 from .report import slug
 
@@ -29,6 +29,12 @@ def default_out(name: str) -> str:
 def default_cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "worldspec"
+
+
+def worst_case_minutes(timeout: float, retry: RetryPolicy) -> int:
+    """Minutes one call can take when every attempt times out (the backoff between them included)."""
+    waits = sum(min(retry.max_delay, retry.base_delay * 2 ** (a - 1)) for a in range(1, retry.max_attempts))
+    return round((retry.max_attempts * timeout + waits) / 60)
 
 
 def parse_model_args(items) -> dict:
@@ -107,11 +113,17 @@ RUN_OPTIONS = (
     click.option("--full-volume", is_flag=True,
                  help="Fixed/without-tool: fill the whole call budget instead of following a reference."),
     click.option("--fixed-seed", default=0, show_default=True, help="Seed of the fixed probe sequence."),
-    click.option("--timeout", default=600.0, show_default=True, help="Seconds per model request."),
-    click.option("--max-retries", default=8, show_default=True,
-                 help="Attempts per request on 429/5xx/timeouts before the answer is recorded lost."),
-    click.option("--retry-delay", default=1.0, show_default=True,
-                 help="First backoff delay in seconds (doubles per retry, with jitter)."),
+    click.option("--timeout", default=REQUEST_TIMEOUT, show_default=True, type=click.FloatRange(min=0, min_open=True),
+                 help="Seconds one model request may take before it counts as a timeout (and is retried)."),
+    click.option("--max-retries", default=RetryPolicy().max_attempts, show_default=True, type=click.IntRange(min=1),
+                 help="Attempts per request (the first included) on 429, 5xx, timeouts and dropped "
+                      "connections; then the call is recorded lost (--resume asks again). With the "
+                      "defaults one unreachable provider costs at most about "
+                      f"{worst_case_minutes(REQUEST_TIMEOUT, RetryPolicy())} minutes per call."),
+    click.option("--retry-delay", default=RetryPolicy().base_delay, show_default=True,
+                 type=click.FloatRange(min=0),
+                 help=f"First backoff delay in seconds (doubles per retry, with jitter, at most "
+                      f"{RetryPolicy().max_delay:g} s)."),
     click.option("--dry-run", is_flag=True, help="Print the plan and the number of model calls; run nothing."),
     click.option("--quiet", is_flag=True, help="No progress display."),
     click.option("--turns", type=click.IntRange(min=1),

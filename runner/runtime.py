@@ -5,27 +5,38 @@ model. In order it: reuses a reply already in the run log (resume), reuses a
 reply from the on-disk cache, or asks the model under that model's
 `PriorityLimiter` (exploration requests go first: they are the critical path),
 retrying transient provider errors with backoff. Every request, reply, retry
-and loss is written to the log.
+and loss is written to the log. A reply is bounded (models.bounded_reply: well
+typed, at most MAX_REPLY_CHARS) before anything sees it. When processing a
+reply raises (a bug, a hostile reply), the reply is recorded as failed (log
+and cache), so a resumed run gets models.failed_reply instead of the crash.
 
 `Runtime.grader(world)` is the single path from a protocol to a world's code
-(probe, verify, requires, rule-report grading), so how untrusted text is
-evaluated (today: in process, grading serialised) is decided in one place.
+(probe, verify, requires, rule-report grading): in the sandbox's worker pool
+under wall-clock deadlines (sandbox.py), or in process for a world no worker
+can compile, as the log's `sandbox` event says.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import heapq
 import itertools
 import json
 import time
 
-from .answers import grade_rule_report
+import attrs
+
+from worldspec.compiler.api import Feedback, ScoredVerdict, Verdict
+
+from .answers import grade_rule_report, parse_rule_report
 from .cache import MessageDigests, ResponseCache, request_key
 from .log import RunLog
-from .models import (FatalError, LostError, Model, RejectedError, Reply, Request, RetryPolicy,
-                     TransientError, call_with_retries, classify_provider_error)
+from .models import (FatalError, LostError, Model, ModelError, RejectedError, Reply, Request, RetryPolicy,
+                     TransientError, bounded_reply, call_with_retries, classify_provider_error, failed_reply)
+from .sandbox import (Deadlines, Mismatch, Overrun, RemoteSpecError, Sandbox, Unavailable, evaluate, origin,
+                      overrun_feedback, shared, unportable)
 
 PRIORITY_EXPLORE = 0
 PRIORITY_MILESTONE = 1
@@ -105,19 +116,72 @@ class PriorityLimiter:
 class Grader:
     """A world's code as a run calls it: probes, verification, requirements, rule reports.
 
-    Probes run at once (they are the exploration chain). Grading is deterministic,
-    so results are memoised (the three answers of a task are often the same text;
-    `requires` is the same at every milestone), and it is CPU work on the event
-    loop: calls are serialised and each is followed by a yield, so a burst of
-    milestone answers never holds up exploration for longer than one verification."""
+    Every call evaluates untrusted text, so each runs in the sandbox's worker pool under a
+    wall-clock deadline (sandbox.py) when the world can be compiled there; otherwise (a world of
+    a kind registered only in this process, or not loaded from a file) in process, as the
+    `sandbox` event of the log says. A call that overruns its deadline is logged (`overrun`) and
+    becomes a result, never an exception: a probe's feedback says the program ran too long, an
+    answer scores zero, a rule report grades as wrong, a task's requirements are all its rules.
 
-    def __init__(self, world):
+    Probes run at once (they are the exploration chain). Grading is deterministic, so results
+    are memoised (the three answers of a task are often the same text; `requires` is the same at
+    every milestone). In the pool, grading calls in flight are fewer than the workers, so a
+    probe finds a free one; in process, grading is serialised on the event loop and each call is
+    followed by a yield, so a burst of milestone answers never holds up exploration for longer
+    than one verification."""
+
+    def __init__(self, world, sandbox: Sandbox | None = None, emit=lambda event: None,
+                 reason: str | None = None, slots: asyncio.Semaphore | None = None):
         self.world = world
-        self._verdicts: dict[tuple[str, str], object] = {}
-        self._requires: dict[str, frozenset] = {}
+        self.sandbox = sandbox
+        self.origin = origin(world) if sandbox is not None else None
+        self.reason = reason
+        self.emit = emit
+        # grading calls in the pool at once, shared by every world of a run (a probe finds a free worker)
+        self.slots = slots or asyncio.Semaphore(max(1, (sandbox.workers if sandbox else 2) - 1))
+        self._verdicts: dict[tuple[str, str], asyncio.Future] = {}
+        self._requires: dict[str, asyncio.Future] = {}
         self._lock: asyncio.Lock | None = None
+        self._prepared: asyncio.Future | None = None  # the workers compiling their copies
 
-    async def _run(self, fn, *args):
+    @property
+    def mode(self) -> str:
+        return "pool" if self.origin is not None else "in-process"
+
+    def announce(self) -> None:
+        """Log where this world's calls run and why (once per run directory for the same answer)."""
+        said = f"{self.world.name}:{self.mode}:{self.reason or ''}"
+        self.emit({"type": "sandbox", "id": "sandbox:" + hashlib.sha256(said.encode("utf-8", "replace")).hexdigest()[:16],
+                   "world": self.world.name, "mode": self.mode, "reason": self.reason,
+                   **({"deadlines": attrs.asdict(self.sandbox.deadlines)} if self.origin else {})})
+
+    def _in_process(self, reason: str) -> None:
+        self.origin, self.reason = None, reason
+        self.announce()
+
+    async def _call(self, call: str, timeout: float, *args, grading: bool = True):
+        """The world call, in a worker when possible; raises Overrun past the deadline."""
+        if self.origin is not None:
+            if self._prepared is None:  # the first call: have the workers compile their copies
+                self._prepared = asyncio.ensure_future(self.sandbox.prepare_async(self.origin))
+            try:
+                await asyncio.shield(self._prepared)
+            except (Overrun, Mismatch, RemoteSpecError, Unavailable) as e:
+                self._in_process(f"a worker could not compile the world: {e}")
+        if self.origin is not None:
+            try:
+                if not grading:
+                    return await self.sandbox.run(timeout, evaluate, self.origin, call, *args)
+                async with self.slots:
+                    return await self.sandbox.run(timeout, evaluate, self.origin, call, *args)
+            except (Mismatch, RemoteSpecError, Unavailable) as e:
+                self._in_process(f"a worker could not compile the world: {e}")
+        if call == "rules":
+            fn = functools.partial(grade_rule_report, self.world)
+        else:
+            fn = getattr(self.world, call)
+        if not grading:
+            return fn(*args)
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
@@ -125,25 +189,61 @@ class Grader:
         await asyncio.sleep(0)
         return result
 
-    async def probe(self, text: str):
-        """World.probe: the feedback of one exploration call."""
-        return self.world.probe(text)
+    def _overrun(self, call: str, e: Overrun, **fields) -> str:
+        self.emit({"type": "overrun", "world": self.world.name, "call": call, "seconds": e.seconds,
+                   "why": e.why, **fields})
+        return e.said
 
-    async def verify(self, task, answer: str):
-        key = (task.id, answer)
-        v = self._verdicts.get(key)
-        if v is None:
-            v = self._verdicts[key] = await self._run(self.world.verify, task, answer)
-        return v
+    async def probe(self, text: str) -> Feedback:
+        """World.probe: the feedback of one exploration call (an overrun is feedback too)."""
+        try:
+            return await self._call("probe", self.deadline("probe"), text, grading=False)
+        except Overrun as e:
+            self._overrun("probe", e, chars=len(text))
+            return overrun_feedback(e, int(getattr(self.world.budget, "units_per_call", 1)))
+
+    def deadline(self, call: str) -> float:
+        return getattr(self.sandbox.deadlines if self.sandbox else Deadlines(), call)
+
+    async def _memo(self, memo: dict, key, make):
+        fut = memo.get(key)
+        if fut is None:
+            fut = memo[key] = asyncio.ensure_future(make())
+        try:
+            return await asyncio.shield(fut)
+        except BaseException:
+            if fut.done() and not fut.cancelled() and fut.exception() is not None:
+                memo.pop(key, None)  # a failure is not remembered
+            raise
+
+    async def verify(self, task, answer: str) -> Verdict:
+        """World.verify: an overrun answer scores zero."""
+        async def make():
+            try:
+                return await self._call("verify", self.deadline("verify"), task.id, answer)
+            except Overrun as e:
+                said = self._overrun("verify", e, task=task.id, chars=len(answer))
+                return ScoredVerdict(task.id, False, f"the answer {said}", score=0.0)
+        return await self._memo(self._verdicts, (task.id, answer), make)
 
     async def requires(self, task) -> frozenset:
-        r = self._requires.get(task.id)
-        if r is None:
-            r = self._requires[task.id] = frozenset(await self._run(self.world.requires, task))
-        return r
+        """World.requires: an overrun counts every rule as required (the task is never covered)."""
+        async def make():
+            try:
+                return frozenset(await self._call("requires", self.deadline("requires"), task.id))
+            except Overrun as e:
+                self._overrun("requires", e, task=task.id)
+                return frozenset(r.id for r in self.world.rules)
+        return await self._memo(self._requires, task.id, make)
 
     async def rule_report(self, text: str | None) -> dict:
-        return await self._run(grade_rule_report, self.world, text)
+        """answers.grade_rule_report: an overrun report grades as wrong (no rule correct)."""
+        try:
+            return await self._call("rules", self.deadline("rules"), text)
+        except Overrun as e:
+            said = self._overrun("rules", e, chars=len(text or ""))
+            return {"stated": len(parse_rule_report(text)), "correct": [], "extraneous": [],
+                    "errors": [f"grading {said}: the report counts as wrong"]}
 
 
 class CallStats:
@@ -162,23 +262,39 @@ class CallStats:
 
 
 class Runtime:
+    """One run's model calls and world calls (see the module docstring)."""
+
     def __init__(self, log: RunLog, *, cache: ResponseCache | None = None,
-                 max_connections: int = 16, retry: RetryPolicy | None = None, progress=None):
+                 max_connections: int = 16, retry: RetryPolicy | None = None, progress=None,
+                 sandbox: Sandbox | None = None):
         self.log = log
         self.cache = cache
         self.max_connections = max_connections
         self.retry = retry or RetryPolicy()
         self.progress = progress
+        self.sandbox = sandbox
         self.limiters: dict[str, PriorityLimiter] = {}
         self.stats = CallStats()
         self.fatal: str | None = None  # once set, no new request is sent
         self._graders: dict = {}  # world -> its Grader (worlds compare by identity)
+        self._slots: asyncio.Semaphore | None = None  # grading calls in the pool at once, all worlds
         self.digests = MessageDigests()
+        # the reply each task is processing (from the call that returned it to the task's next call)
+        self._pending: dict[asyncio.Task, tuple[str, Model]] = {}
+        self._watched: set[asyncio.Task] = set()
+        self._blamed: list[BaseException] = []
+        log.on_failure.append(self._failed_here)
 
     def grader(self, world) -> Grader:
         g = self._graders.get(world)
         if g is None:
-            g = self._graders[world] = Grader(world)
+            sandbox = self.sandbox or shared()
+            reason = unportable(world, sandbox.kind_modules)
+            sandbox = None if reason else sandbox
+            if sandbox is not None and self._slots is None:
+                self._slots = asyncio.Semaphore(max(1, sandbox.workers - 1))
+            g = self._graders[world] = Grader(world, sandbox, self.emit, reason, self._slots)
+            g.announce()
         return g
 
     def emit(self, event: dict) -> bool:
@@ -196,8 +312,80 @@ class Runtime:
             lim = self.limiters[model.name] = PriorityLimiter(model.max_connections or self.max_connections)
         return lim
 
+    # -- replies that could not be processed ----------------------------------------------
+
+    def _processing(self, key: str | None, model: Model | None = None) -> None:
+        """Note the reply the current task now processes (None: the previous one went through)."""
+        task = asyncio.current_task()
+        if task is None:
+            return
+        if key is None:
+            self._pending.pop(task, None)
+            return
+        self._pending[task] = (key, model)
+        if task not in self._watched:
+            self._watched.add(task)
+            task.add_done_callback(self._settled)
+
+    def _settled(self, task: asyncio.Task) -> None:
+        self._watched.discard(task)
+        pending = self._pending.pop(task, None)
+        if pending is not None and not task.cancelled():
+            self._blame(pending, task.exception())
+
+    def _blame(self, pending: tuple[str, Model], exc: BaseException | None) -> None:
+        """Record a reply as failed when processing it raised (a bug or a hostile reply, never an
+        outage or the environment): resume and the cache then return `failed_reply`, not it."""
+        if exc is None or not isinstance(exc, Exception) or isinstance(exc, (ModelError, OSError)) \
+                or any(exc is b for b in self._blamed) or self.log.closed:
+            return
+        self._blamed.append(exc)
+        key, model = pending
+        error = f"{type(exc).__name__}: {exc}"[:500]
+        failed = failed_reply(error)
+        self.emit({"type": "reply_failed", "id": f"reply_failed:{key}", "key": key, "error": error,
+                   "reply": failed.to_json()})
+        if self.cache is not None and model is not None and model.cacheable:
+            self._cache_put(key, model, failed)
+
+    def _failed_here(self, exc: BaseException) -> None:
+        """The session failed with exc: blame the replies of tasks that ended with it and of this task."""
+        for task in [t for t in self._pending if t.done()]:
+            self._settled(task)
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # no event loop: nothing is being processed
+            return
+        pending = self._pending.pop(task, None)
+        if pending is not None:
+            self._blame(pending, exc)
+
+    def _cache_get(self, key: str) -> Reply | None:
+        hit = self.cache.get(key)
+        self._cache_trouble()
+        return hit
+
+    def _cache_put(self, key: str, model: Model, reply: Reply) -> None:
+        self.cache.put(key, model.model_id, reply)
+        self._cache_trouble()
+
+    def _cache_trouble(self) -> None:
+        """A cache that failed (disk full, a broken file) is dropped for the rest of the run, said once."""
+        if self.cache is not None and self.cache.error is not None:
+            self.emit({"type": "cache_error", "error": self.cache.error, "path": str(self.cache.path)})
+            self.cache = None
+
+    # -- one call -------------------------------------------------------------------------
+
     async def call(self, model: Model, request: Request) -> Reply:
+        """The reply to one request: from the log, the cache or the model (bounded: models.bounded_reply)."""
+        self._processing(None)
         key = request_key(model, request, self.digests)
+        reply = await self._reply(model, request, key)
+        self._processing(key, model)
+        return reply
+
+    async def _reply(self, model: Model, request: Request, key: str) -> Reply:
         meta = request.meta
         fields = {
             "key": key, "system": model.name, "conv": meta.get("conv"),
@@ -210,15 +398,16 @@ class Runtime:
         logged = self.log.replies.get(key)
         if logged is not None:
             self.stats.from_log += 1
-            return Reply.from_json(logged["reply"])
+            return bounded_reply(Reply.from_json(logged["reply"]))[0]
         prefix = int(meta.get("prefix", 0))
         self.emit({"type": "request", "id": f"req:{key}", **fields, "prefix": prefix,
                    "messages": list(request.messages[prefix:]),
                    "tools": [t["function"]["name"] for t in request.tools or ()],
                    "tool_choice": request.tool_choice, "settings": request.settings})
         if self.cache is not None and model.cacheable:
-            hit = self.cache.get(key)
+            hit = self._cache_get(key)
             if hit is not None:
+                hit = bounded_reply(hit)[0]
                 self.stats.from_cache += 1
                 self.emit({"type": "reply", "id": f"reply:{key}", **fields, "cached": True,
                            "latency": 0.0, "attempts": 0, "reply": hit.to_json()})
@@ -264,11 +453,13 @@ class Runtime:
                 self.emit({"type": "error", **fields, "error": str(e)})
             raise
         latency = time.perf_counter() - t0
+        reply, dropped = bounded_reply(reply)
         self.stats.live += 1
         self.emit({"type": "reply", "id": f"reply:{key}", **fields, "cached": False,
-                   "latency": round(latency, 4), "attempts": attempts, "reply": reply.to_json()})
+                   "latency": round(latency, 4), "attempts": attempts, "reply": reply.to_json(),
+                   **({"truncated": dropped} if dropped else {})})
         if self.cache is not None and model.cacheable:
-            self.cache.put(key, model.model_id, reply)
+            self._cache_put(key, model, reply)
         return reply
 
 
@@ -276,7 +467,8 @@ class Runtime:
 def session_outcome(log: RunLog, cache: ResponseCache | None = None):
     """Close the run log with how a session ended when it did not succeed.
 
-    On success the caller writes its closing events, then closes the log itself."""
+    On success the caller writes its closing events, then closes the log itself. On a failure the
+    log's `on_failure` hooks run first (the runtime records the reply being processed as failed)."""
     status, error = "error", None
     try:
         yield
@@ -289,10 +481,11 @@ def session_outcome(log: RunLog, cache: ResponseCache | None = None):
         raise
     except BaseException as e:
         error = f"{type(e).__name__}: {e}"
+        for hook in log.on_failure:
+            hook(e)
         raise
     finally:
         if status != "success":
             log.close(status, error)
             if cache is not None:
                 cache.close()
-

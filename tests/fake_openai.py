@@ -10,7 +10,9 @@
 A responder maps a request body to {"content", "tool_calls": [(name,
 arguments_json)], "usage": (prompt_tokens, completion_tokens)}; the default
 (`default_responder`) is `runner_fakes.explorer_policy`; a test may set
-`server.responder`. Faults: "429" (with Retry-After: 0),
+`server.responder`, e.g. to `hostile_responder(programs, ...)`: a model that
+sends what a hostile model would (programs as tool calls, lone surrogates,
+replies of many megabytes). Faults: "429" (with Retry-After: 0),
 "500", "503", "400", "401", "timeout" (the reply is delayed past the
 client's timeout), "reset" (the connection is closed without a reply).
 """
@@ -24,6 +26,36 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
 from runner_fakes import explorer_policy
+
+
+LONE = "\ud800"  # a lone surrogate: a code point UTF-8 cannot encode
+
+
+def tool_parameter(tool: dict) -> str:
+    """The one argument an exploration tool takes."""
+    return tool["function"]["parameters"]["required"][0]
+
+
+def hostile_responder(programs, *, note: str = f"My notes {LONE} so far.", answer: str = f"UNKNOWN {LONE}",
+                      padding: int = 0):
+    """A model that, on the first turn of round 1, writes `note` and sends each of `programs` as a tool
+    call (the note and the first program `padding` characters longer); later it stops exploring at
+    once and answers `answer` to everything else. Text goes out as JSON, so a lone surrogate travels as
+    the escape "\\ud800", as a real provider would send it."""
+    pad = "z" * padding
+
+    def respond(body: dict) -> dict:
+        msgs, tools = body.get("messages", []), body.get("tools")
+        if tools and body.get("tool_choice") != "none":
+            first = msgs[-1].get("role") == "user" and "Exploration round 1 " in (msgs[-1].get("content") or "")
+            if first and not any(m.get("role") == "tool" for m in msgs):
+                name, param = tools[0]["function"]["name"], tool_parameter(tools[0])
+                calls = [(name, json.dumps({param: p + (pad if i == 0 else "")})) for i, p in enumerate(programs)]
+                return {"content": note + pad, "tool_calls": calls, "usage": (50, 20)}
+            return {"content": "Done with this round.", "tool_calls": [], "usage": (50, 5)}
+        return {"content": f"```\n{answer}\n```", "tool_calls": [], "usage": (50, 5)}
+
+    return respond
 
 
 class FakeOpenAI:

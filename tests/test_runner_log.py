@@ -13,6 +13,7 @@ import zlib
 from collections import Counter
 
 import attrs
+import filelock
 import pytest
 
 from runner_fakes import FakeWorld, policy_reply
@@ -24,6 +25,17 @@ from worldspec.runner.models import FatalError, LitellmModel, Request, ScriptedM
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 RUN = {"conditions": ("autonomous", "without-tool"), "trajectories": 2}  # every run of this module
+
+
+def lock_is_free(directory) -> bool:
+    """Whether another writer could take the run directory's lock now."""
+    lock = filelock.FileLock(os.path.join(directory, ".lock"), timeout=0)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        return False
+    lock.release()
+    return True
 
 
 def trajectories(out):
@@ -119,7 +131,7 @@ def test_fatal_error_stops_the_run_with_a_readable_message(tmp_path, run_world, 
         run_world(FakeWorld(), [ScriptedModel(bad, name="x")], tmp_path, **RUN)
     last = read_log(tmp_path)[-1]
     assert last["type"] == "session" and last["status"] == "error" and "API key" in last["error"]
-    assert not (tmp_path / ".lock").exists()
+    assert lock_is_free(tmp_path)
 
 
 def test_resume_after_an_interrupted_run_equals_an_uninterrupted_one(tmp_path, reference, run_world, read_log):
@@ -172,7 +184,7 @@ def test_kill_and_resume_in_a_subprocess(tmp_path, reference, read_log):
         if proc.poll() is None:
             proc.kill()
     before = [e for e in read_log(out) if e["type"] == "reply"]
-    assert (out / ".lock").exists()  # a killed run leaves its lock; resume takes it over
+    assert lock_is_free(out)  # an OS lock dies with its process: nothing stale to break
     assert not (out / "trajectories.jsonl").exists()
     done = subprocess.run(cmd[:3] + ["--resume"], env=env, capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr.decode()[-2000:]
@@ -219,11 +231,13 @@ def test_one_writer_per_directory(tmp_path):
     with pytest.raises(RunDirError, match="another run"):
         RunLog(tmp_path, config={}, world={}, resume=True)
     a.close("success")
-    # a stale lock (its writer is gone) is taken over
-    (tmp_path / ".lock").write_text("999999999 " + os.uname().nodename + "\n")
-    b = RunLog(tmp_path, config={}, world={}, resume=True)
-    b.close("success")
-    assert not (tmp_path / ".lock").exists()
+    assert lock_is_free(tmp_path)
+    # what the old pid lock left behind (a pid, or nothing yet) is no lock at all
+    for stale in ("999999999 " + os.uname().nodename + "\n", ""):
+        (tmp_path / ".lock").write_text(stale)
+        b = RunLog(tmp_path, config={}, world={}, resume=True)
+        b.close("success")
+    assert lock_is_free(tmp_path)
 
 
 # ----------------------------------------------------------------------------

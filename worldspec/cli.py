@@ -3,17 +3,20 @@
 Exit status, for every command (the README has the same table):
 
   0  ok
-  1  `check` found problems
+  1  `check` found problems (certification that overran its deadline is one)
   2  bad input: a spec error (with its located diagnostic), a bad option, or a
-     request that cannot run (an unknown agent, a run directory in use, a model
-     the provider refuses)
+     request that cannot run (an unknown agent, a run directory that cannot be
+     created or is in use, a model the provider refuses)
   3  internal error: a bug in worldspec, reported in one line (WORLDSPEC_DEBUG=1
-     shows the traceback)
+     shows the traceback), or the environment failed under it (a full disk),
+     reported with the file and the reason
   4  `run` finished but the run is not valid (answers lost to infrastructure)
 
-`play`, `run` and `report` need the runner and are looked up only when invoked
-(LAZY), so the other commands never load it, asyncio or matplotlib; so is
-`import` (worldspec/importer.py), which only a conversion needs.
+`check` and `probe` evaluate in the runner's sandbox (runner/sandbox.py: a worker
+process under a wall-clock deadline, since a spec or a probe may hold code that no
+step limit reaches). `play`, `run` and `report` need the runner's protocols and are
+looked up only when invoked (LAZY), so the other commands never load them or matplotlib.
+`import` (worldspec/importer.py) is looked up lazily too: only a conversion needs it.
 """
 from __future__ import annotations
 
@@ -27,8 +30,8 @@ import click
 
 from worldspec import __version__
 from worldspec.compiler import load_world, resolve_world_path
-from worldspec.compiler.suite import certify_folder
 from worldspec.diagnostics import SpecError, SpecErrors
+from worldspec.runner import sandbox
 
 EXIT_PROBLEMS, EXIT_INPUT, EXIT_INTERNAL, EXIT_INVALID = 1, 2, 3, 4
 
@@ -45,11 +48,18 @@ def guarded(fn):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (SpecError, SpecErrors) as e:
+        except (SpecError, SpecErrors, sandbox.RemoteSpecError) as e:
             click.echo(e.render(), err=True)
             sys.exit(EXIT_INPUT)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
             raise
+        except OSError as e:  # the environment, not worldspec: say which file and why
+            if os.environ.get("WORLDSPEC_DEBUG"):
+                raise
+            where = f" {e.filename}" if e.filename else ""
+            click.echo(f"worldspec: cannot go on:{where}: {e.strerror or e}. Nothing was lost that is "
+                       "not in the files written so far (a run continues with --resume).", err=True)
+            sys.exit(EXIT_INTERNAL)
         except Exception as e:  # noqa: BLE001 - the last line of defence for users
             if os.environ.get("WORLDSPEC_DEBUG"):
                 raise
@@ -59,13 +69,18 @@ def guarded(fn):
     return wrapper
 
 
-def load(world: str, seed: int | None):
-    """The compiled world named WORLD (a path or a bundled world's name)."""
+def world_path(world: str) -> str:
+    """The file of WORLD (a path or a bundled world's name); a bad name is a usage error."""
     path = resolve_world_path(world)
     if not os.path.exists(path):
         raise click.BadParameter(f"no world file {world!r} (and no bundled world of that name; see "
                                  f"`worldspec list`)", param_hint="WORLD")
-    return load_world(path, seed)
+    return path
+
+
+def load(world: str, seed: int | None):
+    """The compiled world named WORLD, remembered by the sandbox so its workers can compile it too."""
+    return sandbox.load(world_path(world), seed)
 
 
 seed_option = click.option("--seed", type=int, default=None,
@@ -134,11 +149,16 @@ def list_worlds(folder):
 @click.argument("world")
 @seed_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (for scripts and CI).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=sandbox.Deadlines().certify,
+              show_default=True, help="Seconds certification may take; past them it is stopped (exit 1).")
 @guarded
-def check(world, seed, as_json):
+def check(world, seed, as_json, timeout):
     """Certify WORLD: every rule observable and required, herrings unchanged,
     reference solutions passing; report the recall-only score. WORLD may be a
     folder: every .world file under it is certified and counted.
+
+    Certification runs in a separate process under --timeout, so a spec whose
+    code never finishes is a problem reported, not a hang.
 
     Exit status: 0 certified, 1 problems found, 2 the spec does not compile.
 
@@ -147,50 +167,58 @@ def check(world, seed, as_json):
       worldspec check worlds/demo.world
       worldspec check aliencode --seed 7 --json
     """
-    if os.path.isdir(world):
-        return _check_folder(world, seed, as_json)
-    w = load(world, seed)
-    say = (lambda m: None) if as_json else (lambda m: click.echo(f"  ... {m}", err=True))
-    report = w.certify(progress=say if sys.stderr.isatty() else None)
+    folder = os.path.isdir(world)
+    path = world if folder else world_path(world)
+    say = sandbox.say_on_stderr if not as_json and sys.stderr.isatty() else None
+    try:
+        report, note = sandbox.certify_once(path, seed, say, timeout)
+    except sandbox.Overrun as e:
+        problem = f"certification {e.said}; a spec's code must finish (raise --timeout for a slow machine)"
+        report, note = {"world": path, "problems": [problem], "overrun": True}, None
+        if not as_json:
+            click.echo(f"{path}: 1 problem(s):\n  - {problem}")
+            sys.exit(EXIT_PROBLEMS)
+    if note and not as_json:
+        click.echo(f"note: {note}", err=True)
     if as_json:
         click.echo(json.dumps(report, indent=2, sort_keys=False))
+    elif folder:
+        _print_folder(world, report)
     else:
-        click.echo(f"{report['world']} (kind {report['kind']}, seed {report['seed']}): {report['rules']} rules, "
-                   f"{report['herrings']} herrings, {report['tasks']} tasks, {report['examples']} examples")
-        if report.get("params"):
-            click.echo("params: " + ", ".join(f"{k}={v}" for k, v in report["params"].items()))
-        if "recall_only" in report:
-            click.echo(f"recall-only score (naive answers in the true world): {report['recall_only']}%")
-        for r in report.get("rule_table", ()):
-            mark = "ok " if r.get("observable", True) and r.get("tasks") else "BAD"
-            click.echo(f"  {mark} {r['id']:<6} {r.get('title', '')[:48]:<48} tasks: {len(r.get('tasks', ()))}")
-        for h in report.get("herring_table", ()):
-            click.echo(f"  {'ok ' if h.get('unchanged') else 'BAD'} {h['id']:<6} herring on {h.get('target', '')}")
-        for line in report.get("notes", ()):
-            click.echo(f"  {line}")
-        if report["problems"]:
-            click.echo(f"{len(report['problems'])} problem(s):")
-            for p in report["problems"]:
-                click.echo(f"  - {p}")
-        else:
-            click.echo("certified: no problems")
-    sys.exit(EXIT_PROBLEMS if report["problems"] else 0)
+        _print_report(report)
+    sys.exit(EXIT_PROBLEMS if report["problems"] or (folder and not report.get("worlds")) else 0)
 
 
-def _check_folder(folder: str, seed, as_json: bool) -> None:
-    """Certify every world under a folder as one benchmark (counts, cross-box checks)."""
-    say = (lambda m: None) if as_json or not sys.stderr.isatty() else (lambda m: click.echo(f"  ... {m}", err=True))
-    summary = certify_folder(folder, seed, progress=say)
-    if as_json:
-        click.echo(json.dumps(summary, indent=2))
-    else:
-        click.echo(f"{folder}: {summary['certified']} of {summary['worlds']} worlds certified")
-        for key, table in summary["counts"].items():
-            if table:
-                click.echo(f"  {key}: " + ", ".join(f"{k} {v}" for k, v in sorted(table.items())))
-        for p in summary["problems"]:
+def _print_report(report: dict) -> None:
+    click.echo(f"{report['world']} (kind {report['kind']}, seed {report['seed']}): {report['rules']} rules, "
+               f"{report['herrings']} herrings, {report['tasks']} tasks, {report['examples']} examples")
+    if report.get("params"):
+        click.echo("params: " + ", ".join(f"{k}={v}" for k, v in report["params"].items()))
+    if "recall_only" in report:
+        click.echo(f"recall-only score (naive answers in the true world): {report['recall_only']}%")
+    for r in report.get("rule_table", ()):
+        mark = "ok " if r.get("observable", True) and r.get("tasks") else "BAD"
+        click.echo(f"  {mark} {r['id']:<6} {r.get('title', '')[:48]:<48} tasks: {len(r.get('tasks', ()))}")
+    for h in report.get("herring_table", ()):
+        click.echo(f"  {'ok ' if h.get('unchanged') else 'BAD'} {h['id']:<6} herring on {h.get('target', '')}")
+    for line in report.get("notes", ()):
+        click.echo(f"  {line}")
+    if report["problems"]:
+        click.echo(f"{len(report['problems'])} problem(s):")
+        for p in report["problems"]:
             click.echo(f"  - {p}")
-    sys.exit(EXIT_PROBLEMS if summary["problems"] or not summary["worlds"] else 0)
+    else:
+        click.echo("certified: no problems")
+
+
+def _print_folder(folder: str, summary: dict) -> None:
+    """A folder's certification as one benchmark (counts, cross-box checks)."""
+    click.echo(f"{folder}: {summary['certified']} of {summary['worlds']} worlds certified")
+    for key, table in summary["counts"].items():
+        if table:
+            click.echo(f"  {key}: " + ", ".join(f"{k} {v}" for k, v in sorted(table.items())))
+    for p in summary["problems"]:
+        click.echo(f"  - {p}")
 
 
 @main.command()
@@ -229,9 +257,18 @@ def probe(world, program, seed):
       worldspec probe demo "EMIT(100)"
       printf 'SWEEP v IN STRAND(1, 2):\\n    EMIT(v)\\n' | worldspec probe demo -
     """
-    w = load(world, seed)
-    text = sys.stdin.read() if program == "-" else program
-    fb = w.probe(text)
+    text = read_stdin() if program == "-" else program
+    fb, cap, note = sandbox.probe_once(world_path(world), seed, text)
+    if note:
+        click.echo(f"note: {note}", err=True)
     click.echo(fb.text)
-    click.echo(f"[{fb.units} probe unit{'s' if fb.units != 1 else ''} charged of {w.budget.units_per_call}; "
-               f"{fb.status}]", err=True)
+    click.echo(f"[{fb.units} probe unit{'s' if fb.units != 1 else ''} charged of {cap}; {fb.status}]", err=True)
+
+
+def read_stdin() -> str:
+    """Standard input as text, whatever the locale: bytes that are not UTF-8 become lone surrogates,
+    which a probe reports as a parse error (never a crash of the command)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        return sys.stdin.read()
+    return stream.read().decode("utf-8", "surrogateescape")
