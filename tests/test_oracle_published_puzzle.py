@@ -1,0 +1,128 @@
+"""The published Oracle benchmark's PUZZLE boxes re-expressed as worlds (docs/oracle-published-puzzle.md)."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from worldspec.cli import main
+from worldspec.compiler import load_world
+
+ROOT = Path(__file__).resolve().parent.parent
+PUZZLE = ROOT / "worlds" / "oracle-published" / "puzzle"
+
+EASY = ["heavy-coin-hard", "number-guessing", "single-battleship", "wordle"]
+HARD = ["wordle-hard"]
+BOXES = [f"ipi-e-{b}" for b in EASY] + [f"ipi-h-{b}" for b in HARD]
+
+# (target, query as an agent writes it, the published box's answer), taken from the published code run in a
+# scratch folder. The heavy coin's scale lies once in ten weighings; the pinned ones come before its first lie.
+PAIRS = {
+    "ipi-e-number-guessing": [
+        ("Number 42", "Number 57", "Close"), ("Number 42", "Number 58", "Far"), ("Number 42", "Number 26", "Far"),
+        ("Number 0", "Number 15", "Close"), ("Number 99", "Number 83", "Far"),
+    ],
+    "ipi-e-single-battleship": [
+        ("Column 6", "(3, 6)", "hit"), ("Column 6", "(6, 3)", "miss"), ("Column 6", "( 9 ,6 )", "hit"),
+        ("Row 3", "(3, 1)", "hit"),
+    ],
+    "ipi-e-wordle": [
+        ("MAINTAIN", "AAAAAAAA", "XAXXXAXX"), ("MAINTAIN", "NIATNIAM", "MMMMMMMM"),
+        ("MAINTAIN", "MAINTAIN", "AAAAAAAA"), ("MAINTAIN", "ZZZZZZZZ", "XXXXXXXX"),
+    ],
+    "ipi-h-wordle-hard": [
+        ("ACCOMMODATE", "CCCCCCCCCCC", "XAAXXXXXXXX"), ("ACCOMMODATE", "MODATEACCOM", "MMMMMMMMMMM"),
+        ("ACCOMMODATE", "ACCOMMODATE", "AAAAAAAAAAA"),
+    ],
+    "ipi-e-heavy-coin-hard": [
+        ("Heavy Coin 56", "Left: Coin 56; Right: Coin 1", "Imbalance"),
+        ("Heavy Coin 56", "Left: Coin 1, Coin 2; Right: Coin 3, Coin 4", "Balance"),
+    ],
+}
+
+# A message each published box answers with a correction (so ours refuses it, and it uses the turn).
+UNREADABLE = {
+    "ipi-e-number-guessing": ["number 5", "Number 101", "Number 5 please", "5"],
+    "ipi-e-single-battleship": ["[3, 2]", "3, 2", "(0, 2)", "(3, 2, 1)", "Row 3"],
+    "ipi-e-wordle": ["absolute", "ABSOLUT", "ABSOLUTES", "ABSO1UTE"],
+    "ipi-h-wordle-hard": ["information", "INFORMATIO", "INFORMATIONS"],
+    "ipi-e-heavy-coin-hard": ["Left: Coin 1; Right: Coin 1", "Left: ; Right: Coin 3", "Left: Coin 1 , Coin 2; Right: Coin 3",
+                              "Left: Coin 101; Right: Coin 3", "Left: Coin 01; Right: Coin 3", "Coin 1 vs Coin 2"],
+}
+
+
+def test_every_ported_box_is_here():
+    assert sorted(p.stem for p in PUZZLE.glob("*.world")) == sorted(BOXES)
+    assert sorted(PAIRS) == sorted(BOXES) == sorted(UNREADABLE)
+
+
+@pytest.mark.slow  # certifies every box a second time (each box is certified below): the cross-box checks
+def test_the_folder_certifies():
+    r = CliRunner().invoke(main, ["check", str(PUZZLE), "--json"])
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.output)
+    assert report["certified"] == report["worlds"] == len(BOXES) and not report["problems"]
+    assert report["counts"]["family_difficulty"] == {"IPI/easy": len(EASY), "IPI/hard": len(HARD)}
+
+
+@pytest.mark.parametrize("box", BOXES)
+def test_each_box_certifies_without_warnings(box):
+    r = CliRunner().invoke(main, ["check", str(PUZZLE / f"{box}.world"), "--json"])
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.output)
+    assert not report["problems"] and not report["warnings"], r.output
+    difficulty = "easy" if box.startswith("ipi-e-") else "hard"
+    assert report["labels"] == {"family": {"IPI": 6}, "difficulty": {difficulty: 6}}
+
+
+@pytest.mark.parametrize("box", BOXES)
+def test_published_behaviour_is_pinned(box):
+    world = load_world(PUZZLE / f"{box}.world")
+    assert world.protocol == "turn@shot" and world.explore_each_test
+    for target, query, want in PAIRS[box]:
+        fb = world.session_for(target).probe(query)
+        assert (fb.status, fb.text, fb.units) == ("ok", want, 1), query
+
+
+@pytest.mark.parametrize("box", BOXES)
+def test_an_unreadable_message_is_refused_and_costs_a_turn(box):
+    world = load_world(PUZZLE / f"{box}.world")
+    for text in UNREADABLE[box]:
+        fb = world.session().probe(text)
+        assert fb.status == "rejected" and fb.units == 1, text
+
+
+@pytest.mark.parametrize("box", BOXES)
+def test_each_test_asks_for_its_published_target_written_exactly(box):
+    world = load_world(PUZZLE / f"{box}.world")
+    assert len(world.tasks) == 6
+    for task in world.tasks:
+        want = world.format_answer(world.test_of(task).expected)
+        assert world.verify(task, want).score == 1.0
+        assert world.verify(task, want.lower()).score == 0.0  # the published grader compares strings exactly
+
+
+def test_the_heavy_coin_scale_lies_once_in_every_ten_weighings_reproducibly():
+    world = load_world(PUZZLE / "ipi-e-heavy-coin-hard.world")
+    for stream in range(3):
+        s = world.session_for("Heavy Coin 7", stream)
+        out = [s.probe("Left: Coin 7; Right: Coin 8").text for _ in range(30)]
+        for block in range(3):
+            assert out[10 * block:10 * block + 10].count("Balance") == 1  # the one lie: it tilts, the scale says not
+        again = world.session_for("Heavy Coin 7", stream)
+        assert [again.probe("Left: Coin 7; Right: Coin 8").text for _ in range(30)] == out
+
+
+def test_oracle_scores_every_box_fully_at_20_at_2(tmp_path, monkeypatch):
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("LITELLM_OFFLINE_MODE", "true")
+    out = tmp_path / "run"
+    r = CliRunner().invoke(main, ["run", str(PUZZLE), "--preset", "20@2", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["validity"]["valid"]
+    oracle = [x for x in summary["results"] if x["system"] == "oracle"]
+    assert len(oracle) == len(BOXES) and all(x["best"] == 100.0 for x in oracle)
+    assert summary["accuracy"]["oracle"]["cells"] == {"IPI/easy": {"accuracy": 100.0, "boxes": len(EASY)},
+                                                      "IPI/hard": {"accuracy": 100.0, "boxes": len(HARD)}}
