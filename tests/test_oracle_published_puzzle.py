@@ -10,7 +10,7 @@ from worldspec.cli import main
 from worldspec.compiler import load_world
 
 ROOT = Path(__file__).resolve().parent.parent
-PUZZLE = ROOT / "worlds" / "oracle-published" / "puzzle"
+PUZZLE = ROOT / "worlds" / "oracle" / "puzzle"
 
 EASY = ["heavy-coin-hard", "number-guessing", "single-battleship", "wordle"]
 HARD = ["wordle-hard"]
