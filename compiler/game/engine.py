@@ -434,12 +434,20 @@ def open_loop_optimum(game: Game, opponent: Strategy, seat: str, horizon: int,
 def expected_score(game: Game, opponent: Strategy, seat: str, plan: Sequence[str]):
     """The exact expected total of a fixed move sequence against a fresh opponent.
 
-    A move that is not legal on some board the sequence reaches is a GameError naming its round."""
+    A move that is not legal on some board the sequence reaches is a GameError naming its round. Values are
+    memoised by (opponent state, board, round): a mixed opponent's branches merge instead of multiplying."""
     other = other_seat(seat)
+    memo: dict = {}
 
     def go(state, board, i):
         if i == len(plan):
             return 0
+        key = (freeze(state), freeze(board), i)
+        if key not in memo:
+            memo[key] = step(state, board, i)
+        return memo[key]
+
+    def step(state, board, i):
         if plan[i] not in game.legal(board, seat):
             raise GameError(f"move {i + 1} ({plan[i]}) is not legal then (legal: "
                             f"{', '.join(game.legal(board, seat))})")
