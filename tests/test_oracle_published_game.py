@@ -10,7 +10,7 @@ from worldspec.cli import main
 from worldspec.compiler import load_world
 
 ROOT = Path(__file__).resolve().parent.parent
-GAME = ROOT / "worlds" / "oracle-published" / "game"
+GAME = ROOT / "worlds" / "oracle" / "game"
 
 EASY = ["anti-rps-random", "load-shoot-defend-defender", "rps7-beat-last", "rps7-cycle", "rps7-imitate-last",
         "rps7-random-3"]
