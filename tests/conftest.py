@@ -14,10 +14,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 import pytest  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 from fake_openai import FakeOpenAI  # noqa: E402
 from runner_fakes import FAKE_KIND, FAKE_SPEC  # noqa: E402
+from worldspec.cli import main as cli_main  # noqa: E402
 from worldspec.compiler import KINDS, load_world  # noqa: E402
 from worldspec.runner.config import RunConfig  # noqa: E402
 from worldspec.runner.experiment import run_experiment  # noqa: E402
@@ -86,3 +88,15 @@ def fake_openai(openai_server, monkeypatch):
     openai_server.responder = openai_server.default_responder
     yield openai_server
     openai_server.clear()
+
+
+def run_boxes_at_20_at_2(folder, tmp_path, monkeypatch) -> dict:
+    """`worldspec run FOLDER --preset 20@2` with the built-in agents; the summary of a valid run."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("LITELLM_OFFLINE_MODE", "true")
+    out = tmp_path / "run"
+    r = CliRunner().invoke(cli_main, ["run", str(folder), "--preset", "20@2", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["validity"]["valid"]
+    return summary

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import run_boxes_at_20_at_2
 from click.testing import CliRunner
 
 from worldspec.cli import main
@@ -155,13 +156,7 @@ def test_the_smart_shooter_fires_back_once_you_shoot():
 
 
 def test_oracle_scores_every_box_as_far_as_the_published_normalisers_allow(tmp_path, monkeypatch):
-    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    monkeypatch.setenv("LITELLM_OFFLINE_MODE", "true")
-    out = tmp_path / "run"
-    r = CliRunner().invoke(main, ["run", str(GAME), "--preset", "20@2", "--out", str(out)])
-    assert r.exit_code == 0, r.output
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["validity"]["valid"]
+    summary = run_boxes_at_20_at_2(GAME, tmp_path, monkeypatch)
     oracle = {x["world"]: x["best"] for x in summary["results"] if x["system"] == "oracle"}
     assert len(oracle) == 12
     cards = {b: s for b, s in oracle.items() if "comparing cards" in b}

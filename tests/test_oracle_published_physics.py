@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import run_boxes_at_20_at_2
 from click.testing import CliRunner
 
 from worldspec.cli import main
@@ -110,13 +111,7 @@ def test_answers_are_graded_within_a_hundredth_per_coordinate():
 
 
 def test_oracle_scores_every_box_fully_at_20_at_2(tmp_path, monkeypatch):
-    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    monkeypatch.setenv("LITELLM_OFFLINE_MODE", "true")
-    out = tmp_path / "run"
-    r = CliRunner().invoke(main, ["run", str(PHYSICS), "--preset", "20@2", "--out", str(out)])
-    assert r.exit_code == 0, r.output
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["validity"]["valid"]
+    summary = run_boxes_at_20_at_2(PHYSICS, tmp_path, monkeypatch)
     oracle = [x for x in summary["results"] if x["system"] == "oracle"]
     assert len(oracle) == len(BOXES) and all(x["best"] == 100.0 for x in oracle)
     assert summary["accuracy"]["oracle"]["cells"] == {"PSI/easy": {"accuracy": 100.0, "boxes": len(EASY)},
