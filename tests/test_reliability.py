@@ -221,6 +221,8 @@ def test_a_reply_that_crashed_the_run_is_recorded_failed_and_never_replayed(tmp_
     assert "ZeroDivisionError: a bug reached by a reply" in failed["error"]
     crashed = next(e for e in read_log(out) if e["type"] == "reply" and e["key"] == failed["key"])
     assert "BOOM" in crashed["reply"]["tool_calls"][0]["function"]["arguments"]
+    now = load_run(out).replies[failed["key"]]  # the reply the key stands for now, with its reply's fields
+    assert now["system"] == "explorer" and now["purpose"] == "explore" and not now["reply"]["tool_calls"]
     # resume: the failed reply is replayed as what replaced it, and the run completes
     res = run_world(Boom(), [model], out, trajectories=1, cache_dir=cache, resume=True)
     assert res.summary["validity"]["valid"]
