@@ -155,7 +155,9 @@ class Grader:
                    "world": self.world.name, "mode": self.mode, "reason": self.reason,
                    **({"deadlines": attrs.asdict(self.sandbox.deadlines)} if self.origin else {})})
 
-    def _in_process(self, reason: str) -> None:
+    def _in_process(self, why: Exception) -> None:
+        """Evaluate in process from now on, because the pool could not (logged with the reason)."""
+        reason = str(why) if isinstance(why, Unavailable) else f"a worker could not compile the world: {why}"
         self.origin, self.reason = None, reason
         self.announce()
 
@@ -167,7 +169,7 @@ class Grader:
             try:
                 await asyncio.shield(self._prepared)
             except (Overrun, Mismatch, RemoteSpecError, Unavailable) as e:
-                self._in_process(f"a worker could not compile the world: {e}")
+                self._in_process(e)
         if self.origin is not None:
             try:
                 if not grading:
@@ -175,7 +177,7 @@ class Grader:
                 async with self.slots:
                     return await self.sandbox.run(timeout, evaluate, self.origin, call, *args)
             except (Mismatch, RemoteSpecError, Unavailable) as e:
-                self._in_process(f"a worker could not compile the world: {e}")
+                self._in_process(e)
         if call == "rules":
             fn = functools.partial(grade_rule_report, self.world)
         else:
