@@ -187,10 +187,34 @@ def test_any_code_point_round_trips_through_the_cache(tmp_path):
     cache.close()
 
 
+def test_a_failing_cache_is_dropped_not_fatal_and_an_unusable_one_is_bad_input(tmp_path, run_world, read_log,
+                                                                              monkeypatch):
+    put, puts = ResponseCache.put, []
+
+    def failing_put(self, *args):  # the third write finds the database gone (a damaged file, a full disk)
+        puts.append(args[0])
+        if len(puts) == 3:
+            self.db.close()
+        return put(self, *args)
+
+    monkeypatch.setattr(ResponseCache, "put", failing_put)
+    model = ScriptedModel(policy_reply, name="explorer", cacheable=True)
+    res = run_world(FakeWorld(), [model], tmp_path / "run", trajectories=1, cache_dir=tmp_path / "cache")
+    assert res.summary["validity"]["valid"] and len(puts) == 3  # the run went on without its cache
+    (trouble,) = [e for e in read_log(tmp_path / "run") if e["type"] == "cache_error"]
+    assert "closed database" in trouble["error"]
+    (bad := tmp_path / "bad").mkdir()
+    (bad / "responses.sqlite").write_bytes(b"not a database" * 100)
+    r = CliRunner().invoke(main, ["run", "demo", "--model", "openai/x", "--cache", str(bad), "--out",
+                                  str(tmp_path / "x")])
+    assert r.exit_code == EXIT_INPUT and "cannot use the response cache" in r.output
+
+
 def test_a_reply_over_the_cap_is_cut_with_a_notice_and_stays_well_formed():
     big = "x" * (10 << 20)
     program = json.dumps({"program": "EMIT(1)\n" + "y" * (3 << 20)})
-    reply = Reply(big, (ToolCall("c1", "run_program", program), ToolCall("c2", "run_program", '{"program": "EMIT(2)"}')),
+    small = '{"program": "EMIT(2)"}'
+    reply = Reply(big, (ToolCall("c1", "run_program", program), ToolCall("c2", "run_program", small)),
                   reasoning_content="thought " * 10)
     cut, dropped = bounded_reply(reply)
     size = len(cut.content) + len(cut.reasoning_content) + sum(len(c.arguments) for c in cut.tool_calls)
@@ -198,7 +222,7 @@ def test_a_reply_over_the_cap_is_cut_with_a_notice_and_stays_well_formed():
     assert cut.content.startswith("xxx") and "this reply was" in cut.content and "cut to" in cut.content
     args = json.loads(cut.tool_calls[0].arguments)  # still a JSON object: the program is cut, with a notice
     assert args["program"].startswith("EMIT(1)\nyyy") and "cut to" in args["program"]
-    assert cut.tool_calls[1].arguments == '{"program": "EMIT(2)"}'  # small fields are kept whole
+    assert cut.tool_calls[1].arguments == small  # small fields are kept whole
     assert cut.reasoning_content == reply.reasoning_content
     same, none = bounded_reply(Reply("short", ()))
     assert none == 0 and same == Reply("short", ())
@@ -476,7 +500,8 @@ def test_hostile_replies_go_through_a_run_that_is_killed_and_resumed(fake_openai
 
 
 RSS = ("import atexit, sys\n"
-       "atexit.register(lambda: sys.stderr.write(next(l for l in open('/proc/self/status') if l.startswith('VmHWM'))))\n"
+       "status = lambda: next(l for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
+       "atexit.register(lambda: sys.stderr.write(status()))\n"
        "from worldspec.cli import main\nmain()\n")
 
 
