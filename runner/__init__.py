@@ -7,6 +7,8 @@ Modules, in the order data flows through them (each imports only those above it)
   cache        request keys and the on-disk response cache
   answers      answers from replies, rule reports and their grading
   metrics      M_t, sigma, Best@n, Mean@n, worst, G, steps, regressions; box and pool summaries
+  sandbox      untrusted evaluation (probes, answers, rule reports, certification) in worker
+               processes under wall-clock deadlines
   runtime      one model call (log replay, cache, per-model limit, retries, logging); world calls
   agents       the built-in agents: oracle, manual, replay, memorise, pool strategies
   config       RunConfig: what a run is asked to do, and its identity in the log header

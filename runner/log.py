@@ -92,6 +92,14 @@ class LoggedRun:
         return self.sessions[max(self.sessions)] if self.sessions else None
 
 
+def merged_reply(replies: dict, event: dict) -> dict:
+    """The reply event a request key now stands for: a `reply_failed` keeps its reply's fields
+    (system, conversation, purpose...) and replaces the reply itself."""
+    if event["type"] == "reply_failed":
+        return {**replies.get(event["key"], {}), **event}
+    return event
+
+
 def load_run(directory: str | Path) -> LoggedRun:
     """Read DIR/log.jsonl (or a log file's path); raises FileNotFoundError when there is none."""
     path = Path(directory)
@@ -107,7 +115,7 @@ def load_run(directory: str | Path) -> LoggedRun:
         if typ == "header" and i == 0:
             run.header = ev
         elif typ in ("reply", "reply_failed") and "key" in ev:
-            run.replies[ev["key"]] = ev
+            run.replies[ev["key"]] = merged_reply(run.replies, ev)
         elif typ == "trajectory":
             run.records[ev["conv"]] = ev["record"]
         elif typ == "tool":
@@ -275,7 +283,7 @@ class RunLog:
         event.setdefault("ts", time.time())
         self._write(event)
         if event.get("type") in ("reply", "reply_failed") and "key" in event:
-            self.replies[event["key"]] = event
+            self.replies[event["key"]] = merged_reply(self.replies, event)
         return True
 
     def close(self, status: str, error: str | None = None) -> None:

@@ -443,14 +443,17 @@ def write_report(dirs: Sequence[str | Path], out: str | Path | None, *, plots: b
         return summary, markdown(layout, summary)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "trajectories.jsonl", "w", encoding="utf-8") as f:
+    # a lone surrogate a model wrote (UTF-8 cannot encode it) is written as its JSON escape \\udXXX
+    with open(out / "trajectories.jsonl", "w", encoding="utf-8", errors="backslashreplace") as f:
         for r in records:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "
+",
+                                      encoding="utf-8", errors="backslashreplace")
     images = plot_curves(summary["results"], out) if plots and layout.plots else \
         layout.figures(summary, out) if plots and layout.figures else []
     md = markdown(layout, summary, images)
-    (out / "report.md").write_text(md, encoding="utf-8")
+    (out / "report.md").write_text(md, encoding="utf-8", errors="backslashreplace")
     return summary, md
 
 

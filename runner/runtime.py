@@ -150,12 +150,14 @@ class Grader:
 
     def announce(self) -> None:
         """Log where this world's calls run and why (once per run directory for the same answer)."""
-        said = f"{self.world.name}:{self.mode}:{self.reason or ''}"
-        self.emit({"type": "sandbox", "id": "sandbox:" + hashlib.sha256(said.encode("utf-8", "replace")).hexdigest()[:16],
+        said = f"{self.world.name}:{self.mode}:{self.reason or ''}".encode("utf-8", "replace")
+        self.emit({"type": "sandbox", "id": "sandbox:" + hashlib.sha256(said).hexdigest()[:16],
                    "world": self.world.name, "mode": self.mode, "reason": self.reason,
                    **({"deadlines": attrs.asdict(self.sandbox.deadlines)} if self.origin else {})})
 
-    def _in_process(self, reason: str) -> None:
+    def _in_process(self, why: Exception) -> None:
+        """Evaluate in process from now on, because the pool could not (logged with the reason)."""
+        reason = str(why) if isinstance(why, Unavailable) else f"a worker could not compile the world: {why}"
         self.origin, self.reason = None, reason
         self.announce()
 
@@ -167,7 +169,7 @@ class Grader:
             try:
                 await asyncio.shield(self._prepared)
             except (Overrun, Mismatch, RemoteSpecError, Unavailable) as e:
-                self._in_process(f"a worker could not compile the world: {e}")
+                self._in_process(e)
         if self.origin is not None:
             try:
                 if not grading:
@@ -175,7 +177,7 @@ class Grader:
                 async with self.slots:
                     return await self.sandbox.run(timeout, evaluate, self.origin, call, *args)
             except (Mismatch, RemoteSpecError, Unavailable) as e:
-                self._in_process(f"a worker could not compile the world: {e}")
+                self._in_process(e)
         if call == "rules":
             fn = functools.partial(grade_rule_report, self.world)
         else:
@@ -343,8 +345,11 @@ class Runtime:
         key, model = pending
         error = f"{type(exc).__name__}: {exc}"[:500]
         failed = failed_reply(error)
-        self.emit({"type": "reply_failed", "id": f"reply_failed:{key}", "key": key, "error": error,
-                   "reply": failed.to_json()})
+        try:
+            self.emit({"type": "reply_failed", "id": f"reply_failed:{key}", "key": key, "error": error,
+                       "reply": failed.to_json()})
+        except OSError:  # the disk that failed the session fails this too; the session's own error stands
+            return
         if self.cache is not None and model is not None and model.cacheable:
             self._cache_put(key, model, failed)
 

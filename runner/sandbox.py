@@ -77,6 +77,9 @@ class Deadlines:
     rules: float = 120.0  # every statement of one rule report
     requires: float = 300.0  # the reference solution under each rule's knockout
     certify: float = 1800.0
+    # a call's deadline counts from when a worker starts it; past this much more (a worker that
+    # never comes up, a call that is never started) the pool counts as unavailable
+    start: float = 300.0
 
 
 @attrs.frozen
@@ -208,7 +211,10 @@ def _portable_errors(fn):
 
 def worker_world(o: Origin):
     """This worker's copy of a world, compiled on first use (refused if it is not the caller's)."""
-    key = (o.path, o.seed, _stamp(o.path))
+    try:
+        key = (o.path, o.seed, _stamp(o.path))
+    except OSError as e:
+        raise Mismatch(f"{o.path} cannot be read now ({e.strerror})") from None
     entry = _WORLDS.get(key)
     if entry is None:
         world = load_world(o.path, o.seed)
@@ -266,13 +272,16 @@ def _start_worker(memory: int, kind_modules: tuple[str, ...], warm: list) -> Non
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle
     if memory:
         try:
-            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+            _, hard = resource.getrlimit(resource.RLIMIT_AS)
             cap = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
             resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
         except (ValueError, OSError):
             pass
     for module in kind_modules:  # each defines KIND, as a kind's spec module does
-        register_kind(importlib.import_module(module).KIND)
+        try:
+            register_kind(importlib.import_module(module).KIND)
+        except Exception as e:  # noqa: BLE001 — a worker that cannot start would be restarted forever
+            sys.stderr.write(f"worldspec sandbox: kind module {module} not loaded ({type(e).__name__}: {e})\n")
     for o in warm:  # the worlds in use when this worker was started (a replacement after a kill)
         try:
             worker_world(o)
@@ -312,15 +321,26 @@ class Sandbox:
 
     def _submit(self, timeout: float, fn, *args) -> concurrent.futures.Future:
         with self._lock:
-            if self._pool is None or not self._pool.active:
-                self._pool = pebble.ProcessPool(max_workers=self.workers, initializer=_start_worker,
-                                                initargs=(self.memory, self.kind_modules, self._warm), context=_context())
-            return self._pool.schedule(fn, args=args, timeout=timeout)
+            try:
+                if self._pool is None or not self._pool.active:
+                    self._pool = pebble.ProcessPool(max_workers=self.workers, initializer=_start_worker,
+                                                    initargs=(self.memory, self.kind_modules, self._warm),
+                                                    context=_context())
+                return self._pool.schedule(fn, args=args, timeout=timeout)
+            except (OSError, RuntimeError) as e:  # no processes or semaphores here
+                raise Unavailable(f"the worker pool cannot start ({type(e).__name__}: {e})") from None
+
+    def _stalled(self, future, timeout: float) -> Unavailable:
+        """The pool did not even start a call in time: give up on it (and on this pool)."""
+        future.cancel()
+        self.close()
+        return Unavailable(f"the worker pool did not answer within {timeout + self.deadlines.start:g} s "
+                           "(its workers do not start)")
 
     @staticmethod
     def _result(future, timeout: float):
         try:
-            return future.result()
+            return future.result(timeout=0)
         except concurrent.futures.TimeoutError:
             raise Overrun(timeout, "time") from None
         except pebble.ProcessExpired as e:
@@ -329,21 +349,30 @@ class Sandbox:
             raise Overrun(timeout, "the evaluation ran out of memory") from None
         except concurrent.futures.BrokenExecutor as e:
             raise Unavailable(f"the worker pool is broken ({e})") from None
+        except concurrent.futures.CancelledError:
+            raise Unavailable("the worker pool was stopped") from None
 
     def call(self, timeout: float, fn, *args):
         """fn(*args) in a worker, waiting for it; Overrun when it runs past `timeout` seconds."""
-        return self._result(self._submit(timeout, fn, *args), timeout)
+        future = self._submit(timeout, fn, *args)
+        concurrent.futures.wait([future], timeout=timeout + self.deadlines.start)
+        if not future.done():
+            raise self._stalled(future, timeout)
+        return self._result(future, timeout)
 
     async def run(self, timeout: float, fn, *args):
         """fn(*args) in a worker without blocking the event loop; Overrun past `timeout` seconds."""
         future = self._submit(timeout, fn, *args)
+        waiting = asyncio.wrap_future(future)
         try:
-            await asyncio.wrap_future(future)
+            await asyncio.wait([waiting], timeout=timeout + self.deadlines.start)
         except asyncio.CancelledError:
             future.cancel()  # pebble stops the worker running it
             raise
-        except BaseException:  # noqa: BLE001 — read (and map) it below
-            pass
+        if not future.done():
+            raise self._stalled(future, timeout)
+        if not waiting.cancelled():
+            waiting.exception()  # read here, mapped below
         return self._result(future, timeout)
 
     def _warming(self, o: Origin) -> list | None:
@@ -357,15 +386,26 @@ class Sandbox:
 
     def prepare(self, o: Origin) -> None:
         """Have the workers compile a world before its first evaluation, so that no evaluation's
-        deadline pays for a compile (Overrun, RemoteSpecError or Mismatch when they cannot)."""
-        for future in self._warming(o) or ():
-            self._result(future, self.deadlines.certify)
+        deadline pays for a compile (Overrun, RemoteSpecError, Mismatch or Unavailable when they cannot)."""
+        futures = self._warming(o) or ()
+        concurrent.futures.wait(futures, timeout=self.deadlines.certify + self.deadlines.start)
+        self._prepared(futures)
 
     async def prepare_async(self, o: Origin) -> None:
         """`prepare` without blocking the event loop."""
         futures = self._warming(o) or ()
-        await asyncio.gather(*(asyncio.wrap_future(f) for f in futures), return_exceptions=True)
+        waiting = [asyncio.wrap_future(f) for f in futures]
+        if waiting:
+            await asyncio.wait(waiting, timeout=self.deadlines.certify + self.deadlines.start)
+        for w in waiting:
+            if w.done() and not w.cancelled():
+                w.exception()  # read here, mapped below
+        self._prepared(futures)
+
+    def _prepared(self, futures) -> None:
         for future in futures:
+            if not future.done():
+                raise self._stalled(future, self.deadlines.certify)
             self._result(future, self.deadlines.certify)
 
     def close(self) -> None:
@@ -387,10 +427,11 @@ def shared() -> Sandbox:
     return _SHARED[0]
 
 
-def install(sandbox: Sandbox) -> Sandbox | None:
-    """Make `sandbox` the process's sandbox (other deadlines, kind modules); returns the one it replaces."""
+def install(sandbox: Sandbox | None) -> Sandbox | None:
+    """Make `sandbox` the process's sandbox (other deadlines, kind modules; None: a default one when
+    next needed); returns the one it replaces."""
     previous = _SHARED[0] if _SHARED else None
-    _SHARED[:] = [sandbox]
+    _SHARED[:] = [sandbox] if sandbox is not None else []
     return previous
 
 

@@ -12,6 +12,7 @@
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import multiprocessing
 import os
@@ -34,10 +35,12 @@ from worldspec.runner import sandbox
 from worldspec.runner.cache import ResponseCache
 from worldspec.runner.log import Lock, RunDirError, RunLog, load_run
 from worldspec.runner.models import (MAX_REPLY_CHARS, Reply, ScriptedModel, ToolCall, Usage, bounded_reply)
+from worldspec.runner.runtime import Grader
 from worldspec.runner.sandbox import Deadlines, Overrun, Sandbox
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)
+DEMO = os.path.join(ROOT, "worlds", "demo.world")
 SHORT = Deadlines(probe=2.0, verify=2.0, rules=2.0, requires=5.0, certify=60.0)
 
 
@@ -51,11 +54,11 @@ def hog() -> bytes:
 
 @pytest.fixture(scope="module")
 def slow_sandbox():
-    """A sandbox with one-second deadlines whose workers know `kind slow`, installed as the process's."""
+    """A sandbox with short deadlines whose workers know `kind slow`, installed as the process's."""
     sb = Sandbox(workers=2, deadlines=SHORT, kind_modules=("slowkind",))
     previous = sandbox.install(sb)
     yield sb
-    sandbox.install(previous) if previous else None
+    sandbox.install(previous)
     sb.close()
 
 
@@ -68,11 +71,9 @@ def slow_world(tmp_path, monkeypatch, slow_sandbox):
 
 
 def test_a_call_stuck_in_c_is_stopped_and_the_pool_recovers(slow_sandbox):
-    t0 = time.monotonic()
-    with pytest.raises(Overrun) as e:
+    with pytest.raises(Overrun) as e:  # it would take hours to finish
         slow_sandbox.call(0.5, slowkind.stuck)
     assert e.value.timed_out and "stopped after 0.5 s" in str(e.value)
-    assert time.monotonic() - t0 < 30  # it would take hours to finish
     assert slow_sandbox.call(5, os.getpid) != os.getpid()  # a fresh worker serves the next call
     with pytest.raises(Overrun, match="ran out of memory"):
         slow_sandbox.call(30, hog)
@@ -125,6 +126,20 @@ def test_a_world_no_worker_can_compile_runs_in_process_and_says_why(fake_world_f
     assert mode["mode"] == "in-process" and "not loaded from a file" in mode["reason"]
 
 
+def test_a_pool_whose_workers_never_start_leaves_evaluation_in_process(tmp_path, monkeypatch):
+    (tmp_path / "stalls_on_import.py").write_text("import time\ntime.sleep(3600)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))  # workers read the caller's sys.path as they start
+    stuck = Sandbox(workers=2, kind_modules=("stalls_on_import",), deadlines=Deadlines(certify=1.0, start=2.0))
+    events = []
+    grader = Grader(sandbox.load(DEMO), stuck, events.append)
+    try:
+        fb = asyncio.run(grader.probe("EMIT(1)"))
+    finally:
+        stuck.close()
+    assert fb.status == "ok" and grader.mode == "in-process"
+    assert events[-1]["mode"] == "in-process" and "did not answer within 3 s" in events[-1]["reason"]
+
+
 def test_a_world_file_changed_after_loading_is_graded_by_the_loaded_world(slow_world, tmp_path, run_world,
                                                                           read_log):
     path = sandbox.origin(slow_world).path
@@ -172,10 +187,34 @@ def test_any_code_point_round_trips_through_the_cache(tmp_path):
     cache.close()
 
 
+def test_a_failing_cache_is_dropped_not_fatal_and_an_unusable_one_is_bad_input(tmp_path, run_world, read_log,
+                                                                              monkeypatch):
+    put, puts = ResponseCache.put, []
+
+    def failing_put(self, *args):  # the third write finds the database gone (a damaged file, a full disk)
+        puts.append(args[0])
+        if len(puts) == 3:
+            self.db.close()
+        return put(self, *args)
+
+    monkeypatch.setattr(ResponseCache, "put", failing_put)
+    model = ScriptedModel(policy_reply, name="explorer", cacheable=True)
+    res = run_world(FakeWorld(), [model], tmp_path / "run", trajectories=1, cache_dir=tmp_path / "cache")
+    assert res.summary["validity"]["valid"] and len(puts) == 3  # the run went on without its cache
+    (trouble,) = [e for e in read_log(tmp_path / "run") if e["type"] == "cache_error"]
+    assert "closed database" in trouble["error"]
+    (bad := tmp_path / "bad").mkdir()
+    (bad / "responses.sqlite").write_bytes(b"not a database" * 100)
+    r = CliRunner().invoke(main, ["run", "demo", "--model", "openai/x", "--cache", str(bad), "--out",
+                                  str(tmp_path / "x")])
+    assert r.exit_code == EXIT_INPUT and "cannot use the response cache" in r.output
+
+
 def test_a_reply_over_the_cap_is_cut_with_a_notice_and_stays_well_formed():
     big = "x" * (10 << 20)
     program = json.dumps({"program": "EMIT(1)\n" + "y" * (3 << 20)})
-    reply = Reply(big, (ToolCall("c1", "run_program", program), ToolCall("c2", "run_program", '{"program": "EMIT(2)"}')),
+    small = '{"program": "EMIT(2)"}'
+    reply = Reply(big, (ToolCall("c1", "run_program", program), ToolCall("c2", "run_program", small)),
                   reasoning_content="thought " * 10)
     cut, dropped = bounded_reply(reply)
     size = len(cut.content) + len(cut.reasoning_content) + sum(len(c.arguments) for c in cut.tool_calls)
@@ -183,13 +222,23 @@ def test_a_reply_over_the_cap_is_cut_with_a_notice_and_stays_well_formed():
     assert cut.content.startswith("xxx") and "this reply was" in cut.content and "cut to" in cut.content
     args = json.loads(cut.tool_calls[0].arguments)  # still a JSON object: the program is cut, with a notice
     assert args["program"].startswith("EMIT(1)\nyyy") and "cut to" in args["program"]
-    assert cut.tool_calls[1].arguments == '{"program": "EMIT(2)"}'  # small fields are kept whole
+    assert cut.tool_calls[1].arguments == small  # small fields are kept whole
     assert cut.reasoning_content == reply.reasoning_content
     same, none = bounded_reply(Reply("short", ()))
     assert none == 0 and same == Reply("short", ())
     # odd shapes from a provider become text
     odd, _ = bounded_reply(Reply([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}], ()))
     assert odd.content == "ab"
+
+
+def test_a_lone_surrogate_in_a_box_answer_reaches_every_output(tmp_path, run_world):
+    box = sandbox.load(os.path.join(ROOT, "worlds", "oracle", "cii-e01-running-maximum.world"))
+    res = run_world([box], [ScriptedModel(lambda r: Reply(f"```\n3 {LONE}\n```"), name="odd")], tmp_path,
+                    turns=2)
+    assert res.summary["validity"]["valid"]
+    records = [json.loads(line) for line in (tmp_path / "trajectories.jsonl").read_bytes().splitlines()]
+    assert any(LONE in shot["answer"] for r in records for t in r["tests"] for shot in t["shots"])
+    assert CliRunner().invoke(main, ["report", str(tmp_path), "--no-plots"]).exit_code == 0
 
 
 class Boom(FakeWorld):
@@ -221,6 +270,8 @@ def test_a_reply_that_crashed_the_run_is_recorded_failed_and_never_replayed(tmp_
     assert "ZeroDivisionError: a bug reached by a reply" in failed["error"]
     crashed = next(e for e in read_log(out) if e["type"] == "reply" and e["key"] == failed["key"])
     assert "BOOM" in crashed["reply"]["tool_calls"][0]["function"]["arguments"]
+    now = load_run(out).replies[failed["key"]]  # the reply the key stands for now, with its reply's fields
+    assert now["system"] == "explorer" and now["purpose"] == "explore" and not now["reply"]["tool_calls"]
     # resume: the failed reply is replayed as what replaced it, and the run completes
     res = run_world(Boom(), [model], out, trajectories=1, cache_dir=cache, resume=True)
     assert res.summary["validity"]["valid"]
@@ -449,7 +500,8 @@ def test_hostile_replies_go_through_a_run_that_is_killed_and_resumed(fake_openai
 
 
 RSS = ("import atexit, sys\n"
-       "atexit.register(lambda: sys.stderr.write(next(l for l in open('/proc/self/status') if l.startswith('VmHWM'))))\n"
+       "status = lambda: next(l for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
+       "atexit.register(lambda: sys.stderr.write(status()))\n"
        "from worldspec.cli import main\nmain()\n")
 
 
