@@ -447,8 +447,7 @@ def write_report(dirs: Sequence[str | Path], out: str | Path | None, *, plots: b
     with open(out / "trajectories.jsonl", "w", encoding="utf-8", errors="backslashreplace") as f:
         for r in records:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "
-",
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
                                       encoding="utf-8", errors="backslashreplace")
     images = plot_curves(summary["results"], out) if plots and layout.plots else \
         layout.figures(summary, out) if plots and layout.figures else []
