@@ -92,6 +92,11 @@ class Domain:
         return literal(v)
 
 
+def _outside(v, lo, hi, show) -> str | None:
+    """Why v is not in lo..hi (numbers written by `show`), or None."""
+    return None if lo <= v <= hi else f"{show(v)} is outside {show(lo)}..{show(hi)}"
+
+
 @attrs.frozen
 class IntDomain(Domain):
     lo: int
@@ -103,9 +108,7 @@ class IntDomain(Domain):
             v = int(v)  # 1e3 and 12.0 are integers as an agent writes them
         elif type(v) is not int:
             return f"expected an integer, got {_kind(v)}"
-        if not self.lo <= v <= self.hi:
-            return f"{v} is outside {self.lo}..{self.hi}"
-        return None
+        return _outside(v, self.lo, self.hi, str)
 
     def coerce(self, v):
         return int(v) if type(v) is float else v
@@ -138,9 +141,7 @@ class FloatDomain(Domain):
     def check(self, v):
         if type(v) not in (int, float):
             return f"expected a number, got {_kind(v)}"
-        if not self.lo <= v <= self.hi:
-            return f"{_num(v)} is outside {_num(self.lo)}..{_num(self.hi)}"
-        return None
+        return _outside(v, self.lo, self.hi, _num)
 
     def coerce(self, v):
         return float(v) if type(v) is int else v

@@ -499,27 +499,23 @@ def _fill_term(t, term):
 def constants(f, out: set | None = None) -> set:
     """Names of the constants (and function symbols' constant arguments) occurring in f."""
     out = set() if out is None else out
-    for atom in atoms(f):
-        for t in atom[2]:
-            _term_constants(t, out)
+    out.update(t[1] for t in _closed_subterms(f) if t[0] == "c")
     return out
-
-
-def _term_constants(t, out: set) -> None:
-    if t[0] == "c":
-        out.add(t[1])
-    elif t[0] == "f":
-        for a in t[2]:
-            _term_constants(a, out)
 
 
 def terms_of(f, out: set | None = None) -> set:
     """Closed terms occurring in f (constants and ground function terms)."""
     out = set() if out is None else out
+    out.update(_closed_subterms(f))
+    return out
+
+
+def _closed_subterms(f) -> set:
+    found: set = set()
     for atom in atoms(f):
         for t in atom[2]:
-            _closed_terms(t, out)
-    return out
+            _closed_terms(t, found)
+    return found
 
 
 def _closed_terms(t, out: set) -> bool:

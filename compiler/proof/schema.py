@@ -356,16 +356,24 @@ def match(p, f, sigma: dict, depth: int = 0) -> bool:
             sigma.setdefault(DELAYED, []).append((p, f))
             return True
         return _match_subst(p, f, sigma)
+    return pair_nodes(p, f, lambda a, b: match_term(a, b, sigma),
+                      lambda x, y, binder: match(x, y, sigma, depth + binder))
+
+
+def pair_nodes(p, f, terms, sub) -> bool:
+    """Walk p and f together one connective deep: False where their shapes differ, else `terms(a, b)` on each
+    pair of atom arguments and `sub(x, y, binder)` on each pair of subformulas (binder: under a quantifier)."""
+    tag = p[0]
     if tag != f[0]:
         return False
     if tag == "atom":
         if p[1] != f[1] or len(p[2]) != len(f[2]):
             return False
-        return all(match_term(a, b, sigma) for a, b in zip(p[2], f[2]))
+        return all(terms(a, b) for a, b in zip(p[2], f[2]))
     if tag == "not" or tag in F.QUANT:
-        return match(p[1], f[1], sigma, depth + (tag in F.QUANT))
+        return sub(p[1], f[1], tag in F.QUANT)
     if tag in F.BINARY:
-        return match(p[1], f[1], sigma, depth) and match(p[2], f[2], sigma, depth)
+        return sub(p[1], f[1], False) and sub(p[2], f[2], False)
     return True  # bot
 
 
@@ -456,18 +464,8 @@ def _match_subst(p, f, sigma: dict) -> bool:
 
 
 def _solve_hole(v, f, found: list) -> bool:
-    tag = v[0]
-    if tag != f[0]:
-        return False
-    if tag == "atom":
-        if v[1] != f[1] or len(v[2]) != len(f[2]):
-            return False
-        return all(_solve_hole_term(a, b, found) for a, b in zip(v[2], f[2]))
-    if tag == "not" or tag in F.QUANT:
-        return _solve_hole(v[1], f[1], found)
-    if tag in F.BINARY:
-        return _solve_hole(v[1], f[1], found) and _solve_hole(v[2], f[2], found)
-    return True
+    return pair_nodes(v, f, lambda a, b: _solve_hole_term(a, b, found),
+                      lambda x, y, binder: _solve_hole(x, y, found))
 
 
 def _solve_hole_term(a, b, found: list) -> bool:
