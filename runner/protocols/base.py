@@ -8,6 +8,7 @@ the coroutine that plays them all through a runtime.Runtime.
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from pathlib import Path
@@ -62,3 +63,73 @@ class RunProtocol(Protocol):
 
     def exploration_calls(self, world) -> int:
         """How many exploration calls a player of this world gets (`worldspec play` counts them)."""
+
+
+class OneWorld:
+    """A protocol that runs one world at a time: subclasses write the `*_for` methods on that world."""
+
+    many_worlds = False
+    config_keys: tuple[str, ...] = ()
+
+    def default_agents(self, worlds) -> tuple[str, ...]:
+        """The built-in agents run when neither --model nor --agent is given."""
+        (world,) = worlds
+        return self.agents_for(world)
+
+    def lineup(self, worlds, models, agents, config):
+        """Check the request and build who plays what; raises models.FatalError on a bad one."""
+        (world,) = worlds
+        return self.lineup_for(world, models, agents, config)
+
+    def world_identity(self, worlds, name: str) -> dict:
+        """Name, seed and a fingerprint of everything the protocol shows or grades (resume compares it)."""
+        (world,) = worlds
+        return self.identity_for(world)
+
+
+@attrs.define
+class ScheduleLineup:
+    """Every model and local player (a bot, a strategy) plays every entry of the world's schedule; model sessions
+    run concurrently, local players in process. Subclasses say how each plays and how a session is named."""
+
+    world: object
+    models: list
+    local: list
+    config: object
+
+    def local_name(self, player) -> str:
+        """A local player's name in reports."""
+        return player
+
+    def local_id(self, player) -> str:
+        """A local player's model id in the log."""
+        return player
+
+    def conversation(self, system: str, entry: tuple) -> str:
+        """The conversation id of one system's session on one schedule entry."""
+        raise NotImplementedError
+
+    async def model_play(self, rt, model, entry: tuple) -> dict:
+        """One model's session on one schedule entry: its record."""
+        raise NotImplementedError
+
+    def local_play(self, rt, player, entry: tuple) -> dict:
+        """One local player's session on one schedule entry: its record."""
+        raise NotImplementedError
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(m.name for m in self.models) + tuple(self.local_name(p) for p in self.local)
+
+    @property
+    def model_ids(self) -> tuple[str, ...]:
+        return tuple(m.model_id for m in self.models) + tuple(self.local_id(p) for p in self.local)
+
+    def jobs(self) -> list[str]:
+        return [self.conversation(name, e) for name in self.names for e in self.world.schedule()]
+
+    async def run(self, rt, out: Path) -> list[dict]:
+        schedule = self.world.schedule()
+        records = list(await asyncio.gather(*(self.model_play(rt, m, e) for m in self.models for e in schedule)))
+        records += [self.local_play(rt, p, e) for p in self.local for e in schedule]
+        return records

@@ -13,17 +13,13 @@ in holdem_report.py.
 """
 from __future__ import annotations
 
-import asyncio
 import time
-from pathlib import Path
-
-import attrs
 
 from worldspec.compiler import InputError
 
 from ..models import FatalError, LostError, Model, Request
 from ..report import LAYOUTS
-from .base import Plan, fingerprint
+from .base import OneWorld, Plan, ScheduleLineup, fingerprint
 from .holdem_report import LAYOUT
 
 CONDITION = "holdem"
@@ -121,25 +117,20 @@ def finish(rt, world, system: str, opponent: str, k: int, seat: str, result: dic
 # A run
 
 
-@attrs.define
-class HoldemLineup:
-    """Every model and bot (the world's baselines among them) plays every hand of the schedule."""
+class HoldemLineup(ScheduleLineup):
+    """Every model and bot (the world's baselines among them; `local` holds bot names) plays every hand."""
 
-    world: object
-    models: list
-    bots: list  # bot names of the world
-    config: object
+    def local_id(self, player) -> str:
+        return f"bot:{player}"
 
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(m.name for m in self.models) + tuple(self.bots)
+    def conversation(self, system: str, entry: tuple) -> str:
+        return conv_id(system, *entry)
 
-    @property
-    def model_ids(self) -> tuple[str, ...]:
-        return tuple(m.model_id for m in self.models) + tuple(f"bot:{b}" for b in self.bots)
+    async def model_play(self, rt, model, entry: tuple) -> dict:
+        return await model_hand(rt, self.world, model, *entry, self.config.settings)
 
-    def jobs(self) -> list[str]:
-        return [conv_id(name, o, k, s) for name in self.names for o, k, s in self.world.schedule()]
+    def local_play(self, rt, player, entry: tuple) -> dict:
+        return finish(rt, self.world, player, *entry, self.world.play_bot(player, *entry), [], 0, None)
 
     def plan(self) -> Plan:
         w = self.world
@@ -147,40 +138,26 @@ class HoldemLineup:
         # each decision after the first in a street answers an opponent raise of at least a big blind
         per_hand = 2 * (4 + w.table.stack // w.table.big_blind)
         rows = tuple((m.name, hands, per_hand * hands) for m in self.models) + \
-            tuple((b, hands, 0) for b in self.bots)
+            tuple((b, hands, 0) for b in self.local)
         return Plan(f"{w.name}: {hands} hands per system ({len(w.opponents)} opponents x {w.hands} deals x "
                     f"{len(w.seats)} seats)", ("system", "hands", "calls<="), rows, sum(r[2] for r in rows),
                     "one call per decision and one retry per invalid reply; bots play locally")
 
-    async def run(self, rt, out: Path) -> list[dict]:
-        w = self.world
-        records = list(await asyncio.gather(*(model_hand(rt, w, m, o, k, s, self.config.settings)
-                                              for m in self.models for o, k, s in w.schedule())))
-        for b in self.bots:
-            for o, k, s in w.schedule():
-                records.append(finish(rt, w, b, o, k, s, w.play_bot(b, o, k, s), [], 0, None))
-        return records
 
-
-class Holdem:
+class Holdem(OneWorld):
     name = "holdem"
-    many_worlds = False
-    config_keys = ()
 
-    def default_agents(self, worlds) -> tuple[str, ...]:
-        (world,) = worlds
+    def agents_for(self, world) -> tuple[str, ...]:
         return world.baselines or tuple(b.name for b in world.opponents)
 
-    def lineup(self, worlds, models, agents, config) -> HoldemLineup:
-        (world,) = worlds
+    def lineup_for(self, world, models, agents, config) -> HoldemLineup:
         names = [b.name for b in world.opponents]
         for a in agents:
             if a not in names:
                 raise FatalError(f"no bot {a!r} in {world.name} (bots: {', '.join(names)})")
         return HoldemLineup(world, list(models), list(dict.fromkeys([*world.baselines, *agents])), config)
 
-    def world_identity(self, worlds, name: str) -> dict:
-        (world,) = worlds
+    def identity_for(self, world) -> dict:
         t = world.table
         return {"name": world.name, "seed": world.seed,
                 "fingerprint": fingerprint([world.manual, world.seed, world.schedule(),

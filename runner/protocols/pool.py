@@ -12,17 +12,12 @@ models. metrics.pool_results turns the match records into the paper's numbers.
 """
 from __future__ import annotations
 
-import asyncio
-from pathlib import Path
-
-import attrs
-
 from worldspec.compiler import InputError
 
 from ..agents import strategy_agents
 from ..answers import extract_answer
 from ..models import LostError, Model, Request
-from .base import Plan, fingerprint
+from .base import OneWorld, Plan, ScheduleLineup, fingerprint
 
 
 def conv_id(system: str, opponent: str, seat: str, k: int) -> str:
@@ -130,62 +125,47 @@ def _moves(moves: list[str]):
 # A run
 
 
-@attrs.define
-class PoolLineup:
-    """Every model and strategy agent (the world's baselines among them) against the pool."""
+class PoolLineup(ScheduleLineup):
+    """Every model and strategy agent (the world's baselines among them; `local` holds agents.StrategyAgent)
+    against the pool."""
 
-    world: object
-    models: list
-    strategies: list  # agents.StrategyAgent
-    config: object
+    def local_name(self, player) -> str:
+        return player.name
 
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(m.name for m in self.models) + tuple(s.name for s in self.strategies)
+    def local_id(self, player) -> str:
+        return player.model_id
 
-    @property
-    def model_ids(self) -> tuple[str, ...]:
-        return tuple(m.model_id for m in self.models) + tuple(s.model_id for s in self.strategies)
+    def conversation(self, system: str, entry: tuple) -> str:
+        return conv_id(system, *entry)
 
-    def jobs(self) -> list[str]:
-        return [conv_id(name, o, s, k) for name in self.names for o, s, k in self.world.schedule()]
+    async def model_play(self, rt, model, entry: tuple) -> dict:
+        return await model_match(rt, self.world, model, *entry, self.config.settings)
+
+    def local_play(self, rt, player, entry: tuple) -> dict:
+        rounds = self.world.play_strategy(player.strategy, *entry)
+        return finish(rt, self.world, player.name, *entry, self.world.horizon_for(*entry), rounds, 0, None)
 
     def plan(self) -> Plan:
         w = self.world
         rounds = sum(w.horizon_for(o, s, k) for o, s, k in w.schedule())
         rows = tuple((m.name, len(w.schedule()), rounds, 2 * rounds) for m in self.models) + \
-            tuple((s.name, len(w.schedule()), rounds, 0) for s in self.strategies)
+            tuple((s.name, len(w.schedule()), rounds, 0) for s in self.local)
         return Plan(f"{w.name}: {len(w.schedule())} matches per system ({rounds} rounds)",
                     ("system", "matches", "rounds", "calls<="), rows, sum(r[3] for r in rows),
                     "one call per round, and one retry per unreadable move; strategies play locally")
 
-    async def run(self, rt, out: Path) -> list[dict]:
-        w = self.world
-        records = list(await asyncio.gather(*(model_match(rt, w, m, o, s, k, self.config.settings)
-                                              for m in self.models for o, s, k in w.schedule())))
-        for agent in self.strategies:
-            for o, s, k in w.schedule():
-                rounds = w.play_strategy(agent.strategy, o, s, k)
-                records.append(finish(rt, w, agent.name, o, s, k, w.horizon_for(o, s, k), rounds, 0, None))
-        return records
 
-
-class Pool:
+class Pool(OneWorld):
     name = "pool"
-    many_worlds = False
-    config_keys = ()
 
-    def default_agents(self, worlds) -> tuple[str, ...]:
-        (world,) = worlds
+    def agents_for(self, world) -> tuple[str, ...]:
         return tuple(o.name for o in world.opponents)
 
-    def lineup(self, worlds, models, agents, config) -> PoolLineup:
-        (world,) = worlds
+    def lineup_for(self, world, models, agents, config) -> PoolLineup:
         return PoolLineup(world, list(models), strategy_agents(world, dict.fromkeys([*world.baselines, *agents])),
                           config)
 
-    def world_identity(self, worlds, name: str) -> dict:
-        (world,) = worlds
+    def identity_for(self, world) -> dict:
         schedule = [(o, s, k, world.horizon_for(o, s, k)) for o, s, k in world.schedule()]
         return {"name": world.name, "seed": world.seed,
                 "fingerprint": fingerprint([world.manual, world.seed, schedule]),
