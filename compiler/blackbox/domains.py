@@ -92,23 +92,37 @@ class Domain:
         return literal(v)
 
 
-def _outside(v, lo, hi, show) -> str | None:
-    """Why v is not in lo..hi (numbers written by `show`), or None."""
-    return None if lo <= v <= hi else f"{show(v)} is outside {show(lo)}..{show(hi)}"
+@attrs.frozen
+class RangeDomain(Domain):
+    """Numbers from lo to hi; a subclass says which numbers (`wrong_type`) and how bounds are written (`number`)."""
+
+    lo: float
+    hi: float
+
+    def wrong_type(self, v) -> str | None:
+        """Why v is not a number of this domain, or None."""
+        raise NotImplementedError
+
+    def number(self, v) -> str:
+        """A bound or value as the domain's messages write it."""
+        return str(v)
+
+    def check(self, v):
+        why = self.wrong_type(v)
+        if why is None and not self.lo <= v <= self.hi:
+            why = f"{self.number(v)} is outside {self.number(self.lo)}..{self.number(self.hi)}"
+        return why
 
 
 @attrs.frozen
-class IntDomain(Domain):
-    lo: int
-    hi: int
+class IntDomain(RangeDomain):
     kind = "int"
 
-    def check(self, v):
-        if type(v) is float and v.is_integer():
-            v = int(v)  # 1e3 and 12.0 are integers as an agent writes them
-        elif type(v) is not int:
-            return f"expected an integer, got {_kind(v)}"
-        return _outside(v, self.lo, self.hi, str)
+    def wrong_type(self, v):
+        # 1e3 and 12.0 are integers as an agent writes them
+        if type(v) is int or (type(v) is float and v.is_integer()):
+            return None
+        return f"expected an integer, got {_kind(v)}"
 
     def coerce(self, v):
         return int(v) if type(v) is float else v
@@ -133,15 +147,14 @@ class IntDomain(Domain):
 
 
 @attrs.frozen
-class FloatDomain(Domain):
-    lo: float
-    hi: float
+class FloatDomain(RangeDomain):
     kind = "float"
 
-    def check(self, v):
-        if type(v) not in (int, float):
-            return f"expected a number, got {_kind(v)}"
-        return _outside(v, self.lo, self.hi, _num)
+    def wrong_type(self, v):
+        return None if type(v) in (int, float) else f"expected a number, got {_kind(v)}"
+
+    def number(self, v) -> str:
+        return _num(v)
 
     def coerce(self, v):
         return float(v) if type(v) is int else v
