@@ -174,7 +174,8 @@ def check_draft(path: str, timeout: float | None = None) -> Check:
     try:
         report, _ = certification(path, None, None, timeout)
     except (SpecError, SpecErrors, RemoteSpecError) as e:
-        text = e.render()
+        # located by the draft's file name only: the prompt (and so the cache key) is the same wherever --out is
+        text = e.render().replace(path, os.path.basename(path))
         # one entry per located diagnostic, each with its source lines and hint
         starts = [m.start() for m in re.finditer(r"^\S.*" + DIAGNOSTIC.pattern, text, re.M)] or [0]
         if starts[0] != 0:

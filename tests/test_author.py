@@ -85,7 +85,7 @@ def test_a_syntax_error_then_an_uncertifiable_rule_then_a_certified_world(fake_o
     # each diagnostic went back verbatim: the round files and the requests the server saw
     folder = tmp_path / "mine.world.author"
     check1, check2 = (folder / "round-1-check.txt").read_text(), (folder / "round-2-check.txt").read_text()
-    assert "round-1.world:51:9: error: unexpected 'integer'" in check1
+    assert check1.splitlines()[2] == "round-1.world:51:9: error: unexpected 'integer'"
     assert "task T1: the reference solution fails in the true world" in check2
     prompt2, prompt3 = (folder / "round-2-prompt.md").read_text(), (folder / "round-3-prompt.md").read_text()
     assert check1.split("\n\n", 1)[1].strip() in prompt2 and "does not compile" in prompt2
@@ -128,6 +128,21 @@ def test_when_no_draft_compiles_the_file_is_not_written_and_resume_asks_nothing_
     r = author(fake_openai, out, "--max-rounds", "2", "--resume")
     assert r.exit_code == EXIT_PROBLEMS and fake_openai.requests == []
     assert "2 from the transcript's log" in r.output
+
+
+def test_calls_share_the_response_cache_and_the_retries_of_worldspec_run(fake_openai, tmp_path):
+    author_server(fake_openai, [SYNTAX_ERROR])
+    fake_openai.fail_next("429", n=1)
+    cache = ["--cache", str(tmp_path / "cache"), "--max-retries", "2", "--retry-delay", "0", "--max-rounds", "2"]
+    r = CliRunner().invoke(main, ["author", BRIEF, "--model", "openai/fake-author", "--api-base",
+                                  fake_openai.base_url, "--out", str(tmp_path / "a.world"), *cache])
+    assert r.exit_code == EXIT_PROBLEMS and "(2 live, 0 from the cache" in r.output and "1 retries" in r.output
+    assert len(fake_openai.requests) == 3
+    # another --out, the same brief: every reply comes from the cache (the feedback names the draft, not --out)
+    r = CliRunner().invoke(main, ["author", BRIEF, "--model", "openai/fake-author", "--api-base",
+                                  fake_openai.base_url, "--out", str(tmp_path / "b" / "b.world"), *cache])
+    assert r.exit_code == EXIT_PROBLEMS and "(0 live, 2 from the cache" in r.output and "0 input" in r.output
+    assert len(fake_openai.requests) == 3
 
 
 def test_a_bad_model_or_a_missing_key_fails_in_one_paragraph(fake_openai, tmp_path, monkeypatch):
