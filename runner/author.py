@@ -12,6 +12,7 @@ key for it), said in one paragraph.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import shutil
 import sys
@@ -30,6 +31,11 @@ from .runtime import Runtime, session_outcome
 
 MODEL_OPTIONS = ("api_base", "cache_dir", "no_cache", "temperature", "max_tokens", "reasoning_effort",
                  "model_args", "timeout", "max_retries", "retry_delay", "quiet")
+
+
+def digest(text: str) -> str:
+    """A short digest of a long text the log header identifies (a resume with another text is refused)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def run_options_named(names):
@@ -81,20 +87,20 @@ def author(brief, from_file, kind, model, test_model, out, max_rounds, extra, ch
 
     \b
     Examples:
-      worldspec author "a stack language whose manual is wrong about POP order" --model openai/gpt-4o --out worlds/mine.world
+      worldspec author "a stack language whose manual is wrong about POP order" --model M --out worlds/mine.world
       worldspec author --from-file brief.md --kind blackbox --model M --out boxes/mine.world --max-rounds 8
     """
     if bool(brief) == bool(from_file):
         raise click.UsageError("give the brief as an argument or with --from-file (one of them)")
-    brief = brief or read_text(from_file, "the brief")
-    if not brief.strip():
-        raise BadInput("the brief is empty: say what world to write")
     if os.path.exists(out) and not resume:
         raise BadInput(f"{out} already exists; choose another --out (or --resume the authoring that wrote it)")
     try:
+        brief = brief or read_text(from_file, "the brief")
         reference, example_name, example_text = kind_material(kind, doc, example)
     except AuthorSetupError as e:
         raise BadInput(str(e)) from None
+    if not brief.strip():
+        raise BadInput("the brief is empty: say what world to write")
     settings = settings_from(p)
     retry = RetryPolicy(max_attempts=max(1, p["max_retries"]), base_delay=p["retry_delay"])
     writer = LitellmModel(model, api_base=p["api_base"], settings=settings, timeout=p["timeout"])
@@ -103,7 +109,7 @@ def author(brief, from_file, kind, model, test_model, out, max_rounds, extra, ch
     folder = out + ".author"
     config = {"command": "author", "model": model, "test_model": test_model, "kind": kind, "brief": brief,
               "max_rounds": max_rounds, "extra": extra, "settings": settings, "api_base": p["api_base"],
-              "doc": reference, "example": example_text}
+              "doc": digest(reference), "example": digest(example_text)}
     fresh = not os.path.exists(folder)
     try:
         cache = None if p["no_cache"] else ResponseCache(p["cache_dir"] or default_cache_dir())

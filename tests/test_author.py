@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from worldspec.cli import EXIT_INPUT, EXIT_PROBLEMS, main
 from worldspec.compiler import load_world, resolve_world_path
-from worldspec.runner.authoring import extract_items, extract_world
+from worldspec.runner.authoring import AUTHOR_KINDS, extract_items, extract_world, kind_material
 
 DEMO = open(resolve_world_path("demo"), encoding="utf-8").read()
 # a syntax error: a rule's title without quotes
@@ -138,8 +138,11 @@ def test_calls_share_the_response_cache_and_the_retries_of_worldspec_run(fake_op
                                   fake_openai.base_url, "--out", str(tmp_path / "a.world"), *cache])
     assert r.exit_code == EXIT_PROBLEMS and "(2 live, 0 from the cache" in r.output and "1 retries" in r.output
     assert len(fake_openai.requests) == 3
-    # another --out, the same brief: every reply comes from the cache (the feedback names the draft, not --out)
-    r = CliRunner().invoke(main, ["author", BRIEF, "--model", "openai/fake-author", "--api-base",
+    # another --out, the same brief (from a file): every reply comes from the cache (the feedback names the
+    # draft, not --out)
+    (tmp_path / "brief.md").write_text(BRIEF)
+    r = CliRunner().invoke(main, ["author", "--from-file", str(tmp_path / "brief.md"), "--model",
+                                  "openai/fake-author", "--api-base",
                                   fake_openai.base_url, "--out", str(tmp_path / "b" / "b.world"), *cache])
     assert r.exit_code == EXIT_PROBLEMS and "(0 live, 2 from the cache" in r.output and "0 input" in r.output
     assert len(fake_openai.requests) == 3
@@ -174,3 +177,12 @@ def test_a_world_is_extracted_from_the_shapes_replies_take():
     items = extract_items(f"```\n# two\n{GOOD_TASK}\n{BAD_TASK}```\n```\ntest 5\ntest 6\n```", "task")
     assert items == [GOOD_TASK, BAD_TASK]
     assert extract_items("test 5\ntest 6\nnot a test", "test") == ["test 5\n", "test 6\nnot a test\n"]
+
+
+def test_every_kind_has_its_reference_and_a_certified_example_of_that_kind():
+    for kind, spec in AUTHOR_KINDS.items():
+        doc, name, example = kind_material(kind)
+        assert f"kind {kind}" in doc or f"kind `{kind}`" in doc or kind in doc.split("\n", 1)[0].lower()
+        world = load_world(resolve_world_path(spec.example))
+        assert world.kind == kind and name.endswith(".world") and f"kind {kind}" in example
+        assert world.tasks  # the test pass adds to them
