@@ -155,6 +155,8 @@ class Check:
         n = len(self.problems)
         if self.certified:
             return f"certified ({self.tasks} tasks)"
+        if (self.report or {}).get("overrun"):
+            return "certification did not finish within --check-timeout"
         if not self.compiles:
             return f"does not compile ({n} diagnostic{'s' if n != 1 else ''})"
         return f"compiles, {n} certification problem{'s' if n != 1 else ''}"
@@ -166,7 +168,7 @@ class Check:
         return f"{len(self.problems)} problem(s):\n" + "\n".join(f"  - {p}" for p in self.problems)
 
 
-DIAGNOSTIC = re.compile(r":\d+:\d+: error:")
+DIAGNOSTIC = re.compile(r"^\S.*:\d+:\d+: error:", re.M)  # the first line of one located diagnostic
 
 
 def check_draft(path: str, timeout: float | None = None) -> Check:
@@ -177,12 +179,11 @@ def check_draft(path: str, timeout: float | None = None) -> Check:
         # located by the draft's file name only: the prompt (and so the cache key) is the same wherever --out is
         text = e.render().replace(path, os.path.basename(path))
         # one entry per located diagnostic, each with its source lines and hint
-        starts = [m.start() for m in re.finditer(r"^\S.*" + DIAGNOSTIC.pattern, text, re.M)] or [0]
-        if starts[0] != 0:
-            starts[0] = 0
+        starts = [0] + [m.start() for m in DIAGNOSTIC.finditer(text)][1:]
         parts = [text[a:b].rstrip() for a, b in zip(starts, starts[1:] + [len(text)])]
         return Check(False, tuple(p for p in parts if p) or (text,))
-    return Check(True, tuple(str(p) for p in report.get("problems", ())), report)
+    # a certification that overran may not even have compiled the draft: it never counts as compiling
+    return Check(not report.get("overrun"), tuple(str(p) for p in report.get("problems", ())), report)
 
 
 # ---------------------------------------------------------------------------------- transcript

@@ -186,3 +186,12 @@ def test_every_kind_has_its_reference_and_a_certified_example_of_that_kind():
         world = load_world(resolve_world_path(spec.example))
         assert world.kind == kind and name.endswith(".world") and f"kind {kind}" in example
         assert world.tasks  # the test pass adds to them
+
+
+def test_a_draft_whose_certification_overruns_never_counts_as_compiling(fake_openai, tmp_path):
+    author_server(fake_openai, [DEMO])
+    out = tmp_path / "slow.world"
+    r = author(fake_openai, out, "--max-rounds", "1", "--check-timeout", "0.01")
+    assert r.exit_code == EXIT_PROBLEMS, r.output
+    assert "round 1/1: certification did not finish within --check-timeout" in r.output
+    assert "no draft compiled" in r.output and not out.exists()
