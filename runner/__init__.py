@@ -20,4 +20,5 @@ Modules, in the order data flows through them (each imports only those above it)
   progress     the live display
   options      the options of `worldspec run` and how they become a RunConfig
   cli          `worldspec run`, `worldspec report`
+  authoring    a model drafts a world, `check` steers it (authoring.py); `worldspec author` (author.py)
 """

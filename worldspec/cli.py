@@ -16,7 +16,8 @@ Exit status, for every command (the README has the same table):
 process under a wall-clock deadline, since a spec or a probe may hold code that no
 step limit reaches). `play`, `run` and `report` need the runner's protocols and are
 looked up only when invoked (LAZY), so the other commands never load them or matplotlib.
-`import` (worldspec/importer.py) is looked up lazily too: only a conversion needs it.
+`import` (worldspec/importer.py) is looked up lazily too: only a conversion needs it, and so is
+`author` (runner/author.py: a model drafts a world, `check` steers it).
 """
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ class _Group(click.Group):
     """Resolves the commands that need the runner lazily (it imports more)."""
 
     LAZY = {"play": "worldspec.play:play", "run": "worldspec.runner.cli:run", "report": "worldspec.runner.cli:report",
-            "import": "worldspec.importer:import_group"}
+            "import": "worldspec.importer:import_group", "author": "worldspec.runner.author:author"}
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.LAZY))
@@ -170,14 +171,10 @@ def check(world, seed, as_json, timeout):
     folder = os.path.isdir(world)
     path = world if folder else world_path(world)
     say = sandbox.say_on_stderr if not as_json and sys.stderr.isatty() else None
-    try:
-        report, note = sandbox.certify_once(path, seed, say, timeout)
-    except sandbox.Overrun as e:
-        problem = f"certification {e.said}; a spec's code must finish (raise --timeout for a slow machine)"
-        report, note = {"world": path, "problems": [problem], "overrun": True}, None
-        if not as_json:
-            click.echo(f"{path}: 1 problem(s):\n  - {problem}")
-            sys.exit(EXIT_PROBLEMS)
+    report, note = certification(path, seed, say, timeout)
+    if report.get("overrun") and not as_json:
+        click.echo(f"{path}: 1 problem(s):\n  - {report['problems'][0]}")
+        sys.exit(EXIT_PROBLEMS)
     if note and not as_json:
         click.echo(f"note: {note}", err=True)
     if as_json:
@@ -187,6 +184,16 @@ def check(world, seed, as_json, timeout):
     else:
         _print_report(report)
     sys.exit(EXIT_PROBLEMS if report["problems"] or (folder and not report.get("worlds")) else 0)
+
+
+def certification(path: str, seed: int | None, say=None, timeout: float | None = None) -> tuple[dict, str | None]:
+    """(report, note): `check`'s certification of a file or folder; an overrun is the report's one problem.
+    A spec that does not compile raises its diagnostic (SpecError, SpecErrors, sandbox.RemoteSpecError)."""
+    try:
+        return sandbox.certify_once(path, seed, say, timeout)
+    except sandbox.Overrun as e:
+        problem = f"certification {e.said}; a spec's code must finish (raise --timeout for a slow machine)"
+        return {"world": path, "problems": [problem], "overrun": True}, None
 
 
 def _print_report(report: dict) -> None:
