@@ -42,7 +42,7 @@ class AnyText(spaces.Text):
 class WorldEnv(gymnasium.Env):
     """One milestone world as a text environment; reward = milestone accuracy."""
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}  # fps: the checker asks; text has no frame rate
 
     def __init__(self, world="demo", seed: int | None = None, render_mode: str | None = None):
         self.world = load(world, seed) if isinstance(world, str) else world
