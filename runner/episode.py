@@ -95,14 +95,18 @@ class Episode:
 
     # -- exploration ----------------------------------------------------------------
 
-    async def probe(self, program: str | None) -> Charge:
-        """Run one call of the world's tool (None: arguments that could not be read), charged as a run charges it."""
+    async def probe(self, program: str | None, tool: str | None = None) -> Charge:
+        """Run one call of the world's tool (program None: arguments that could not be read; tool: the
+        name the agent called), charged as a run charges it."""
         if self.slots() <= 0:
             return Charge(OVER_BUDGET, "over_budget", 0, False)
         self.used += 1
         self.attempted += 1
+        name, param = self.world.tool.name, self.world.tool.parameter
+        if tool is not None and tool != name:
+            return Charge(f"error: unknown tool {tool!r}; the only tool is {name!r}. Nothing was run.",
+                          "invalid", 0, True)
         if program is None:
-            param = self.world.tool.parameter
             return Charge(f"error: invalid arguments; expected a JSON object {{\"{param}\": \"...\"}}. "
                           "Nothing was run.", "invalid", 0, True)
         fb = await self.grader.probe(program)
