@@ -20,4 +20,6 @@ Modules, in the order data flows through them (each imports only those above it)
   progress     the live display
   options      the options of `worldspec run` and how they become a RunConfig
   cli          `worldspec run`, `worldspec report`
+  view         `worldspec view`: a run as one self-contained HTML page
+  episode      one milestone trajectory stepped by Inspect AI or Gymnasium (worldspec.inspect, worldspec.gym)
 """

@@ -16,11 +16,10 @@ import attrs
 
 from . import metrics
 from .answers import extract_answer, report_instructions, reportable_rules, rule_score_applies
-from .protocols.trajectory import opening_prompt, round_prompt, rules_prompt, system_prompt, task_prompt
+from .protocols.trajectory import (OVER_BUDGET, opening_prompt, round_prompt, rules_prompt, system_prompt, task_prompt,
+                                   unusable_call)
 from .runtime import Grader
 from .sandbox import shared, unportable
-
-OVER_BUDGET = "rejected: not run, this round's call budget is spent. End the round by replying without a tool call."
 
 
 class EpisodeError(Exception):
@@ -102,13 +101,8 @@ class Episode:
             return Charge(OVER_BUDGET, "over_budget", 0, False)
         self.used += 1
         self.attempted += 1
-        name, param = self.world.tool.name, self.world.tool.parameter
-        if tool is not None and tool != name:
-            return Charge(f"error: unknown tool {tool!r}; the only tool is {name!r}. Nothing was run.",
-                          "invalid", 0, True)
-        if program is None:
-            return Charge(f"error: invalid arguments; expected a JSON object {{\"{param}\": \"...\"}}. "
-                          "Nothing was run.", "invalid", 0, True)
+        if program is None or (tool is not None and tool != self.world.tool.name):
+            return Charge(unusable_call(self.world.tool, tool or self.world.tool.name), "invalid", 0, True)
         fb = await self.grader.probe(program)
         if fb.status != "rejected":
             self.calls += 1
