@@ -8,7 +8,9 @@ its test answers. Selects (or the page's `#system=...&condition=...&trajectory=.
 filter the trajectories. Nothing is fetched: CSS and script are inline, and every text a
 model or a world wrote is set as text (never parsed as HTML).
 
-The run is read with log.load_run, keeping the events a page shows. Every protocol's run
+The run is read with log.load_run, keeping the events a page shows. A log names its world but
+not its file: given the world (`--world`, checked against the run's fingerprint), a rule report
+lists every rule it is graded on, with its title, correct, wrong or not stated. Every protocol's run
 renders: sections a protocol does not log (milestones for pool play, a conversation for
 Hold'em hands) are left out, and an unfinished run shows what its log holds.
 """
@@ -19,12 +21,12 @@ from pathlib import Path
 
 import click
 
-from worldspec.cli import BadInput, guarded
+from worldspec.cli import BadInput, guarded, load
 
 from . import report as reports
-from .answers import parse_rule_report
+from .answers import parse_rule_report, reportable_rules, statements
 from .log import LoggedRun, load_run
-from .protocols import PROTOCOLS  # noqa: F401 - registers every protocol's report layout (Hold'em's)
+from .protocols import PROTOCOLS  # also registers every protocol's report layout (Hold'em's)
 
 SHOWN = ("message", "tool", "box_turn", "judge", "box_answer", "verdict", "lost", "grader_error", "rule_report",
          "milestone", "round_end", "fork", "exploration_ended")
@@ -73,6 +75,17 @@ def conv_fields(conv: str, record: dict | None, events: list[dict]) -> dict:
             "trajectory": str(src.get("trajectory", parts[2] if len(parts) > 2 else ""))}
 
 
+def call_text(name: str, arguments) -> str:
+    """A tool call as a person reads it: the tool, then each argument's text as written."""
+    try:
+        args = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except json.JSONDecodeError:
+        args = None
+    if isinstance(args, dict) and args:
+        return f"{name}:\n" + "\n".join(v if isinstance(v, str) else short(v) for v in args.values())
+    return f"{name}({arguments if isinstance(arguments, str) else short(arguments)})"
+
+
 def chat(events: list[dict]) -> list[dict]:
     """The conversation: each message with its tool calls, and a tool result with its charge."""
     charges = {e.get("call_id"): e for e in events if e["type"] == "tool"}
@@ -91,7 +104,7 @@ def chat(events: list[dict]) -> list[dict]:
             calls = []
             for tc in m.get("tool_calls") or ():
                 fn = tc.get("function") or {}
-                calls.append(f"{fn.get('name', '?')}({fn.get('arguments', '')})")
+                calls.append(call_text(fn.get("name", "?"), fn.get("arguments", "")))
             if calls:
                 item["calls"] = calls
             tool = charges.get(m.get("tool_call_id")) if item["role"] == "tool" else None
@@ -114,24 +127,32 @@ def probes(events: list[dict]) -> dict | None:
     return {"head": ["round/turn", "probe", "status", "charge", "feedback"], "rows": rows} if rows else None
 
 
-def rule_report(event: dict | None, text: str | None, record: dict) -> dict:
-    """The rule report of one milestone graded rule by rule: each stated line with its verdict."""
+def rule_report(event: dict | None, text: str | None, record: dict, world=None) -> dict:
+    """The rule report of one milestone graded rule by rule, as the run graded it: with the world,
+    a row for every rule it is graded on; without, a row for each rule stated correctly and each
+    line of the report."""
     correct = list((event or {}).get("correct", record.get("rules_stated_correctly") or []))
-    extraneous = set((event or {}).get("extraneous", ()))
-    rows = [[rid, "correct", ""] for rid in correct]
-    for kind, name, eq in parse_rule_report(text):
-        said = f"{kind} {name}".strip()
-        verdict = "no such rule in this world" if said in extraneous else "names a rule"
-        rows.append([said, verdict, eq])
-    for err in (event or {}).get("errors", ()):
-        rows.append(["", "grading error", err])
+    extraneous = list((event or {}).get("extraneous", ()))
+    if world is not None:
+        stated, _ = statements(world, text)
+        head = ["rule", "verdict", "title", "equation stated"]
+        rows = [[r.id, "correct" if r.id in correct else "wrong" if r.id in stated else "not stated", r.title,
+                 stated.get(r.id, "")] for r in reportable_rules(world)]
+        rows += [[name, "no such rule in this world", "", ""] for name in extraneous]
+    else:
+        head = ["rule / statement", "verdict", "equation"]
+        rows = [[rid, "correct", ""] for rid in correct]
+        for kind, name, eq in parse_rule_report(text):
+            said = f"{kind} {name}".strip()
+            rows.append([said, "no such rule in this world" if said in extraneous else "names a rule", eq])
+    rows += [["", "grading error", err] + [""] * (len(head) - 3) for err in (event or {}).get("errors", ())]
     total = record.get("rules_total")
     return {"summary": f"{len(correct)} of {total if total is not None else '?'} rules stated correctly"
                        + (f" ({event.get('outcome')})" if event and event.get("outcome") else ""),
-            "head": ["rule / statement", "verdict", "equation"], "rows": rows, "text": text or ""}
+            "head": head, "rows": rows, "text": text or ""}
 
 
-def milestones(conv: str, record: dict | None, events: list[dict], rule_texts: dict) -> list[dict]:
+def milestones(conv: str, record: dict | None, events: list[dict], rule_texts: dict, world=None) -> list[dict]:
     """Each milestone: its scores, its verdicts per task and answer, its rule report."""
     by_t: dict = {}
     for e in events:
@@ -147,17 +168,20 @@ def milestones(conv: str, record: dict | None, events: list[dict], rule_texts: d
     for t in sorted(by_t, key=lambda x: (x is None, x if isinstance(x, (int, float)) else 0)):
         got = by_t[t]
         rec = got.get("record") or {}
+        order = {tid: i for i, tid in enumerate(rec.get("tasks") or ())}
+        got_verdicts = sorted(got.get("verdicts", ()), key=lambda v: (order.get(v.get("task"), len(order)),
+                                                                     str(v.get("task")), v.get("answer_index") or 0))
         verdicts = [[str(v.get("task")), str(v.get("answer_index", "")),
                      "pass" if v.get("passed") else "lost" if v["type"] == "lost" else "fail",
                      str(v.get("outcome", v["type"])), str(v.get("detail") or v.get("error") or ""),
-                     v.get("answer") or ""] for v in got.get("verdicts", ())]
+                     v.get("answer") or ""] for v in got_verdicts]
         item = {"t": t, "accuracy": rec.get("accuracy"), "calls": rec.get("calls"),
                 "units": rec.get("probe_units"), "tokens": rec.get("tokens"),
                 "tasks": {str(k): v for k, v in (rec.get("tasks") or {}).items()},
                 "verdicts": {"head": ["task", "answer", "verdict", "outcome", "detail", "answer text"],
                              "rows": verdicts}}
         if "rules" in got or rec.get("rules_total"):
-            item["rules"] = rule_report(got.get("rules"), rule_texts.get((conv, t)), rec)
+            item["rules"] = rule_report(got.get("rules"), rule_texts.get((conv, t)), rec, world)
         out.append(item)
     return out
 
@@ -169,8 +193,22 @@ def box_answers(events: list[dict]) -> dict | None:
     return {"head": ["test", "shot", "verdict", "score", "detail", "answer"], "rows": rows} if rows else None
 
 
-def page_data(directory: str | Path) -> dict:
-    """Everything the page shows, as plain JSON data."""
+def run_world(run: LoggedRun, world: str):
+    """The world of a milestone run, compiled from WORLD with the run's seed; refused when it is not
+    the world the run played (its fingerprint differs)."""
+    if run.protocol != "milestone":
+        raise ViewError(f"--world names the rules of a milestone run; this run is {run.protocol}")
+    w = load(world, run.config.get("world_seed"))
+    said = (run.header or {}).get("world", {})
+    got = PROTOCOLS["milestone"].world_identity([w], w.name)
+    if got["fingerprint"] != said.get("fingerprint"):
+        raise ViewError(f"{world} is not the world this run played ({said.get('name')!r}, seed {said.get('seed')}): "
+                        "its manual, tasks or rules differ")
+    return w
+
+
+def page_data(directory: str | Path, world: str | None = None) -> dict:
+    """Everything the page shows, as plain JSON data (WORLD: the run's world file, for rule titles)."""
     directory = Path(directory)
     try:
         run = load_run(directory, keep=SHOWN)
@@ -178,6 +216,7 @@ def page_data(directory: str | Path) -> dict:
         raise ViewError(str(e)) from None
     if run.header is None:
         raise ViewError(f"{run.path} has no header line; it is not a worldspec run log")
+    w = run_world(run, world) if world else None
     rule_texts = {(r.get("conv"), r.get("t")): (r.get("reply") or {}).get("content")
                   for r in run.replies.values() if r.get("purpose") == "rules"}
     table, summary = run_table(run, directory)
@@ -193,7 +232,7 @@ def page_data(directory: str | Path) -> dict:
             "endpoint": rec.get("endpoint"), "lost": rec.get("lost", 0),
             "record": [[k, short(v)] for k, v in rec.items() if k != "milestones"],
             "chat": chat(events), "probes": probes(events), "answers": box_answers(events),
-            "milestones": milestones(conv, record, events, rule_texts),
+            "milestones": milestones(conv, record, events, rule_texts, w),
         })
     world = (run.header or {}).get("world", {})
     return {"title": f"worldspec run: {world.get('name', directory.name)}", "directory": str(directory),
@@ -214,10 +253,10 @@ def render(data: dict) -> str:
             .replace("__DATA__", embedded_json(data)))
 
 
-def write_view(directory: str | Path, out: str | Path | None = None) -> Path:
+def write_view(directory: str | Path, out: str | Path | None = None, world: str | None = None) -> Path:
     """Write the page of the run in DIR (default DIR/view.html); returns its path."""
     path = Path(out) if out else Path(directory) / "view.html"
-    page = render(page_data(directory))
+    page = render(page_data(directory, world))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path
@@ -226,8 +265,10 @@ def write_view(directory: str | Path, out: str | Path | None = None) -> Path:
 @click.command("view")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--out", type=click.Path(dir_okay=False), help="The HTML file to write (default RUN_DIR/view.html).")
+@click.option("--world", metavar="WORLD", help="The run's world (a file or a bundled world's name): rule reports "
+                                               "then list every rule with its title, stated or not.")
 @guarded
-def view(run_dir, out):
+def view(run_dir, out, world):
     """Write a run as one self-contained HTML page and print its path.
 
     \b
@@ -237,11 +278,12 @@ def view(run_dir, out):
     rule, filterable by system, condition and trajectory.
 
     \b
-    Example:
+    Examples:
       worldspec view runs/builtin && xdg-open runs/builtin/view.html
+      worldspec view runs/gpt --world aliencode --out gpt.html
     """
     try:
-        path = write_view(run_dir, out)
+        path = write_view(run_dir, out, world)
     except ViewError as e:
         raise BadInput(str(e)) from None
     click.echo(str(path))
@@ -296,10 +338,10 @@ function el(tag, attrs, text){const e=document.createElement(tag);
   if(text!==undefined && text!==null) e.textContent=String(text); return e;}
 function table(t, cls){const tb=el('table', cls?{'class':cls}:{}); const hr=el('tr');
   t.head.forEach(h=>hr.appendChild(el('th',{},h))); tb.appendChild(hr);
+  const vc=t.head.indexOf('verdict'); const mark={pass:'pass',correct:'pass',fail:'fail',wrong:'fail',lost:'lost'};
   t.rows.forEach(r=>{const tr=el('tr'); r.forEach((c,i)=>{const td=el('td',{},c);
     if(String(c).indexOf('\n')>=0||i==r.length-1) td.className='pre';
-    if(c==='pass'||c==='correct') tr.className='pass'; if(c==='fail') tr.className='fail'; if(c==='lost') tr.className='lost';
-    tr.appendChild(td);}); tb.appendChild(tr);}); return tb;}
+    if(i===vc&&mark[c]) tr.className=mark[c]; tr.appendChild(td);}); tb.appendChild(tr);}); return tb;}
 function fold(title, body, open){const d=el('details'); if(open) d.open=true; d.appendChild(el('summary',{},title));
   d.appendChild(body); return d;}
 function pct(x){return (x===null||x===undefined)?'—':(Math.round(x*10)/10)+'%';}

@@ -94,7 +94,7 @@ def demo(registered):
 
 
 def test_the_registered_task_scores_every_milestone_with_the_worlds_grading(demo, tmp_path):
-    log = run("worldspec/demo", mock(demo, knows=True), tmp_path)
+    log = run("worldspec/demo", mock(demo, knows=True), tmp_path, answers=1)
     (sample,) = log.samples
     (score,) = sample.scores.values()
     rounds = demo.budget.rounds

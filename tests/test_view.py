@@ -20,7 +20,7 @@ from worldspec.cli import main
 from worldspec.compiler import load_world
 from worldspec.runner.models import Reply, ScriptedModel
 from worldspec.runner.protocols import PROTOCOLS
-from worldspec.runner.view import embedded_json, page_data, render, write_view
+from worldspec.runner.view import ViewError, embedded_json, page_data, render, write_view
 
 WORLDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worlds")
 HOSTILE = "</script><script>document.title='pwned'</script><img src=x onerror=alert(1)> \u2028 done"
@@ -77,6 +77,19 @@ def test_milestone_run_page_holds_table_conversation_charges_verdicts_and_rules(
     hostile = by_system["hostile"]
     assert all(row[2] == "fail" for row in hostile["milestones"][-1]["verdicts"]["rows"])
     assert hostile["milestones"][-1]["rules"]["summary"].startswith("0 of")
+
+
+def test_with_its_world_a_rule_report_lists_every_rule(milestone_run):
+    world = load_world(os.path.join(WORLDS, "demo.world"))
+    data = page_data(milestone_run, world="demo")
+    by_system = {t["system"]: t["milestones"][-1]["rules"] for t in data["trajectories"]}
+    ids = [r.id for r in world.rules if r.equation]
+    assert [row[:3] for row in by_system["oracle"]["rows"]] == \
+        [[r.id, "correct", r.title] for r in world.rules if r.equation]
+    assert [row[0] for row in by_system["hostile"]["rows"]] == ids
+    assert {row[1] for row in by_system["hostile"]["rows"]} == {"not stated"}
+    with pytest.raises(ViewError, match="not the world this run played"):
+        page_data(milestone_run, world="aliencode")
 
 
 def test_hostile_text_cannot_leave_the_data_block(milestone_run):

@@ -11,8 +11,8 @@ A task has one sample, the world; each epoch (`--epochs`, or `-T trajectories=N`
 trajectory of the milestone protocol driven through runner/episode.py: the same system and
 opening prompts, rounds of calls to the world's tool under the same budget (calls per round, calls
 in all, probe units per call; a call over the budget is refused unrun), and after the worked
-examples and after every round a milestone: each held-out task answered `answers` times and the
-rule report, from copies of the conversation without tools, graded by the world's own code in the
+examples and after every round a milestone: each held-out task answered `-T answers=K` times (by
+default the world's budget, as `worldspec run`) and the rule report, from copies of the conversation without tools, graded by the world's own code in the
 runner's sandbox (runtime.Grader). The score is a dictionary of milestone accuracies
 `M0 .. Mn` (0 to 1), one scored checkpoint each; the score's metadata keeps every milestone
 record (verdicts per task, rules stated correctly) and the charges. A world of another protocol
@@ -118,9 +118,11 @@ def milestone_scorer(world):
     return milestones()
 
 
-def world_task(world: str, seed: int | None = None, answers: int = 1, trajectories: int = 1) -> Task:
-    """The Inspect task of one milestone world (a file or a bundled world's name)."""
+def world_task(world: str, seed: int | None = None, answers: int | None = None, trajectories: int = 1) -> Task:
+    """The Inspect task of one milestone world (a file or a bundled world's name); `answers` per task
+    per milestone, by default the world's budget (as `worldspec run`)."""
     w = load(world, seed)
+    answers = answers or w.budget.answers
     episode = Episode(w)  # refuses a world of another protocol
     system, opening = episode.opening()
     sample = Sample(input=[ChatMessageSystem(content=system), ChatMessageUser(content=opening)], id=w.name,
@@ -130,14 +132,14 @@ def world_task(world: str, seed: int | None = None, answers: int = 1, trajectori
 
 
 @task(name="world")
-def world(world: str = "demo", seed: int | None = None, answers: int = 1, trajectories: int = 1) -> Task:
+def world(world: str = "demo", seed: int | None = None, answers: int | None = None, trajectories: int = 1) -> Task:
     """Any milestone world: `-T world=PATH` (a .world file or a bundled world's name)."""
     return world_task(world, seed, answers, trajectories)
 
 
 def bundled_task(name: str):
     """The registered task `worldspec/<name>` of a bundled world."""
-    def make(seed: int | None = None, answers: int = 1, trajectories: int = 1) -> Task:
+    def make(seed: int | None = None, answers: int | None = None, trajectories: int = 1) -> Task:
         return world_task(name + ".world", seed, answers, trajectories)  # the file: a folder `name` may be here
     make.__name__ = make.__qualname__ = name
     make.__doc__ = f"The bundled world {name} under the milestone protocol."
