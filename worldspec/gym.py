@@ -1,6 +1,6 @@
 """A milestone world as a Gymnasium environment (`pip install "worldspec[gym]"`).
 
-    env = gymnasium.make("worldspec/World-v0", world="demo")   # or WorldEnv("demo")
+    env = gymnasium.make("worldspec.gym:worldspec/World-v0", world="demo")   # or WorldEnv("demo")
     obs, info = env.reset(seed=0)
 
 An episode is one trajectory of the milestone protocol, driven step by step through
