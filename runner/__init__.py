@@ -21,4 +21,6 @@ Modules, in the order data flows through them (each imports only those above it)
   options      the options of `worldspec run` and how they become a RunConfig
   cli          `worldspec run`, `worldspec report`
   authoring    a model drafts a world, `check` steers it (authoring.py); `worldspec author` (author.py)
+  view         `worldspec view`: a run as one self-contained HTML page
+  episode      one milestone trajectory stepped by Inspect AI or Gymnasium (worldspec.inspect, worldspec.gym)
 """

@@ -4,6 +4,7 @@
   reply if it has none (what every protocol grades); `fenced(text)` writes one.
 * `parse_rule_report(text)`: the lines of a rule report, `op NAME(params) = EQ`,
   `hook NAME(params) = EQ`, `NAME(params) = EQ`, `rule ID: EQ` or `ID: EQ`.
+* `statements(world, text)`: the equation a report states for each rule, by id.
 * `grade_rule_report(world, text)`: which rules, by id, the report states
   correctly (World.grade_equation decides each); the ids travel unchanged into
   the milestone record, summary.json and report.md.
@@ -67,12 +68,11 @@ def _split_target(target: str) -> tuple[str, str]:
     return kind.lower(), name.strip().lower()
 
 
-def grade_rule_report(world, text: str | None) -> dict:
-    """{"stated", "correct": [rule ids], "extraneous", "errors"} for one rule report.
+def statements(world, text: str | None) -> tuple[dict[str, str], list[str]]:
+    """({rule id: the equation a report states for it}, [what it names that is no rule of the world]).
 
-    A rule is correct when the last line naming its target states an equation that
-    World.grade_equation accepts. A line without a kind (`PLUCK(xs, i) = ...`, `r11: ...`)
-    names the rule whose target has that name."""
+    The last line naming a rule's target wins; a line without a kind (`PLUCK(xs, i) = ...`,
+    `r11: ...`) names the rule whose target has that name."""
     rules = reportable_rules(world)
     by_key = {_split_target(r.target): r for r in rules}
     by_name: dict[str, list] = {}
@@ -89,6 +89,16 @@ def grade_rule_report(world, text: str | None) -> dict:
                 stated[r.id] = eq
         else:
             extraneous.append(f"{kind} {name}".strip())
+    return stated, extraneous
+
+
+def grade_rule_report(world, text: str | None) -> dict:
+    """{"stated", "correct": [rule ids], "extraneous", "errors"} for one rule report.
+
+    A rule is correct when the equation `statements` finds for it is one World.grade_equation
+    accepts."""
+    rules = reportable_rules(world)
+    stated, extraneous = statements(world, text)
     correct, errors = [], []
     for rule in rules:
         eq = stated.get(rule.id)

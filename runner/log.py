@@ -33,7 +33,7 @@ import os
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Collection, Iterator
 
 import attrs
 import filelock
@@ -76,6 +76,7 @@ class LoggedRun:
     lost: int = 0  # calls lost to infrastructure (retries exhausted)
     tools: dict = attrs.field(factory=lambda: defaultdict(list))  # conversation -> tool events
     explore_turns: dict = attrs.field(factory=lambda: defaultdict(lambda: defaultdict(int)))  # conv -> t -> n
+    events: dict = attrs.field(factory=lambda: defaultdict(list))  # conv -> its events of the types asked for
 
     @property
     def config(self) -> dict:
@@ -100,8 +101,10 @@ def merged_reply(replies: dict, event: dict) -> dict:
     return event
 
 
-def load_run(directory: str | Path) -> LoggedRun:
-    """Read DIR/log.jsonl (or a log file's path); raises FileNotFoundError when there is none."""
+def load_run(directory: str | Path, keep: Collection[str] = ()) -> LoggedRun:
+    """Read DIR/log.jsonl (or a log file's path); raises FileNotFoundError when there is none.
+
+    `keep`: event types to keep too, in log order, under their conversation (`events`; the viewer)."""
     path = Path(directory)
     if path.is_dir():
         path = path / "log.jsonl"
@@ -112,6 +115,8 @@ def load_run(directory: str | Path) -> LoggedRun:
         typ = ev.get("type")
         if "id" in ev:
             run.ids.add(ev["id"])
+        if typ in keep and "conv" in ev:
+            run.events[ev["conv"]].append(ev)
         if typ == "header" and i == 0:
             run.header = ev
         elif typ in ("reply", "reply_failed") and "key" in ev:

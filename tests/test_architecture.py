@@ -9,8 +9,9 @@ package-dir table of pyproject.toml) and fail, per module, on
   function_import   an import statement inside a function (except litellm's lazy import in
                     runner/models.py)
   private_import    `from x import _y`, `import x._y` or `x._y` on an imported project module
-  runner_kind       the runner importing a module of a kind's subpackage (the kinds come from the
-                    registry: the package of each registered Kind's compile function)
+  runner_kind       the runner (or an adapter: worldspec.inspect, worldspec.gym) importing a module of a
+                    kind's subpackage (the kinds come from the registry: the package of each
+                    registered Kind's compile function)
   kind_compare      a comparison of a `kind` (a name or attribute ending in "kind") with a world
                     kind's name, outside the registry (compiler/build.py); `d.kind == "op"` and other
                     comparisons with words that are not world kinds are not this rule's business
@@ -54,6 +55,7 @@ LAZY_IMPORTS = {("worldspec.runner.models", "litellm")}  # (module, imported mod
 END_TO_END = ("rule_ids_in_report",)
 REGISTRY = "worldspec.compiler.build"
 RUNNER = "worldspec.runner"
+ADAPTERS = ("worldspec.inspect", "worldspec.gym")  # other frameworks' views of a world: the runner's rules
 
 
 # ---------------------------------------------------------------- reading the modules
@@ -263,7 +265,7 @@ def statement(r: Import) -> str:
 
 def applies(module: str, check: str) -> bool:
     if check == "runner_kind":
-        return module == RUNNER or module.startswith(RUNNER + ".")
+        return module == RUNNER or module.startswith(RUNNER + ".") or module in ADAPTERS
     if check == "kind_compare":
         return module != REGISTRY
     return True

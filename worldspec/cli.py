@@ -1,4 +1,4 @@
-"""The `worldspec` command line: list, check, manual, probe, play, run, report, import.
+"""The `worldspec` command line: list, check, manual, probe, play, run, report, view, import.
 
 Exit status, for every command (the README has the same table):
 
@@ -14,7 +14,7 @@ Exit status, for every command (the README has the same table):
 
 `check` and `probe` evaluate in the runner's sandbox (runner/sandbox.py: a worker
 process under a wall-clock deadline, since a spec or a probe may hold code that no
-step limit reaches). `play`, `run` and `report` need the runner's protocols and are
+step limit reaches). `play`, `run`, `report` and `view` need the runner's protocols and are
 looked up only when invoked (LAZY), so the other commands never load them or matplotlib.
 `import` (worldspec/importer.py) is looked up lazily too: only a conversion needs it, and so is
 `author` (runner/author.py: a model drafts a world, `check` steers it).
@@ -93,7 +93,8 @@ class _Group(click.Group):
     """Resolves the commands that need the runner lazily (it imports more)."""
 
     LAZY = {"play": "worldspec.play:play", "run": "worldspec.runner.cli:run", "report": "worldspec.runner.cli:report",
-            "import": "worldspec.importer:import_group", "author": "worldspec.runner.author:author"}
+            "import": "worldspec.importer:import_group", "author": "worldspec.runner.author:author",
+            "view": "worldspec.runner.view:view"}
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.LAZY))

@@ -97,6 +97,16 @@ def task_prompt(task, t: int) -> str:
             "only the last fenced block of your reply is graded.")
 
 
+OVER_BUDGET = "rejected: not run, this round's call budget is spent. End the round by replying without a tool call."
+
+
+def unusable_call(tool, called: str) -> str:
+    """What a call that runs nothing is told: a tool of another name, or arguments without the program."""
+    if called != tool.name:
+        return f"error: unknown tool {called!r}; the only tool is {tool.name!r}. Nothing was run."
+    return f"error: invalid arguments; expected a JSON object {{\"{tool.parameter}\": \"...\"}}. Nothing was run."
+
+
 def open_book_note(world) -> str:
     return "The complete list of rules in which this world differs from its manual:\n" + world.open_book
 
@@ -375,20 +385,14 @@ class Trajectory:
 
     async def _tool_result(self, t: int, turn: int, tc: ToolCall, program: str | None,
                            over_budget: bool = False) -> None:
-        name = self.tool_name
         units, truncated = 0, False
         if over_budget:
             status = "over_budget"
-            text = ("rejected: not run, this round's call budget is spent. End the round by "
-                    "replying without a tool call.")
+            text = OVER_BUDGET
         elif program is None:
             self.c.attempted += 1
             status = "invalid"
-            if tc.name != name:
-                text = f"error: unknown tool {tc.name!r}; the only tool is {name!r}. Nothing was run."
-            else:
-                text = (f"error: invalid arguments; expected a JSON object "
-                        f"{{\"{self.param}\": \"...\"}}. Nothing was run.")
+            text = unusable_call(self.world.tool, tc.name)
         else:
             self.c.attempted += 1
             fb = await self.grader.probe(program)

@@ -1,0 +1,134 @@
+"""A milestone world as a Gymnasium environment (`pip install "worldspec[gym]"`).
+
+    env = gymnasium.make("worldspec.gym:worldspec/World-v0", world="demo")   # or WorldEnv("demo")
+    obs, info = env.reset(seed=0)
+
+An episode is one trajectory of the milestone protocol, driven step by step through
+runner/episode.py (the same prompts, budget and grading as `worldspec run`). Observations
+and actions are text. The episode opens on the manual and the first held-out task of
+milestone M0; at a milestone each action answers the task shown (its last fenced block is
+graded), and the step that answers the milestone's last task is rewarded with the
+milestone's accuracy (0 to 1; one answer per task). Then a round of exploration starts:
+each action is one call of the world's tool (a program), its observation the world's
+feedback, until the round's calls are spent or the action is empty (ends the round early);
+then the next milestone. The episode terminates after the last milestone.
+
+`info` holds the phase ("answer" or "explore"), the task shown, the charges and budget
+(calls used and left, probe units, rounds), what the last call cost, and at the end of a
+milestone its record (accuracy, verdicts per task). A world of another protocol is refused.
+"""
+from __future__ import annotations
+
+import asyncio
+
+import gymnasium
+from gymnasium import spaces
+
+from worldspec.runner.episode import Episode, grader_for
+from worldspec.runner.sandbox import load
+
+MAX_OBSERVATION = 1_000_000  # characters: the opening holds the whole manual and its examples
+MAX_ACTION = 20_000
+ENV_ID = "worldspec/World-v0"
+
+
+class AnyText(spaces.Text):
+    """Text of any characters (a manual is not alphanumeric), bounded in length."""
+
+    def contains(self, x) -> bool:
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
+
+
+class WorldEnv(gymnasium.Env):
+    """One milestone world as a text environment; reward = milestone accuracy."""
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}  # fps: the checker asks; text has no frame rate
+
+    def __init__(self, world="demo", seed: int | None = None, render_mode: str | None = None):
+        self.world = load(world, seed) if isinstance(world, str) else world
+        self.render_mode = render_mode
+        self.observation_space = AnyText(MAX_OBSERVATION, min_length=0)
+        self.action_space = AnyText(MAX_ACTION, min_length=0)
+        self._loop = asyncio.new_event_loop()  # the grader's calls are coroutines; one loop serves them all
+        self._grader = grader_for(self.world)
+        Episode(self.world)  # refuses a world of another protocol now rather than at reset
+        self.episode: Episode | None = None
+        self._queue: list = []  # the tasks of the current milestone still to answer
+        self._verdicts: dict = {}
+        self._last = ""
+
+    def _run(self, coro):
+        return self._loop.run_until_complete(coro)
+
+    def _open_milestone(self) -> str:
+        self._queue = [p for p in self.episode.task_prompts()]
+        self._verdicts = {task.id: [] for task, _ in self._queue}
+        return self._queue[0][1]
+
+    def _info(self, **extra) -> dict:
+        phase = "answer" if self._queue else "explore"
+        info = {"phase": phase, "charges": self.episode.charges()}
+        if self._queue:
+            info["task"] = self._queue[0][0].id
+        return {**info, **extra}
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self.episode = Episode(self.world, self._grader)
+        system, opening = self.episode.opening()
+        self._last = "\n\n".join((system, opening, self._open_milestone()))
+        return self._last, self._info()
+
+    def step(self, action: str):
+        if self.episode is None:
+            raise RuntimeError("call reset() before step()")
+        if self._queue:
+            return self._answer(action)
+        return self._explore(action)
+
+    def _answer(self, action: str):
+        task, _ = self._queue.pop(0)
+        verdict = self._run(self.episode.grade(task, action))
+        self._verdicts[task.id].append(1 if verdict["passed"] else 0)
+        if self._queue:
+            self._last = self._queue[0][1]
+            return self._last, 0.0, False, False, self._info(verdict=verdict)
+        record = self._run(self.episode.milestone(self._verdicts))
+        reward = record["accuracy"] / 100
+        prompt = self.episode.start_round()
+        if prompt is None:
+            info = {**self._info(verdict=verdict, milestone=record), "phase": "done"}
+            self._last = f"Milestone M{record['t']}: accuracy {record['accuracy']:.1f}%. The episode is over."
+            return self._last, reward, True, False, info
+        self._last = prompt if self.episode.slots() else f"{prompt}\n\n{self._open_milestone()}"  # nothing to explore
+        return self._last, reward, False, False, self._info(verdict=verdict, milestone=record)
+
+    def _explore(self, action: str):
+        ep = self.episode
+        charge = None
+        if action.strip():
+            charge = self._run(ep.probe(action))
+            text = charge.feedback
+        else:
+            text = "(round ended)"
+        extra = {"charge": {"status": charge.status, "units": charge.units, "counted": charge.counted}} \
+            if charge else {}
+        if action.strip() and ep.slots() > 0:
+            self._last = text
+            return self._last, 0.0, False, False, self._info(**extra)
+        self._last = f"{text}\n\n{self._open_milestone()}"
+        return self._last, 0.0, False, False, self._info(**extra)
+
+    def render(self):
+        if self.render_mode == "ansi":
+            return self._last
+        return None
+
+    def close(self):
+        if not self._loop.is_closed():
+            self._loop.close()
+        super().close()
+
+
+if ENV_ID not in gymnasium.registry:
+    gymnasium.register(id=ENV_ID, entry_point="worldspec.gym:WorldEnv")
