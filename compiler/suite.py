@@ -18,8 +18,9 @@ from worldspec.diagnostics import SpecError, SpecErrors
 
 
 def world_files(path: str) -> list[str]:
-    """Every .world file under `path`, sorted."""
-    return sorted(os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs if f.endswith(".world"))
+    """Every .world file under `path`, sorted; a file named `_*.world` is a part other worlds include, not a world."""
+    return sorted(os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs
+                  if f.endswith(".world") and not f.startswith("_"))
 
 
 def load_folder(path: str, seed: int | None = None) -> tuple[list, list[str]]:

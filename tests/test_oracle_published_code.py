@@ -13,8 +13,10 @@ from worldspec.compiler import load_world
 ROOT = Path(__file__).resolve().parent.parent
 CODE = ROOT / "worlds" / "oracle" / "code"
 
-EASY = ["algebraic-operations", "bubble-sort", "exgcd", "highprecision-add", "most-frequent-char"]
-HARD = ["complex-algebraic-operations", "sieve-of-eratosthenes"]
+EASY = ["algebraic-operations", "bubble-sort", "exgcd", "highprecision-add", "most-frequent-char",
+        "factorial-recursion", "fib-recursion", "quicksort-recursion", "coins-for-fowls", "highprecision-divide", "kmp"]
+HARD = ["complex-algebraic-operations", "sieve-of-eratosthenes", "mergesort-recursion", "heap-sort", "manacher",
+        "arithmetic-slices"]
 BOXES = [f"cii-e-{b}" for b in EASY] + [f"cii-h-{b}" for b in HARD]
 
 # (assignment, checkpoint query, the published box's answer to the query after the assignment), from the
@@ -44,6 +46,48 @@ PINS = {
         ("s = 'banana'", '(2, 4)', '{"s": "banana", "c": ["b", "a", "n"], "f": [1, 2, 1], "i": 3, "j": 1}'),
         ("s = 'abca'", '(3, 1)', '{"s": "abca", "c": ["a", "b", "c"], "f": [2, 1, 1], "i": 2, "j": 0, "m": 2, "r": "a"}'),
     ],
+    "cii-e-factorial-recursion": [
+        ('n = 5', '(3, 2)', '{"n": 3, "result": 6}'),
+        ('n = 1', '(2, 1)', '{"n": 1, "result": 1}'),
+    ],
+    "cii-e-fib-recursion": [
+        ('n = 5', '(2, 2)', '{"n": 4, "a": 2}'),
+        ('n = 6', '(3, 4)', '{"n": 5, "a": 3, "b": 2, "result": 5}'),
+    ],
+    "cii-e-quicksort-recursion": [
+        ('arr = [3, 8, 1, 5]', '(2, 1)', '{"arr": [3, 8, 1, 5], "p": 5, "l": [3, 1], "r": [8], "i": 2}'),
+        ('arr = [3, 8, 1, 5]', '(3, 2)', '{"arr": [3, 8, 1, 5], "p": 5, "l": [3, 1], "r": [8], "i": 2, "s": [1, 3, 5, 8]}'),
+    ],
+    "cii-e-coins-for-fowls": [
+        ('m = 40; n = 20', '(2, 5)', '{"m": 40, "n": 20, "a": 0, "b": 0, "c": 0, "f": false, "x": 0, "y": 4, "z": 16, "t": 28}'),
+        ('m = 31; n = 10', '(3, 2)', '{"m": 31, "n": 10, "a": 0, "b": 0, "c": 0, "f": false, "x": 1, "y": 10, "z": -1, "t": 32}'),
+        ('m = 100; n = 100', '(2, 2)', 'Query iteration 2 exceeds maximum possible visits 1 for checkpoint 2'),
+    ],
+    "cii-e-highprecision-divide": [
+        ('a = 22; b = 7', '(3, 1)', '{"a": 22, "b": 7, "neg": false, "q": 3, "r": 4, "d": [1, 4, 2, 9], "i": 3, "j": 0}'),
+        ('a = -1; b = 8', '(2, 1)', '{"a": 1, "b": 8, "neg": true, "q": 0, "r": 0, "d": [1, 2, 5, 0], "i": 3}'),
+    ],
+    "cii-e-kmp": [
+        ('t1 = "abababc"; t2 = "abab"', '(2, 3)', '{"t1": "abababc", "t2": "abab", "m": 4, "n": 7, "lps": [0, 0, 1, 2], "j": 2, "i": 3}'),
+        ('t1 = "abababc"; t2 = "abab"', '(4, 5)', '{"t1": "abababc", "t2": "abab", "m": 4, "n": 7, "lps": [0, 0, 1, 2], "j": 3, "i": 5, "res": [0]}'),
+    ],
+    "cii-h-mergesort-recursion": [
+        ('arr = [4, 1, 3]', '(5, 1)', '{"arr": [4, 1, 3], "m": 1, "l": [4], "r": [1, 3], "i": 0, "j": 1, "k": 0, "t": [1, 0, 0]}'),
+        ('arr = [4, 1, 3]', '(8, 2)', '{"arr": [1, 3, 4], "m": 1, "l": [4], "r": [1, 3], "i": 2, "j": 2, "k": 3, "t": [1, 3, 4]}'),
+    ],
+    "cii-h-heap-sort": [
+        ('arr = [3, 9, 4, 7]', '(1, 1)', '{"arr": [9, 3, 4, 7], "n": 4, "i": 0, "j": 1, "ll": 1, "l": 1, "r": 2}'),
+        ('arr = [3, 9, 4, 7]', '(5, 2)', '{"arr": [4, 3, 7, 9], "n": 4, "i": 2, "j": 0, "ll": 0, "l": 1, "r": 2}'),
+    ],
+    "cii-h-manacher": [
+        ('s = "abaaba"', '(2, 3)', '{"s": "abaaba", "a": "#a#b#a#a#b#a#", "t": [0, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0], "num": 1, "r": 2, "i": 3}'),
+        ('s = "abaaba"', '(4, 13)', '{"s": "abaaba", "a": "#a#b#a#a#b#a#", "t": [0, 1, 0, 3, 0, 1, 6, 1, 0, 3, 0, 1, 0], "num": 6, "r": 12, "i": 12, "ll": 6, "center": 6}'),
+    ],
+    "cii-h-arithmetic-slices": [
+        ('num = [2, 4, 6, 8]', '(3, 4)', '{"num": [2, 4, 6, 8], "n": 4, "d": [{}, {2: 1}, {4: 1, 2: 2}, {6: 1}], "t": 1, "i": 3, "j": 0, "df": 6, "c": 0}'),
+        ('num = [1, 1, 2]', '(5, 1)', '{"num": [1, 1, 2], "n": 3, "d": [{}, {0: 1}, {1: 2}], "t": 0, "i": 2, "j": 1, "df": 1, "c": 0}'),
+        ('num = [1, 2]', '(1, 1)', 'Error: The input list must contain at least three elements.'),
+    ],
     "cii-h-sieve-of-eratosthenes": [
         ('n = 20', '(1, 2)', '{"n": 20, "a": [false, false, true, true, false, true, false, true, false, false, false, true, false, true, false, false, false, true, false, true, false], "p": 3, "i": 18}'),
         ('n = 30', '(3, 12)', '{"n": 30, "a": [false, false, true, true, false, true, false, true, false, false, false, true, false, true, false, false, false, true, false, true, false, false, false, true, false, false, false, false, false, true, false], "p": 6, "i": 13, "s": [2, 3, 5, 7, 11, 13]}'),
@@ -52,8 +96,17 @@ PINS = {
 
 
 def test_the_ported_boxes_are_these():
-    assert sorted(p.stem for p in CODE.glob("*.world")) == sorted(BOXES)
+    assert sorted(p.stem for p in CODE.glob("cii-*.world")) == sorted(BOXES)
     assert sorted(PINS) == sorted(BOXES)
+
+
+def test_the_boxes_share_one_debugger_that_is_not_a_world_of_its_own():
+    assert sorted(p.name for p in CODE.glob("*.world") if not p.name.startswith("cii-")) == ["_debugger.world"]
+    for box in BOXES:
+        text = (CODE / f"{box}.world").read_text()
+        assert 'include "_debugger.world"' in text and "def rec(" not in text, box
+    r = CliRunner().invoke(main, ["list", str(CODE)])
+    assert r.exit_code == 0 and "_debugger" not in r.output and r.output.count("(blackbox)") == len(BOXES)
 
 
 def test_the_folder_certifies():
@@ -94,11 +147,29 @@ def test_visits_that_do_not_happen_are_reported_as_the_published_box_reports_the
     assert s.probe("(7, 1)").text == "Checkpoint 7 does not exist or cannot be queried at current state"
 
 
-def test_bubble_sort_keeps_the_list_it_sorted_in_place_as_published():
-    s = load_world(CODE / "cii-e-bubble-sort.world").session()
+# (box, checkpoint query, the published answers to it sent twice after `arr = [5, 2, 9, 1]`): the first run
+# sorted the stored list in place, so the second sees it sorted.
+IN_PLACE = [
+    ("cii-e-bubble-sort", "(1, 1)", '{"arr": [5, 2, 9, 1], "n": 4}', '{"arr": [1, 2, 5, 9], "n": 4}'),
+    ("cii-h-heap-sort", "(3, 1)", '{"arr": [9, 2, 5, 1], "n": 4, "i": 0, "j": 2, "ll": 2, "l": 5, "r": 6}',
+     '{"arr": [9, 2, 5, 1], "n": 4, "i": 0, "j": 3, "ll": 3, "l": 7, "r": 8}'),
+    ("cii-h-mergesort-recursion", "(2, 1)", '{"arr": [5, 2, 9, 1], "m": 2}', '{"arr": [1, 2, 5, 9], "m": 2}'),
+]
+
+
+@pytest.mark.parametrize("box, query, first, second", IN_PLACE)
+def test_the_sorts_keep_the_list_they_sorted_in_place_as_published(box, query, first, second):
+    s = load_world(CODE / f"{box}.world").session()
     s.probe("arr = [5, 2, 9, 1]")
-    assert s.probe("(1, 1)").text == '{"arr": [5, 2, 9, 1], "n": 4}'
-    assert s.probe("(1, 1)").text == '{"arr": [1, 2, 5, 9], "n": 4}'  # the first run sorted the stored list
+    assert s.probe(query).text == first
+    assert s.probe(query).text == second
+
+
+def test_a_zero_divisor_prints_the_error_then_the_visit_message_as_published():
+    s = load_world(CODE / "cii-e-highprecision-divide.world").session()
+    s.probe("a = 5; b = 0")
+    assert s.probe("(2, 1)").text == ("Error: Division by zero\n"
+                                      "Checkpoint 2 does not exist or cannot be queried at current state")
 
 
 def test_partial_assignments_keep_the_other_inputs():

@@ -31,6 +31,7 @@ import click
 
 from worldspec import __version__
 from worldspec.compiler import load_world, resolve_world_path
+from worldspec.compiler.suite import world_files
 from worldspec.diagnostics import SpecError, SpecErrors
 from worldspec.runner import sandbox
 
@@ -133,7 +134,7 @@ def list_worlds(folder):
       worldspec list my/worlds
     """
     root = folder or os.path.dirname(resolve_world_path("demo"))
-    paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".world"))
+    paths = world_files(root)
     if not paths:
         click.echo(f"no .world files under {root}")
         return
