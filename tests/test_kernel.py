@@ -93,7 +93,8 @@ class quick:
 
     def __exit__(self, *exc):
         elapsed = time.perf_counter() - self.t
-        assert elapsed < self.seconds, f"took {elapsed:.2f}s"
+        # ten times slack: the bound catches a limit that never bites (a hang), not a slow machine
+        assert elapsed < 10 * self.seconds, f"took {elapsed:.2f}s"
         return False
 
 

@@ -39,7 +39,8 @@ def quick(seconds: float = 1.0):
 
         def __exit__(self, *exc):
             self.elapsed = time.perf_counter() - self.t
-            assert self.elapsed < seconds, f"took {self.elapsed:.2f}s"
+            # ten times slack: the bound catches a limit that never bites (a hang), not a slow machine
+            assert self.elapsed < 10 * seconds, f"took {self.elapsed:.2f}s"
             return False
     return _Timer()
 

@@ -248,7 +248,7 @@ def test_probe_charging(demo, program, units):
 def test_probes_over_the_cap_are_rejected_and_run_nothing(demo, program, units):
     t = time.perf_counter()
     fb = demo.probe(program)
-    assert time.perf_counter() - t < 0.1
+    assert time.perf_counter() - t < 1.0  # nothing ran (slack for a loaded machine)
     assert fb.status == "rejected" and fb.units == 0 and not fb.executed
     assert fb.text == (f"rejected: this program costs {units} probe units; the limit is 5 per call. "
                        "Nothing was run.")
