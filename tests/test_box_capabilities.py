@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import random
 
 import pytest
 from click.testing import CliRunner
@@ -356,3 +357,33 @@ def test_a_fixed_sequence_against_a_mixed_opponent_is_scored_by_its_exact_expect
     assert g2.optimum.value == pytest.approx(best) and g2.optimum.value < 3.6  # seeing every round is worth more
     v = w.verify("g2", " ".join(g2.optimum.plan))
     assert v.passed and v.score == pytest.approx(1.0)
+
+
+# ---------------------------------------------------------------- domains too large for floats
+
+FREE_TEXT_GOAL = '''world "Free text goal" version 1
+kind blackbox
+seed 3
+summary "A word hidden among free-text queries."
+family IPI
+difficulty easy
+manual """Guess the word."""
+domain q, either(choice("ab", "cd", "ef"), line(1, 200))
+hidden if q == target then "yes" else if len(q) == len(target) then "close" else "no"
+goal "cd", "the word"
+budget { turns 5 shots 1 }
+'''
+
+
+def test_a_goal_box_over_free_text_without_an_answer_line_is_checked_not_crashed():
+    # the line(1, 200) member has about 95^200 values: weighing the members as floats overflowed
+    w = compile_spec(parse_spec(FREE_TEXT_GOAL, "free-text-goal.world"))
+    d = w.inputs[0][1]
+    assert d.size() > 95 ** 200
+    rng = random.Random(1)
+    draws = [d.uniform(rng) for _ in range(300)]
+    assert all(d.check(v) is None for v in draws)
+    # the three choices are a vanishing share of the domain, and most of its lines are 199 or 200 long
+    assert sum(v in ("ab", "cd", "ef") for v in draws) == 0 and min(map(len, draws)) >= 190
+    report = w.certify()
+    assert not report["problems"] and any("checked by sampling" in n for n in report["notes"])
