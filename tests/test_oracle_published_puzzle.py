@@ -13,13 +13,15 @@ from worldspec.compiler import load_world
 ROOT = Path(__file__).resolve().parent.parent
 PUZZLE = ROOT / "worlds" / "oracle" / "puzzle"
 
-EASY = ["heavy-coin-hard", "number-guessing", "single-battleship", "wordle"]
+EASY = ["3-arms-bandit", "heavy-coin-hard", "number-guessing", "single-battleship", "wordle"]
 HARD = ["wordle-hard"]
 BOXES = [f"ipi-e-{b}" for b in EASY] + [f"ipi-h-{b}" for b in HARD]
 
 # (target, query as an agent writes it, the published box's answer), taken from the published code run in a
 # scratch folder. The heavy coin's scale lies once in ten weighings; the pinned ones come before its first lie.
+# The bandit's rewards are random: its chances are checked below instead.
 PAIRS = {
+    "ipi-e-3-arms-bandit": [],
     "ipi-e-number-guessing": [
         ("Number 42", "Number 57", "Close"), ("Number 42", "Number 58", "Far"), ("Number 42", "Number 26", "Far"),
         ("Number 0", "Number 15", "Close"), ("Number 99", "Number 83", "Far"),
@@ -44,6 +46,7 @@ PAIRS = {
 
 # A message each published box answers with a correction (so ours refuses it, and it uses the turn).
 UNREADABLE = {
+    "ipi-e-3-arms-bandit": ["bandit a", "A", "Bandit D", "Pull Bandit A", "answer Bandit A", "Bandit  A"],
     "ipi-e-number-guessing": ["number 5", "Number 101", "Number 5 please", "5"],
     "ipi-e-single-battleship": ["[3, 2]", "3, 2", "(0, 2)", "(3, 2, 1)", "Row 3"],
     "ipi-e-wordle": ["absolute", "ABSOLUT", "ABSOLUTES", "ABSO1UTE"],
@@ -113,6 +116,28 @@ def test_the_heavy_coin_scale_lies_once_in_every_ten_weighings_reproducibly():
             assert out[10 * block:10 * block + 10].count("Balance") == 1  # the one lie: it tilts, the scale says not
         again = world.session_for("Heavy Coin 7", stream)
         assert [again.probe("Left: Coin 7; Right: Coin 8").text for _ in range(30)] == out
+
+
+# The published chances of a reward: the best arm 0.7; B 0.2 and C 0.1 otherwise; A 0.2 or 0.1 (B or C best).
+CHANCES = {("Bandit A", "Bandit A"): 0.7, ("Bandit A", "Bandit B"): 0.2, ("Bandit A", "Bandit C"): 0.1,
+           ("Bandit B", "Bandit A"): 0.2, ("Bandit B", "Bandit B"): 0.7, ("Bandit B", "Bandit C"): 0.1,
+           ("Bandit C", "Bandit A"): 0.1, ("Bandit C", "Bandit B"): 0.2, ("Bandit C", "Bandit C"): 0.7}
+
+
+def test_the_bandit_pays_with_the_published_chances_and_repeats_each_best_arm_in_a_puzzle_of_its_own():
+    world = load_world(PUZZLE / "ipi-e-3-arms-bandit.world")
+    for (target, arm), chance in CHANCES.items():
+        s = world.session_for(target)
+        rewards = [s.probe(arm).text for _ in range(1000)]
+        assert set(rewards) <= {"Reward: 0", "Reward: 1"}
+        assert abs(rewards.count("Reward: 1") / 1000 - chance) < 0.05, (target, arm)
+    targets = [world.test_of(t).expected for t in world.tasks]
+    assert targets == ["Bandit A", "Bandit B", "Bandit C", "Bandit B", "Bandit A", "Bandit C"]
+
+    def pulls(task):
+        s = world.session(world.task(task))
+        return [s.probe("Bandit A").text for _ in range(40)]
+    assert pulls("goal1") != pulls("goal5") and pulls("goal1") == pulls("goal1")  # same arm: other draws
 
 
 def test_oracle_scores_every_box_fully_at_20_at_2(tmp_path, monkeypatch):
