@@ -17,7 +17,7 @@ EASY = ["balls-completely-elastic-collision", "balls-completely-elastic-collisio
         "freefall-elastic-collision", "freefall-inelastic-collision", "freefall-infheight",
         "horizontal-projectile-infheight", "oblique-projectile-infheight", "simple-harmonic-horizontal",
         "simple-harmonic-vertical"]
-HARD = ["bullet-object", "incline-plane-block", "river-boat"]
+HARD = ["balls-collision", "bullet-object", "incline-plane-block", "river-boat"]
 BOXES = [f"psi-e-{b}" for b in EASY] + [f"psi-h-{b}" for b in HARD]
 
 
@@ -59,6 +59,11 @@ PAIRS = {
     "psi-h-incline-plane-block": [
         ("1.7", obj((5.56, 0.0, 3.18), (-2.78, 0.0, 0.0))), ("4.2", obj((26.18, 0.0, 0.0), (-13.09, 0.0, 0.0))),
         ("-2.5", obj((12.03, 0.0, -2.42), (-6.01, 0.0, 0.0)))],
+    # event-driven: 1,000,000 s is the domain's end, the most events (175) the world follows
+    "psi-h-balls-collision": [
+        ("1.7", obj((6.8, 0.0, 0.0), (9.8, 0.0, 0.0))), ("7", obj((5.75, 0.0, 0.0), (5.75, 0.0, 0.0))),
+        ("80", obj((12.87, 0.0, 0.0), (16.92, 0.0, 0.0))), ("1000000", obj((1.23, 0.0, 0.0), (7.11, 0.0, 0.0))),
+        ("-3", obj((0.0, 0.0, 0.0), (20.0, 0.0, 0.0)))],
     "psi-h-bullet-object": [
         ("1.7", obj((24.68, 0.0, 0.0), (76.44, 0.0, 0.0))), ("4.2", obj((70.88, 0.0, 0.0), (433.52, 0.0, 0.0))),
         ("-2.5", obj((219.45, 0.0, 0.0), (-520.56, 0.0, 0.0)))],
