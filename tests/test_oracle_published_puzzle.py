@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PUZZLE = ROOT / "worlds" / "oracle" / "puzzle"
 
 EASY = ["3-arms-bandit", "heavy-coin-hard", "number-guessing", "single-battleship", "wordle"]
-HARD = ["wordle-hard"]
+HARD = ["quordle", "wordle-hard"]
 BOXES = [f"ipi-e-{b}" for b in EASY] + [f"ipi-h-{b}" for b in HARD]
 
 # (target, query as an agent writes it, the published box's answer), taken from the published code run in a
@@ -38,6 +38,13 @@ PAIRS = {
         ("ACCOMMODATE", "CCCCCCCCCCC", "XAAXXXXXXXX"), ("ACCOMMODATE", "MODATEACCOM", "MMMMMMMMMMM"),
         ("ACCOMMODATE", "ACCOMMODATE", "AAAAAAAAAAA"),
     ],
+    "ipi-h-quordle": [
+        ("PRACTICE, ADAPTIVE, SOLUTION, CEREBRAL", "ABSOLUTE", "MXXXXXMA,AXXXXXMA,XXMMMMMX,MMXXMXXM"),
+        ("PRACTICE, ADAPTIVE, SOLUTION, CEREBRAL", "PRACTICE", "AAAAAAAA,MXAXAAXA,XXXXAAXX,XMMMXXXM"),
+        ("ACCURACY, EVALUATE, DOCUMENT, FUGACITY", "CCCCCCCC", "XAAXXXAX,XXXXXXXX,XXAXXXXX,XXXXAXXX"),
+        # the published sixth puzzle (CHALLENGE has nine letters): no marks, whatever the guess
+        ("CHALLENGE, OBJURATE, AESTIVAL, UBIQUITY", "ABSOLUTE", "no marks: the hidden answer is not four 8-letter words"),
+    ],
     "ipi-e-heavy-coin-hard": [
         ("Heavy Coin 56", "Left: Coin 56; Right: Coin 1", "Imbalance"),
         ("Heavy Coin 56", "Left: Coin 1, Coin 2; Right: Coin 3, Coin 4", "Balance"),
@@ -50,6 +57,7 @@ UNREADABLE = {
     "ipi-e-number-guessing": ["number 5", "Number 101", "Number 5 please", "5"],
     "ipi-e-single-battleship": ["[3, 2]", "3, 2", "(0, 2)", "(3, 2, 1)", "Row 3"],
     "ipi-e-wordle": ["absolute", "ABSOLUT", "ABSOLUTES", "ABSO1UTE"],
+    "ipi-h-quordle": ["absolute", "ABSOLUT", "ABSOLUTES", "ABSO1UTE", "ABSOLUTE,BUILDING"],
     "ipi-h-wordle-hard": ["information", "INFORMATIO", "INFORMATIONS"],
     "ipi-e-heavy-coin-hard": ["Left: Coin 1; Right: Coin 1", "Left: ; Right: Coin 3", "Left: Coin 1 , Coin 2; Right: Coin 3",
                               "Left: Coin 101; Right: Coin 3", "Left: Coin 01; Right: Coin 3", "Coin 1 vs Coin 2"],
@@ -70,12 +78,19 @@ def test_the_folder_certifies():
     assert report["counts"]["family_difficulty"] == {"IPI/easy": len(EASY), "IPI/hard": len(HARD)}
 
 
+# The published defects kept, which `check` reports as warnings (docs/oracle-published-puzzle.md).
+WARNINGS = {"ipi-h-quordle": ["goal6 (a published defect, kept): a consistent-guess solver does not pin the target "
+                              "CHALLENGE, OBJURATE, AESTIVAL, UBIQUITY down"]}
+
+
 @pytest.mark.parametrize("box", BOXES)
-def test_each_box_certifies_without_warnings(box):
+def test_each_box_certifies_with_only_its_kept_defects_as_warnings(box):
     r = CliRunner().invoke(main, ["check", str(PUZZLE / f"{box}.world"), "--json"])
     assert r.exit_code == 0, r.output
     report = json.loads(r.output)
-    assert not report["problems"] and not report["warnings"], r.output
+    assert not report["problems"], r.output
+    want = WARNINGS.get(box, [])
+    assert len(report["warnings"]) == len(want) and all(w.startswith(x) for w, x in zip(report["warnings"], want))
     difficulty = "easy" if box.startswith("ipi-e-") else "hard"
     assert report["labels"] == {"family": {"IPI": 6}, "difficulty": {difficulty: 6}}
 
