@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PUZZLE = ROOT / "worlds" / "oracle" / "puzzle"
 
 EASY = ["3-arms-bandit", "heavy-coin-hard", "number-guessing", "single-battleship", "wordle"]
-HARD = ["quordle", "wordle-hard"]
+HARD = ["heavy-light-coins", "quordle", "wordle-hard"]
 BOXES = [f"ipi-e-{b}" for b in EASY] + [f"ipi-h-{b}" for b in HARD]
 
 # (target, query as an agent writes it, the published box's answer), taken from the published code run in a
@@ -38,6 +38,14 @@ PAIRS = {
         ("ACCOMMODATE", "CCCCCCCCCCC", "XAAXXXXXXXX"), ("ACCOMMODATE", "MODATEACCOM", "MMMMMMMMMMM"),
         ("ACCOMMODATE", "ACCOMMODATE", "AAAAAAAAAAA"),
     ],
+    "ipi-h-heavy-light-coins": [
+        ("Heavy Coin 5; Light Coin 23", "Left: Coin 5; Right: Coin 23", "Left"),
+        ("Heavy Coin 5; Light Coin 23", "Left: Coin 5, Coin 23; Right: Coin 1, Coin 2", "Equal"),
+        ("Heavy Coin 5; Light Coin 23", "Left: Coin 23, Coin 23; Right: Coin 1", "Left"),  # a coin twice counts twice
+        ("Heavy Coin 103; Light Coin 137", "Left: ; Right: Coin 103", "Right"),
+        ("Heavy Coin 103; Light Coin 137", "Left: Coin 1,, Coin 2 ; Right: Coin 3 , Coin 4", "Equal"),
+        ("Heavy Coin 3; Light Coin 138", "Left: Coin 3, Coin 3, Coin 138; Right: Coin 1, Coin 2", "Left"),
+    ],
     "ipi-h-quordle": [
         ("PRACTICE, ADAPTIVE, SOLUTION, CEREBRAL", "ABSOLUTE", "MXXXXXMA,AXXXXXMA,XXMMMMMX,MMXXMXXM"),
         ("PRACTICE, ADAPTIVE, SOLUTION, CEREBRAL", "PRACTICE", "AAAAAAAA,MXAXAAXA,XXXXAAXX,XMMMXXXM"),
@@ -57,6 +65,9 @@ UNREADABLE = {
     "ipi-e-number-guessing": ["number 5", "Number 101", "Number 5 please", "5"],
     "ipi-e-single-battleship": ["[3, 2]", "3, 2", "(0, 2)", "(3, 2, 1)", "Row 3"],
     "ipi-e-wordle": ["absolute", "ABSOLUT", "ABSOLUTES", "ABSO1UTE"],
+    "ipi-h-heavy-light-coins": ["Left: Coin 1;Right: Coin 2", "left: Coin 1; Right: Coin 2", "Left: Coin 153; Right:",
+                                "Left: Coin 07; Right:", "Left: Coin 5, Coin 6; Right: Coin 6", "Left: Coin 1 Coin 2; Right:",
+                                "Right: Coin 1; Left: Coin 2", "Left: Coin 1; Right: Coin 2; Right: Coin 3"],
     "ipi-h-quordle": ["absolute", "ABSOLUT", "ABSOLUTES", "ABSO1UTE", "ABSOLUTE,BUILDING"],
     "ipi-h-wordle-hard": ["information", "INFORMATIO", "INFORMATIONS"],
     "ipi-e-heavy-coin-hard": ["Left: Coin 1; Right: Coin 1", "Left: ; Right: Coin 3", "Left: Coin 1 , Coin 2; Right: Coin 3",
