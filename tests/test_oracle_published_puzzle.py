@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PUZZLE = ROOT / "worlds" / "oracle" / "puzzle"
 
 EASY = ["3-arms-bandit", "heavy-coin-hard", "number-guessing", "single-battleship", "wordle"]
-HARD = ["heavy-light-coins", "quordle", "wordle-hard"]
+HARD = ["heavy-light-coins", "nuts-and-bolts", "quordle", "wordle-hard"]
 BOXES = [f"ipi-e-{b}" for b in EASY] + [f"ipi-h-{b}" for b in HARD]
 
 # (target, query as an agent writes it, the published box's answer), taken from the published code run in a
@@ -46,6 +46,15 @@ PAIRS = {
         ("Heavy Coin 103; Light Coin 137", "Left: Coin 1,, Coin 2 ; Right: Coin 3 , Coin 4", "Equal"),
         ("Heavy Coin 3; Light Coin 138", "Left: Coin 3, Coin 3, Coin 138; Right: Coin 1, Coin 2", "Left"),
     ],
+    "ipi-h-nuts-and-bolts": [
+        ("Nut 5, Nut 2, Nut 4, Nut 3, Nut 8, Nut 1, Nut 7, Nut 6", "Bolt 1, Nut 4; Bolt 1, Nut 5; Bolt 1, Nut 6",
+         "small; equal; large"),
+        ("Nut 8, Nut 7, Nut 6, Nut 5, Nut 4, Nut 3, Nut 2, Nut 1", "Bolt 8, Nut 1;Bolt 2, Nut 8 ; Bolt 3, Nut 6",
+         "equal; large; equal"),
+        # numbers as Python's int reads them
+        ("Nut 7, Nut 2, Nut 5, Nut 8, Nut 3, Nut 1, Nut 6, Nut 4", "Bolt 0_4, Nut +8; Bolt  6, Nut 01; Bolt 7, Nut 3",
+         "equal; equal; small"),
+    ],
     "ipi-h-quordle": [
         ("PRACTICE, ADAPTIVE, SOLUTION, CEREBRAL", "ABSOLUTE", "MXXXXXMA,AXXXXXMA,XXMMMMMX,MMXXMXXM"),
         ("PRACTICE, ADAPTIVE, SOLUTION, CEREBRAL", "PRACTICE", "AAAAAAAA,MXAXAAXA,XXXXAAXX,XMMMXXXM"),
@@ -68,6 +77,10 @@ UNREADABLE = {
     "ipi-h-heavy-light-coins": ["Left: Coin 1;Right: Coin 2", "left: Coin 1; Right: Coin 2", "Left: Coin 153; Right:",
                                 "Left: Coin 07; Right:", "Left: Coin 5, Coin 6; Right: Coin 6", "Left: Coin 1 Coin 2; Right:",
                                 "Right: Coin 1; Left: Coin 2", "Left: Coin 1; Right: Coin 2; Right: Coin 3"],
+    "ipi-h-nuts-and-bolts": ["Bolt 1, Nut 2; Bolt 2, Nut 3", "Bolt 1, Nut 2; Bolt 2, Nut 3; Bolt 3, Nut 1; Bolt 4, Nut 4",
+                             "bolt 1, nut 2; Bolt 2, Nut 3; Bolt 3, Nut 1", "Bolt 1 Nut 2; Bolt 2, Nut 3; Bolt 3, Nut 1",
+                             "Bolt 9, Nut 2; Bolt 2, Nut 3; Bolt 3, Nut 1", "Bolt 1, Nut 2.0; Bolt 2, Nut 3; Bolt 3, Nut 1",
+                             "Bolt 1_, Nut 2; Bolt 2, Nut 3; Bolt 3, Nut 1", "Bolt1, Nut 2; Bolt 2, Nut 3; Bolt 3, Nut 1"],
     "ipi-h-quordle": ["absolute", "ABSOLUT", "ABSOLUTES", "ABSO1UTE", "ABSOLUTE,BUILDING"],
     "ipi-h-wordle-hard": ["information", "INFORMATIO", "INFORMATIONS"],
     "ipi-e-heavy-coin-hard": ["Left: Coin 1; Right: Coin 1", "Left: ; Right: Coin 3", "Left: Coin 1 , Coin 2; Right: Coin 3",
