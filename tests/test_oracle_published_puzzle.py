@@ -9,13 +9,18 @@ from click.testing import CliRunner
 
 from worldspec.cli import main
 from worldspec.compiler import load_world
+from worldspec.runner.answers import extract_answer, fenced
 
 ROOT = Path(__file__).resolve().parent.parent
 PUZZLE = ROOT / "worlds" / "oracle" / "puzzle"
 
 EASY = ["3-arms-bandit", "heavy-coin-hard", "number-guessing", "single-battleship", "wordle"]
-HARD = ["heavy-light-coins", "nuts-and-bolts", "quordle", "wordle-hard"]
+HARD = ["battleship", "heavy-light-coins", "nuts-and-bolts", "quordle", "wordle-hard"]
 BOXES = [f"ipi-e-{b}" for b in EASY] + [f"ipi-h-{b}" for b in HARD]
+
+SEA1 = "AAA....\n......C\n......C\n......C\n......C\n......C\n..BBBB."
+SEA2 = ".......\n.....C.\n.A...C.\n.ABBBC.\n.A...C.\n.....C.\n......."
+SEA6 = ".A.....\n.A.C...\n.A.C...\n...C.B.\n...C.B.\n...C.B.\n.....B."
 
 # (target, query as an agent writes it, the published box's answer), taken from the published code run in a
 # scratch folder. The heavy coin's scale lies once in ten weighings; the pinned ones come before its first lie.
@@ -37,6 +42,11 @@ PAIRS = {
     "ipi-h-wordle-hard": [
         ("ACCOMMODATE", "CCCCCCCCCCC", "XAAXXXXXXXX"), ("ACCOMMODATE", "MODATEACCOM", "MMMMMMMMMMM"),
         ("ACCOMMODATE", "ACCOMMODATE", "AAAAAAAAAAA"),
+    ],
+    # the seas as answered (bombs written `.`); a bomb is hit all the same: (1, 2) in the first, (3, 3) in the second
+    "ipi-h-battleship": [
+        (SEA1, "(1, 2)", "hit"), (SEA1, "(3, 1)", "hit"), (SEA1, "(4, 1)", "miss"), (SEA1, "(7, 7)", "miss"),
+        (SEA2, "(3, 3)", "hit"), (SEA2, "(3, 4)", "hit"), (SEA6, "( 6 , 2 )", "hit"), (SEA6, "(+6, 07)", "hit"),
     ],
     "ipi-h-heavy-light-coins": [
         ("Heavy Coin 5; Light Coin 23", "Left: Coin 5; Right: Coin 23", "Left"),
@@ -74,6 +84,7 @@ UNREADABLE = {
     "ipi-e-number-guessing": ["number 5", "Number 101", "Number 5 please", "5"],
     "ipi-e-single-battleship": ["[3, 2]", "3, 2", "(0, 2)", "(3, 2, 1)", "Row 3"],
     "ipi-e-wordle": ["absolute", "ABSOLUT", "ABSOLUTES", "ABSO1UTE"],
+    "ipi-h-battleship": ["1, 1", "[1, 1]", "(1, 1, 1)", "(0, 1)", "(8, 1)", "(1.0, 1)", "(1_, 1)", "((1, 1))"],
     "ipi-h-heavy-light-coins": ["Left: Coin 1;Right: Coin 2", "left: Coin 1; Right: Coin 2", "Left: Coin 153; Right:",
                                 "Left: Coin 07; Right:", "Left: Coin 5, Coin 6; Right: Coin 6", "Left: Coin 1 Coin 2; Right:",
                                 "Right: Coin 1; Left: Coin 2", "Left: Coin 1; Right: Coin 2; Right: Coin 3"],
@@ -177,6 +188,16 @@ def test_the_bandit_pays_with_the_published_chances_and_repeats_each_best_arm_in
         s = world.session(world.task(task))
         return [s.probe("Bandit A").text for _ in range(40)]
     assert pulls("goal1") != pulls("goal5") and pulls("goal1") == pulls("goal1")  # same arm: other draws
+
+
+def test_a_battleship_sea_is_answered_on_seven_lines_as_a_reply_writes_it():
+    world = load_world(PUZZLE / "ipi-h-battleship.world")
+    task = world.tasks[0]
+    assert world.format_answer(world.test_of(task).expected) == SEA1
+    assert world.verify(task, extract_answer(fenced(SEA1))).passed
+    assert world.verify(task, extract_answer("The sea:\n```\n" + SEA1 + "\n```")).passed
+    assert not world.verify(task, SEA1.replace("\n", " ")).passed
+    assert not world.verify(task, SEA1.replace("..BBBB.", "..BBBBO")).passed  # bombs are written as water
 
 
 def test_oracle_scores_every_box_fully_at_20_at_2(tmp_path, monkeypatch):
