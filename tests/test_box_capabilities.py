@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import random
 
 import pytest
 from click.testing import CliRunner
@@ -169,6 +170,39 @@ def test_a_box_with_many_targets_explores_each_in_its_own_session():
     report = w.certify()
     assert report["solver_turns"] <= w.budget.turns and sum("pins the target" in n for n in report["notes"]) == 6
 
+
+
+def test_a_goal_marked_again_repeats_a_target_as_a_puzzle_with_its_own_noise():
+    coin7 = 'goal "coin 7", "the heavy coin"\n'
+    w = variant("lying-scale", 'goal "coin 11", "the heavy coin"\n',
+                'goal "coin 11", "the heavy coin"\n' + coin7.rstrip("\n") + ', again\n')
+    assert [t.id for t in w.tasks] == ["goal1", "goal2", "goal3", "goal4"]
+    assert w.target_of(w.task("goal4")) == "coin 7" and w.verify("goal4", "coin 7").passed
+    assert w.test_of("goal4").marks == ("again",) and w.test_of("goal1").marks == ()
+    # the same target, another puzzle: its lies fall elsewhere, still once in every ten weighings
+    first, blocks = lies(w, "goal1")
+    again, again_blocks = lies(w, "goal4")
+    assert blocks == again_blocks == [1, 1, 1] and again != first
+    assert not w.certify()["problems"]
+    with pytest.raises(SpecError, match="given twice"):
+        variant("lying-scale", 'goal "coin 11", "the heavy coin"\n', 'goal "coin 11", "the heavy coin"\n' + coin7)
+    with pytest.raises(SpecError, match="repeats the target of an earlier goal"):
+        variant("lying-scale", 'goal "coin 11", "the heavy coin"', 'goal "coin 11", "the heavy coin", again')
+    with pytest.raises(SpecError, match="unknown goal mark"):
+        variant("lying-scale", 'goal "coin 11", "the heavy coin"', 'goal "coin 11", "the heavy coin", twice')
+
+
+def test_a_goal_marked_defect_that_no_query_pins_down_is_a_warning():
+    blind = ('hidden join(', 'hidden if target == "waltz" or target == "vivid" then "-----" else join(')
+    report = variant("six-words", *blind).certify()
+    assert any("does not pin the target waltz down" in p for p in report["problems"])
+    kept = variant("six-words", *blind, 'goal "waltz", "the hidden word"', 'goal "waltz", "the hidden word", defect')
+    report = kept.certify()
+    assert not report["problems"]
+    assert [x for x in report["warnings"] if x.startswith("goal6 (a published defect, kept): a consistent-guess "
+                                                          "solver does not pin the target waltz down")]
+    wrong = variant("six-words", 'goal "waltz", "the hidden word"', 'goal "waltz", "the hidden word", defect')
+    assert any("goal6 is marked defect, but" in p for p in wrong.certify()["problems"])
 
 def test_free_text_queries_have_their_own_domain_and_invalid_ones_cost_a_turn():
     w = world("lying-scale")
@@ -356,3 +390,33 @@ def test_a_fixed_sequence_against_a_mixed_opponent_is_scored_by_its_exact_expect
     assert g2.optimum.value == pytest.approx(best) and g2.optimum.value < 3.6  # seeing every round is worth more
     v = w.verify("g2", " ".join(g2.optimum.plan))
     assert v.passed and v.score == pytest.approx(1.0)
+
+
+# ---------------------------------------------------------------- domains too large for floats
+
+FREE_TEXT_GOAL = '''world "Free text goal" version 1
+kind blackbox
+seed 3
+summary "A word hidden among free-text queries."
+family IPI
+difficulty easy
+manual """Guess the word."""
+domain q, either(choice("ab", "cd", "ef"), line(1, 200))
+hidden if q == target then "yes" else if len(q) == len(target) then "close" else "no"
+goal "cd", "the word"
+budget { turns 5 shots 1 }
+'''
+
+
+def test_a_goal_box_over_free_text_without_an_answer_line_is_checked_not_crashed():
+    # the line(1, 200) member has about 95^200 values: weighing the members as floats overflowed
+    w = compile_spec(parse_spec(FREE_TEXT_GOAL, "free-text-goal.world"))
+    d = w.inputs[0][1]
+    assert d.size() > 95 ** 200
+    rng = random.Random(1)
+    draws = [d.uniform(rng) for _ in range(300)]
+    assert all(d.check(v) is None for v in draws)
+    # the three choices are a vanishing share of the domain, and most of its lines are 199 or 200 long
+    assert sum(v in ("ab", "cd", "ef") for v in draws) == 0 and min(map(len, draws)) >= 190
+    report = w.certify()
+    assert not report["problems"] and any("checked by sampling" in n for n in report["notes"])

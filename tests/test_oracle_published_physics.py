@@ -14,10 +14,11 @@ ROOT = Path(__file__).resolve().parent.parent
 PHYSICS = ROOT / "worlds" / "oracle" / "physics"
 
 EASY = ["balls-completely-elastic-collision", "balls-completely-elastic-collision-2", "conical-pendulum", "cycloid",
+        "elliptical-planetary-orbit",
         "freefall-elastic-collision", "freefall-inelastic-collision", "freefall-infheight",
-        "horizontal-projectile-infheight", "oblique-projectile-infheight", "simple-harmonic-horizontal",
+        "horizontal-projectile-infheight", "oblique-projectile-infheight", "pendulum", "simple-harmonic-horizontal",
         "simple-harmonic-vertical"]
-HARD = ["bullet-object", "incline-plane-block", "river-boat"]
+HARD = ["balls-collision", "bullet-object", "incline-plane-block", "river-boat"]
 BOXES = [f"psi-e-{b}" for b in EASY] + [f"psi-h-{b}" for b in HARD]
 
 
@@ -38,6 +39,11 @@ PAIRS = {
     "psi-e-conical-pendulum": [
         ("1.7", obj((-0.63, 2.42, -4.33))), ("4.2", obj((-0.49, -2.45, -4.33))), ("-2.5", obj((-2.25, -1.1, -4.33)))],
     "psi-e-cycloid": [("1.7", obj((0.71, 1.13, 0.0))), ("4.2", obj((5.07, 1.49, 0.0))), ("-2.5", obj((-1.9, 1.8, 0.0)))],
+    # scipy's RK45 at rtol 1e-8, to the centimetre, 60 million km from the star
+    "psi-e-elliptical-planetary-orbit": [
+        ("1.7", obj((59999999999.98, 55660.4, 0.0))), ("80", obj((59999999952.36, 2619312.89, 0.0))),
+        ("4.2", obj((59999999999.87, 137513.93, 0.0))), ("1000000", obj((52792623796.16, 31432367742.35, 0.0))),
+        ("0", obj((60000000000.0, 0.0, 0.0)))],
     "psi-e-freefall-elastic-collision": [
         ("1.7", obj((0.0, 3.63, 0.0))), ("4.2", obj((0.0, 0.59, 0.0))), ("-2.5", obj((0.0, 9.46, 0.0)))],
     "psi-e-freefall-inelastic-collision": [
@@ -50,6 +56,10 @@ PAIRS = {
         ("1.7", obj((17.0, -14.45, 0.0))), ("4.2", obj((42.0, -88.2, 0.0))), ("-2.5", obj((-25.0, -31.25, 0.0)))],
     "psi-e-oblique-projectile-infheight": [
         ("1.7", obj((17.0, 2.55, 0.0))), ("4.2", obj((42.0, -46.2, 0.0))), ("-2.5", obj((-25.0, -56.25, 0.0)))],
+    # scipy's RK45 at its default tolerances, error included: an accurate integration gives (-1.72, -1.03) at 80 s
+    "psi-e-pendulum": [
+        ("1.7", obj((-1.64, -1.14, 0.0))), ("4.2", obj((-1.47, -1.35, 0.0))), ("80", obj((-1.09, -1.67, 0.0))),
+        ("100", obj((-1.08, -1.68, 0.0))), ("0", obj((1.73, -1, 0.0)))],
     "psi-e-simple-harmonic-horizontal": [
         ("1.7", obj((-0.06, 0.0, 0.0))), ("4.2", obj((-0.08, 0.0, 0.0))), ("-2.5", obj((0.2, 0.0, 0.0)))],
     "psi-e-simple-harmonic-vertical": [
@@ -59,6 +69,11 @@ PAIRS = {
     "psi-h-incline-plane-block": [
         ("1.7", obj((5.56, 0.0, 3.18), (-2.78, 0.0, 0.0))), ("4.2", obj((26.18, 0.0, 0.0), (-13.09, 0.0, 0.0))),
         ("-2.5", obj((12.03, 0.0, -2.42), (-6.01, 0.0, 0.0)))],
+    # event-driven: 1,000,000 s is the domain's end, the most events (175) the world follows
+    "psi-h-balls-collision": [
+        ("1.7", obj((6.8, 0.0, 0.0), (9.8, 0.0, 0.0))), ("7", obj((5.75, 0.0, 0.0), (5.75, 0.0, 0.0))),
+        ("80", obj((12.87, 0.0, 0.0), (16.92, 0.0, 0.0))), ("1000000", obj((1.23, 0.0, 0.0), (7.11, 0.0, 0.0))),
+        ("-3", obj((0.0, 0.0, 0.0), (20.0, 0.0, 0.0)))],
     "psi-h-bullet-object": [
         ("1.7", obj((24.68, 0.0, 0.0), (76.44, 0.0, 0.0))), ("4.2", obj((70.88, 0.0, 0.0), (433.52, 0.0, 0.0))),
         ("-2.5", obj((219.45, 0.0, 0.0), (-520.56, 0.0, 0.0)))],
@@ -98,6 +113,15 @@ def test_published_behaviour_is_pinned(box):
 def test_text_that_is_not_a_time_is_refused_and_costs_a_turn(box):
     world = load_world(PHYSICS / f"{box}.world")
     for text in ["soon", "t = 2", "2 s"]:
+        fb = world.session().probe(text)
+        assert fb.status == "rejected" and fb.units == 1, text
+
+
+@pytest.mark.parametrize("box, texts", [("psi-e-pendulum", ["-1", "100.5", "1000"]),
+                                        ("psi-e-elliptical-planetary-orbit", ["-5", "1000000.5"])])
+def test_the_integrator_boxes_refuse_times_outside_their_domain(box, texts):
+    world = load_world(PHYSICS / f"{box}.world")
+    for text in texts:
         fb = world.session().probe(text)
         assert fb.status == "rejected" and fb.units == 1, text
 

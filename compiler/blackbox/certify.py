@@ -152,7 +152,7 @@ def certify_box(w, progress=None) -> dict:
     herring_table = [{"id": h.id, "target": h.target, "unchanged": True} for h in w.herrings]
     hyp_table = check_hypotheses(w, problems, notes)
     session_table = check_sessions(w, list(admitted.values()), problems, notes)
-    solver_turns = check_puzzles(w, problems, notes) if w.has_goal else None
+    solver_turns = check_puzzles(w, problems, notes, warnings) if w.has_goal else None
     if w.program_answer:
         check_solution(w, problems, notes)
     notes.insert(0, f"family {w.family}, difficulty {w.difficulty}; {len(w.tests)} test(s); "
@@ -339,9 +339,13 @@ def check_solution(w, problems: list[str], notes: list[str]) -> None:
         notes.append(f"the reference program answers all {len(w.tests)} test inputs")
 
 
-def check_puzzles(w, problems: list[str], notes: list[str]) -> int | None:
-    """A goal box: for every target, a consistent-guess solver pins it down in time (the most turns needed)."""
-    if len(w.targets) != len({w.format_answer(t) for t in w.targets}):
+def check_puzzles(w, problems: list[str], notes: list[str], warnings: list[str]) -> int | None:
+    """A goal box: for every target, a consistent-guess solver pins it down in time (the most turns needed).
+
+    A goal marked `again` repeats an earlier target (solved once); on a goal marked `defect` (a published
+    defect kept) the solver's failure is a warning, and its success a problem (the mark is wrong)."""
+    distinct = [c for c in w.tests if "again" not in c.marks]
+    if len(distinct) != len({w.format_answer(c.expected) for c in distinct}):
         problems.append("two goals hide the same target")
     if w.noise:
         notes.append("the consistent-guess solver is not run: the box's feedback is random (noise), so "
@@ -358,14 +362,23 @@ def check_puzzles(w, problems: list[str], notes: list[str]) -> int | None:
             return None
     admit = (lambda v: d.check(v) is None) if w.answer_domain is not None else (lambda v: w.admits([v]) is None)
     worst = 0
-    for target in w.targets:
+    for c in distinct:
+        kept = "defect" in c.marks
+        found: list[str] = []
         if size is not None and size <= MAX_ENUM:
-            turns = check_enumerated(w, d, admit, target, queries, problems, notes)
+            turns = check_enumerated(w, d, admit, c.expected, queries, found, notes)
         else:
-            turns = check_sampled(w, d, size, admit, target, queries, problems, notes)
-        if turns is None:
-            return None
-        worst = max(worst, turns)
+            turns = check_sampled(w, d, size, admit, c.expected, queries, found, notes)
+        if not kept:
+            problems += found
+            if turns is None:
+                return None
+        elif not found:
+            problems.append(f"{c.id} is marked defect, but a consistent-guess solver pins its target down: "
+                            "remove the mark")
+        else:
+            warnings += [f"{c.id} (a published defect, kept): {x}" for x in found]
+        worst = max(worst, turns or 0)
     return worst
 
 

@@ -485,9 +485,15 @@ class EitherDomain(Domain):
 
     def uniform(self, rng):
         sizes = [d.size() for d in self.options]
-        if None in sizes:
+        if None in sizes or sum(sizes) == 0:
             return rng.choice(self.options).uniform(rng)
-        return rng.choices(self.options, weights=sizes)[0].uniform(rng)
+        # sizes can be huge ints (a line(1, 200) member has about 95^200 values): weigh in integers, never floats
+        pick = rng.randrange(sum(sizes))
+        for d, n in zip(self.options, sizes):
+            if pick < n:
+                break
+            pick -= n
+        return d.uniform(rng)
 
     def describe(self):
         return "either " + ", or ".join(d.describe() for d in self.options)

@@ -9,7 +9,9 @@ Spec items (docs/oracle-worlds.md has the reference):
     predicate len(xs) <= 6, "at most 6 elements"   # rejected inputs cost no turn (unless `rejection turn`)
     test [3, 1, 4]                          # a test sample; its answer is f's output, computed
     test t2 "question" { given Q  ask Q  extract EXPR }   # a test asked after other queries
-    goal SECRET, "the hidden code"          # interactive puzzles: one line per target
+    goal SECRET, "the hidden code"          # interactive puzzles: one line per target (a puzzle each)
+    goal SECRET, "the hidden code", again   # ... the same target as an earlier goal: another puzzle
+    goal SECRET, "the hidden code", defect  # ... a kept published defect: unsolvable is a warning
     answer choice("a", "b")                 # a goal box: how its target is written (or: answer program)
     solution "fn(t) => ..."                 # the reference program of a box with `answer program`
     state {"n": 0}                          # memory at the start of a session ...
@@ -50,6 +52,7 @@ ITEMS = ("family", "difficulty", "domain", "hidden", "predicate", "test", "goal"
 BLOCKS = ("test",)
 TEST_FIELDS = ("given", "ask", "extract")
 RESERVED_NAMES = ("target", "state", "output")
+GOAL_MARKS = ("again", "defect")
 
 
 def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
@@ -126,13 +129,16 @@ def read_goals(goals: list, inputs, constant) -> tuple[tuple, str]:
     """(targets, their description) of an interactive puzzle: one `goal` line per target; ((), "") otherwise."""
     targets = []
     for gg in goals:
-        if not gg.args or len(gg.args) > 2:
+        if not gg.args:
             raise SpecError(gg.span, "a goal line is: goal TARGET, \"description\"", 'goal SECRET, "the hidden code"')
         if len(inputs) != 1:
             raise SpecError(gg.span, "a goal box takes exactly one input (a query about the target)", "")
         target = constant(gg.args[0])
-        if any(same(target, t) for t in targets):
-            raise SpecError(gg.span, "this target is given twice", "Each goal line hides its own target.")
+        again = "again" in goal_marks(gg)
+        if any(same(target, t) for t in targets) != again:
+            raise SpecError(gg.span, "this target is given twice" if not again else
+                            "a goal marked again repeats the target of an earlier goal",
+                            "Each goal line hides its own target; mark a repeated one: goal TARGET, \"...\", again")
         targets.append(target)
     note_text = note(goals[0].args, 1, "goal's description") if goals else ""
     return tuple(targets), (note_text or "the hidden target") if goals else ""
@@ -290,6 +296,18 @@ def read_hypotheses(items: dict, mc: MetaCompiler, unit_params: list[str]) -> tu
     return tuple(hypotheses)
 
 
+def goal_marks(gg) -> tuple[str, ...]:
+    """The words after a goal's description: `again` (the target of an earlier goal, another puzzle) and
+    `defect` (a published defect kept: the solver's failure on this goal is a warning)."""
+    if len(gg.args) > 2:
+        note(gg.args, 1, "goal's description")
+    marks = tuple(chosen_word(a, "goal mark", GOAL_MARKS, "Write again or defect after the description.")
+                  for a in gg.args[2:])
+    if len(set(marks)) != len(marks):
+        raise SpecError(gg.span, "a goal mark is given twice", "Write each of again, defect at most once.")
+    return marks
+
+
 def read_tests(items: dict, spec: ast.Spec, goals, targets, inputs, mc: MetaCompiler,
                constant) -> tuple[TestCase, ...]:
     """The test samples, their answers not yet computed (a goal box: one test per target)."""
@@ -300,7 +318,7 @@ def read_tests(items: dict, spec: ast.Spec, goals, targets, inputs, mc: MetaComp
                             "Remove the test lines (or the goals).")
         for k, (gg, target) in enumerate(zip(goals, targets), 1):
             tests.append(TestCase("goal" if len(goals) == 1 else f"goal{k}", (), target, gg.span.line,
-                                  question=note(gg.args, 1, "goal's description")))
+                                  question=note(gg.args, 1, "goal's description"), marks=goal_marks(gg)))
         return tuple(tests)
     for i, g in enumerate(items["test"], 1):
         if g.name:

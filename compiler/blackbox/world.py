@@ -49,6 +49,7 @@ class TestCase:
     given: tuple = ()  # earlier queries of the test's session: (values, ...)
     extract: object = None  # Unit over `output`, or None
     question: str = ""
+    marks: tuple = ()  # a goal's marks: "again" (an earlier goal's target), "defect" (a kept published defect)
 
     @property
     def plain(self) -> bool:
@@ -185,6 +186,9 @@ class BlackBoxWorld(BoxWorld):
         """A fresh session of queries (a goal box: against the target of `task`, default the first).
 
         `stream` selects the noise stream (the same stream always gives the same draws)."""
+        if task is not None and self.has_goal and "again" in self.test_of(task).marks:
+            # a repeated target is a puzzle of its own: its noise draws are not the earlier puzzle's
+            stream = f"{stream}:{self.test_of(task).id}"
         return BoxSession(self, self.target_of(task), stream)
 
     def session_for(self, target, stream=0) -> BoxSession:
