@@ -168,6 +168,22 @@ def call_deep(fn):
     return value
 
 
+def program_runner(block, depth: int):
+    """The code that runs a whole compiled program: on the caller's stack, or, when that runs
+    out, rolled back and run again on a deep stack."""
+    def run_program(run):
+        run.max_depth = depth
+        if run.deep:
+            return block(run)
+        start = _Start(run)
+        try:
+            return block(run)
+        except RecursionError:
+            start.restore(run)
+            return run_deep(block, run)
+    return run_program
+
+
 def run_deep(code, run: Run):
     """Run compiled program code on the deep stack, marking the run as deep while it does."""
     def deep():
@@ -343,17 +359,7 @@ class ProgramCompiler:
         block = self.block(tree.children)
         depth = self.max_depth
 
-        def run_program(run):
-            run.max_depth = depth
-            if run.deep:
-                return block(run)
-            start = _Start(run)
-            try:
-                return block(run)
-            except RecursionError:
-                start.restore(run)
-                return run_deep(block, run)
-        return run_program
+        return program_runner(block, depth)
 
     def block(self, stmts):
         """The closure that runs a list of statements."""
@@ -444,33 +450,8 @@ class ProgramCompiler:
         show, out_hook = self.sem.hooks.get("show"), self.sem.hooks.get("output")
         if len(parts) == 1 and show is None and out_hook is None:
             part, = parts
-
-            def output1(run):
-                v = part(run)
-                line = str(v) if type(v) is int else std_show(v, *run.words)
-                run.out_chars += len(line) + 1
-                run.out.append(line)
-                if run.out_chars > MAX_OUTPUT_CHARS or len(run.out) > MAX_OUTPUT_LINES:
-                    raise LimitError("output limit reached")
-            return output1
-
-        def output(run):
-            words = run.words
-            vals = [p(run) for p in parts]
-            # stop rendering once the line is over the output limit: many
-            # arguments each just under the print limit would otherwise all be rendered
-            shown, room = [], MAX_OUTPUT_CHARS - run.out_chars
-            for v in vals:
-                shown.append(std_show(v, *words) if show is None else _as_text(show(run, [v]), "show"))
-                room -= len(shown[-1]) + 1
-                if room < 0:
-                    break
-            line = " ".join(shown) if out_hook is None else _as_text(out_hook(run, [shown]), "output")
-            run.out_chars += len(line) + 1
-            run.out.append(line)
-            if len(run.out) > MAX_OUTPUT_LINES or run.out_chars > MAX_OUTPUT_CHARS:
-                raise LimitError("output limit reached")
-        return output
+            return lambda run: emit_one(run, part(run))
+        return lambda run: emit(run, [p(run) for p in parts], show, out_hook)
 
     def _expr_stmt(self, node):
         e = self.expr(node.children[0])
@@ -748,15 +729,8 @@ class ProgramCompiler:
             scope = run.scope
             if name in scope:
                 v = scope[name]
-            elif name in run.globals:
-                v = run.globals[name]
-            elif name in run.functions:
-                return _function_value(run, run.functions[name], call)
-            elif name in ops:
-                return ops[name].as_value(run)
-            else:
-                raise EvalError(f"unknown variable {name}")
-            return v if lookup is None else lookup(run, [name, v])
+                return v if lookup is None else lookup(run, [name, v])
+            return var_missing(run, name, lookup, ops, call)
         return var
 
     def _e_call(self, node):
@@ -790,12 +764,9 @@ class ProgramCompiler:
         call = self.invoke
 
         def call_user(run):
-            fn = run.functions.get(name)
-            if fn is None:
-                v = run.scope.get(name, run.globals.get(name))
-                if isinstance(v, Function):
-                    return v(*[a(run) for a in args])
-                raise EvalError(f"function {name} is called before it is defined")
+            fn = function_named(run, name)
+            if type(fn) is not UserFunction:
+                return fn(*[a(run) for a in args])
             return call(run, fn, [a(run) for a in args])
         return call_user
 
@@ -983,6 +954,57 @@ def _invoke_hooked(run: Run, fn: UserFunction, args: list, arguments, returned, 
 
 def _function_value(run, fn, call=invoke):
     return Function(fn.name, len(fn.params), lambda args: call(run, fn, args))
+
+
+def emit_one(run: Run, v) -> None:
+    """An output statement of one value, with the show and output rules at their standard definitions."""
+    line = str(v) if type(v) is int else std_show(v, *run.words)
+    run.out_chars += len(line) + 1
+    run.out.append(line)
+    if run.out_chars > MAX_OUTPUT_CHARS or len(run.out) > MAX_OUTPUT_LINES:
+        raise LimitError("output limit reached")
+
+
+def emit(run: Run, vals: list, show, out_hook) -> None:
+    """An output statement: its values shown (through the show rule) and joined (through the output rule)."""
+    words = run.words
+    # stop rendering once the line is over the output limit: many
+    # arguments each just under the print limit would otherwise all be rendered
+    shown, room = [], MAX_OUTPUT_CHARS - run.out_chars
+    for v in vals:
+        shown.append(std_show(v, *words) if show is None else _as_text(show(run, [v]), "show"))
+        room -= len(shown[-1]) + 1
+        if room < 0:
+            break
+    line = " ".join(shown) if out_hook is None else _as_text(out_hook(run, [shown]), "output")
+    run.out_chars += len(line) + 1
+    run.out.append(line)
+    if len(run.out) > MAX_OUTPUT_LINES or run.out_chars > MAX_OUTPUT_CHARS:
+        raise LimitError("output limit reached")
+
+
+def var_missing(run: Run, name: str, lookup, ops, call):
+    """A variable read that the running scope does not hold: a program variable, a function
+    or operator as a value, else an unknown variable."""
+    if name in run.globals:
+        v = run.globals[name]
+        return v if lookup is None else lookup(run, [name, v])
+    if name in run.functions:
+        return _function_value(run, run.functions[name], call)
+    if name in ops:
+        return ops[name].as_value(run)
+    raise EvalError(f"unknown variable {name}")
+
+
+def function_named(run: Run, name: str):
+    """The program function a call names: defined, or a function value in a variable."""
+    fn = run.functions.get(name)
+    if fn is None:
+        v = run.scope.get(name, run.globals.get(name))
+        if isinstance(v, Function):
+            return v
+        raise EvalError(f"function {name} is called before it is defined")
+    return fn
 
 
 def _as_text(v, hook):
