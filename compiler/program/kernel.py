@@ -558,7 +558,7 @@ class ProgramCompiler:
         loop = _loop_counted if self.counted else _loop
 
         def for_(run):
-            return loop(run, _bind_each(run, name, _walked(run, seq(run), iterate, passes), assign), body)
+            return loop(run, _bind_each(run, name, walked(run, seq(run), iterate, passes), assign), body)
         return for_
 
     def _for_many(self, node):
@@ -578,7 +578,7 @@ class ProgramCompiler:
                 yield
 
         def for_many(run):
-            xs = _walked(run, seq(run), iterate, passes)
+            xs = walked(run, seq(run), iterate, passes)
             return loop(run, each(run, xs, collection(run, list(names))), body)
         return for_many
 
@@ -867,7 +867,7 @@ def _bind_each(run: Run, name: str, xs, assign):
         yield
 
 
-def _walked(run: Run, xs, iterate, passes):
+def walked(run: Run, xs, iterate, passes):
     """What a for loop walks: the sequence after the iterate and passes rules."""
     if iterate is not None:
         xs = iterate(run, [xs])
