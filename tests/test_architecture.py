@@ -331,7 +331,10 @@ def code_runner_calls(tree: ast.Module) -> set[tuple[str, str]]:
             inner = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else where
             if isinstance(child, ast.Call):
                 f = child.func
-                name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+                # the builtins by name, or through the builtins module (`re.compile` is not one)
+                by_module = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                    f.value.id in ("builtins", "__builtins__")
+                name = f.id if isinstance(f, ast.Name) else f.attr if by_module else ""
                 if name in CODE_RUNNERS:
                     found.add((where, name))
             walk(child, inner)
@@ -345,7 +348,8 @@ def test_no_module_runs_code_except_the_kernels_one_compile():
 
 
 def test_the_code_runner_scan_finds_each_form():
-    tree = ast.parse("eval('1')\ndef f():\n    builtins.exec('2')\n    def g():\n        compile(t, 'x', 'exec')\n")
+    tree = ast.parse("eval('1')\ndef f():\n    builtins.exec('2')\n    def g():\n        compile(t, 'x', 'exec')\n"
+                     "re.compile('x')\n")
     assert code_runner_calls(tree) == {("<module>", "eval"), ("f", "exec"), ("g", "compile")}
 
 

@@ -906,7 +906,9 @@ def _while_passes(run: Run, test, passes):
 
 
 def invoke(run: Run, fn: UserFunction, args: list):
-    """Call a user function in a fresh scope."""
+    """Call a user function in a fresh scope (or a function value a variable held, with no scope)."""
+    if type(fn) is not UserFunction:
+        return fn(*args)
     if len(args) != len(fn.params):
         raise EvalError(f"function {fn.name} takes {len(fn.params)} argument(s), got {len(args)}")
     if run.call_depth >= run.max_depth:

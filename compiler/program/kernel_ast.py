@@ -35,7 +35,8 @@ from lark import Token, Tree
 
 from worldspec.compiler.program.kernel import (BREAK, CONTINUE, RETURN, ProgramCompiler, Run, UserFunction,
                                                walked, defined_functions, emit, emit_one, function_named,
-                                               program_runner, var_missing)
+                                               invoke, program_runner, var_missing)
+from worldspec.compiler.program.kernel_ops import OP_NODES, BodyCompiler, Untranslatable, static_context
 from worldspec.meta import Thunk
 from worldspec.values import Ctx, EvalError, LimitError, collection
 
@@ -43,6 +44,7 @@ ALLOWED_NODES = frozenset({
     py.Module, py.FunctionDef, py.arguments, py.arg, py.Return, py.Assign, py.Expr, py.If, py.For, py.While,
     py.Break, py.Continue, py.Pass, py.Try, py.ExceptHandler, py.Raise, py.Name, py.Load, py.Store,
     py.Constant, py.List, py.Subscript, py.Call, py.Compare, py.In, py.Eq, py.IfExp, py.UnaryOp, py.Not,
+    py.BoolOp, py.And, *OP_NODES,
 })
 LOCALS = frozenset({"run", "S", "G", "F", "ln", "c", "e"})  # the generated code's own variables (and t<n>, w<n>)
 
@@ -118,7 +120,7 @@ def vet(tree: py.AST, table: dict) -> None:
     for node in py.walk(tree):
         if type(node) not in ALLOWED_NODES:
             raise AssertionError(f"kernel emitted {type(node).__name__}")
-        if type(node) is py.Name and not (node.id in table or node.id in LOCALS or node.id[0] in "tw"
+        if type(node) is py.Name and not (node.id in table or node.id in LOCALS or node.id[0] in "twp"
                                           and node.id[1:].isdigit()):
             raise AssertionError(f"kernel emitted the name {node.id}")
         if type(node) is py.Call and not (type(node.func) is py.Name and node.func.id in table):
@@ -222,13 +224,14 @@ class AstCompiler(ProgramCompiler):
         self.ids: dict[int, str] = {}
         self.defs: list[py.FunctionDef] = []
         self.later: list = []  # (UserFunction, generated function name): bodies set once built
+        self.ops_made: dict = {}  # (op, static context) -> generated function name (None: its closure)
         self.temps = 0
         hooks = sem.hooks
         lookup, ops, call = hooks.get("lookup"), sem.ops, self.invoke
         self.k_step, self.k_line, self.k_error = self.ref(step), self.ref(at_line), self.ref(EvalError)
         self.k_miss = self.ref(lambda run, name: var_missing(run, name, lookup, ops, call))
-        self.k_named, self.k_callf = self.ref(function_named), self.ref(lambda run, fn, args:
-                                                                         call_function(run, fn, args, call))
+        self.k_named = self.ref(function_named)
+        self.k_callf = self.ref(invoke if call is invoke else lambda run, fn, args: call_function(run, fn, args, call))
 
     # ------------------------------------------------------------ the table
 
@@ -279,6 +282,9 @@ class AstCompiler(ProgramCompiler):
             return None
         for fn, gen in self.later:
             fn.body = user_body(made[gen])
+        for gen in self.ops_made.values():
+            if gen is not None:
+                self.table[gen] = made[gen]
         main = made["main"]
 
         def run_native(run):
@@ -331,7 +337,7 @@ class AstCompiler(ProgramCompiler):
         name, value = self.target(node), self.gexpr(self.exprs(node)[0])
         hook = self.sem.hooks.get("assign")
         if hook is not None:
-            value = _call(self.obj(hook), _name("run"), _n(py.List, [_const(name), value], py.Load()))
+            value = self.hook_call(hook, _const(name), value)
         return [_assign(_set_item("S", name), value)]
 
     def target(self, node) -> str:
@@ -364,7 +370,7 @@ class AstCompiler(ProgramCompiler):
         truthy = self.sem.hooks.get("truthy")
         if truthy is None:  # Python's truthiness is the standard one
             return e
-        return _call(self.obj(truthy), _name("run"), _n(py.List, [e], py.Load()))
+        return self.hook_call(truthy, e)
 
     def g_if_(self, node):
         if self.sem.hooks.get("branch_order") is not None or self.sem.hooks.get("else_runs") is not None:
@@ -404,8 +410,12 @@ class AstCompiler(ProgramCompiler):
         head = [_assign(_store(xs), _call(self.obj(walked), _name("run"), seq, self.value(iterate),
                                           _const(None)))]
         bound: py.expr = _name(x)
-        if assign is not None:
-            bound = _call(self.obj(assign), _name("run"), _n(py.List, [_const(name), bound], py.Load()))
+        if assign is not None:  # a pass binds its element inside the loop (in_loop, one more loop_depth)
+            self.loops += 1
+            try:
+                bound = self.hook_call(assign, _const(name), bound)
+            finally:
+                self.loops -= 1
 
         def each(at_head, body):
             binding = [*at_head, _assign(_set_item("S", name), bound)] if assign is not None else \
@@ -416,7 +426,11 @@ class AstCompiler(ProgramCompiler):
     def g_while_(self, node):
         if self.sem.hooks.get("passes") is not None or self.counted:
             return None
-        test = self.cond(node.children[0])
+        self.loops += 1  # the condition is tested inside the loop (in_loop, one more loop_depth)
+        try:
+            test = self.cond(node.children[0])
+        finally:
+            self.loops -= 1
         k_step = self.k_step
 
         def each(at_head, body):
@@ -490,7 +504,7 @@ class AstCompiler(ProgramCompiler):
         if hook is None:
             return _const(value)
         if hook.uses_ctx:
-            return _call(self.obj(hook), _name("run"), _n(py.List, [_const(value)], py.Load()))
+            return self.hook_call(hook, _const(value))
         try:
             return self.value(hook(Ctx(), [value]))
         except EvalError as e:
@@ -517,7 +531,7 @@ class AstCompiler(ProgramCompiler):
         hook = self.sem.hooks.get("list_literal")
         if hook is None:
             return made
-        return _call(self.obj(hook), _name("run"), _n(py.List, [made], py.Load()))
+        return self.hook_call(hook, made)
 
     def ge_var(self, node):
         return self.var(str(node.children[0]))
@@ -526,7 +540,7 @@ class AstCompiler(ProgramCompiler):
         lookup = self.sem.hooks.get("lookup")
         held: py.expr = _item("S", name)
         if lookup is not None:
-            held = _call(self.obj(lookup), _name("run"), _n(py.List, [_const(name), held], py.Load()))
+            held = self.hook_call(lookup, _const(name), held)
         return _n(py.IfExp, _n(py.Compare, _const(name), [py.In()], [_name("S")]), held,
                         _call(_name(self.k_miss), _name("run"), _const(name)))
 
@@ -544,11 +558,42 @@ class AstCompiler(ProgramCompiler):
             unit = op.unit
             if unit.lazy or unit.variadic or unit.nslots or n < unit.arity:
                 return _call(self.obj(unit), _name("run"), _n(py.List, args, py.Load()))
+            gen = self.op_function(op)
+            if gen is not None:
+                return _call(_name(gen), _name("run"), *args)
             return _call(self.obj(unit.body), _n(py.List, [_const(None), _name("run"), *args], py.Load()))
         if name not in self.crafted:
             self._e_call(node)  # raises the closure compiler's error for an unknown operator
-        fn = _call(_name(self.k_named), _name("run"), _const(name))
+        fn = _n(py.IfExp, _n(py.Compare, _const(name), [py.In()], [_name("F")]), _item("F", name),
+                _call(_name(self.k_named), _name("run"), _const(name)))
         return _call(_name(self.k_callf), _name("run"), fn, _n(py.List, args, py.Load()))
+
+    def hook_call(self, hook, *args: py.expr) -> py.Call:
+        """A call of a hook's body: its generated function where there is one, else through the table."""
+        gen = self.op_function(hook)
+        if gen is not None:
+            return _call(_name(gen), _name("run"), *args)
+        return _call(self.obj(hook), _name("run"), _n(py.List, list(args), py.Load()))
+
+    def op_function(self, op) -> str | None:
+        """The generated function of an operator's body at this call site's context (None: its closure)."""
+        if op.source is None:
+            return None
+        ctx = static_context(self.loops, self.in_function)
+        key = (id(op), tuple(ctx.values()))
+        if key not in self.ops_made:
+            self.temps += 1
+            gen = f"o{self.temps}"
+            body, mc = op.source
+            try:
+                fn = BodyCompiler(self.ref, self.temp, [p.name for p in op.params], mc, ctx).function(gen, body)
+            except Untranslatable:
+                gen = None
+            else:
+                self.defs.append(fn)
+                self.table[gen] = None  # its name, in the table: set to the function once built
+            self.ops_made[key] = gen
+        return self.ops_made[key]
 
     def thunk(self, node) -> py.expr:
         """A lazy argument: the closure kernel's code for it, run when (and if) the body reads it."""
@@ -556,7 +601,7 @@ class AstCompiler(ProgramCompiler):
 
     def ge_index(self, node):
         xs, i = self.gexpr(node.children[0]), self.gexpr(node.children[1])
-        return _call(self.obj(self.sem.hooks["index"]), _name("run"), _n(py.List, [xs, i], py.Load()))
+        return self.hook_call(self.sem.hooks["index"], xs, i)
 
     def ge_slice(self, node):
         kids = node.children
