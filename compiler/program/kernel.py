@@ -88,10 +88,12 @@ class Run(Ctx):
 
 
 class UserFunction:
-    __slots__ = ("name", "params", "body")
+    """A program function: its body is `body(run)`, or (native) `native(run, scope, globals, functions)`."""
 
-    def __init__(self, name, params, body):
-        self.name, self.params, self.body = name, params, body
+    __slots__ = ("name", "params", "body", "native")
+
+    def __init__(self, name, params, body, native=None):
+        self.name, self.params, self.body, self.native = name, params, body, native
 
 
 class _Start:
@@ -918,7 +920,7 @@ def invoke(run: Run, fn: UserFunction, args: list):
     run.in_function, run.in_loop, run.loop_depth = True, False, 0
     run.call_depth += 1
     try:
-        c = fn.body(run)
+        c = fn.body(run) if fn.native is None else fn.native(run, run.scope, run.globals, run.functions)
         result = run.retval if c == RETURN else None
         run.retval = None
         return result
@@ -942,7 +944,7 @@ def _invoke_hooked(run: Run, fn: UserFunction, args: list, arguments, returned, 
     run.in_function, run.in_loop, run.loop_depth, run.iteration, run.last = True, False, 0, 0, None
     run.call_depth += 1
     try:
-        c = fn.body(run)
+        c = fn.body(run) if fn.native is None else fn.native(run, run.scope, run.globals, run.functions)
         if c == RETURN:
             result = run.retval if returned is None else returned(run, [run.retval, collection(run, list(args))])
         else:

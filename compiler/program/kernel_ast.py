@@ -98,13 +98,6 @@ def slice_to(run: Run, hook, seq, top, lo):
 _END = object()
 
 
-def user_body(code):
-    """The body of a program function as the kernel's invoke calls it."""
-    def body(run):
-        return code(run, run.scope, run.globals, run.functions)
-    return body
-
-
 def call_function(run: Run, fn, args: list, call):
     """A call of a program function (or of a function value held in a variable)."""
     if type(fn) is not UserFunction:
@@ -224,6 +217,7 @@ class AstCompiler(ProgramCompiler):
         self.ids: dict[int, str] = {}
         self.defs: list[py.FunctionDef] = []
         self.later: list = []  # (UserFunction, generated function name): bodies set once built
+        self.bound: frozenset = frozenset()  # names the running scope surely holds here
         self.ops_made: dict = {}  # (op, static context) -> generated function name (None: its closure)
         self.temps = 0
         hooks = sem.hooks
@@ -281,7 +275,7 @@ class AstCompiler(ProgramCompiler):
         except (SyntaxError, RecursionError):
             return None
         for fn, gen in self.later:
-            fn.body = user_body(made[gen])
+            fn.native = made[gen]
         for gen in self.ops_made.values():
             if gen is not None:
                 self.table[gen] = made[gen]
@@ -421,7 +415,11 @@ class AstCompiler(ProgramCompiler):
             binding = [*at_head, _assign(_set_item("S", name), bound)] if assign is not None else \
                 [_assign(_set_item("S", name), bound)]
             return _n(py.For, _store(x), _name(xs), binding + body, [])
-        return self.loop(self.line(node), head, each, node.children[-1])
+        saved, self.bound = self.bound, self.bound | {name}
+        try:
+            return self.loop(self.line(node), head, each, node.children[-1])
+        finally:
+            self.bound = saved
 
     def g_while_(self, node):
         if self.sem.hooks.get("passes") is not None or self.counted:
@@ -468,14 +466,14 @@ class AstCompiler(ProgramCompiler):
             raise self.error(node, f"function {name} repeats a parameter name")
         if name in self.sem.ops:
             raise self.error(node, f"{name} is a built-in operator and cannot be redefined")
-        saved = (self.loops, self.in_function)
-        self.loops, self.in_function = 0, True
+        saved = (self.loops, self.in_function, self.bound)
+        self.loops, self.in_function, self.bound = 0, True, frozenset(params)
         self.temps += 1
         gen = f"f{self.temps}"
         try:
             self.function(gen, node.children[-1].children)
         finally:
-            self.loops, self.in_function = saved
+            self.loops, self.in_function, self.bound = saved
         fn = UserFunction(name, params, None)
         self.later.append((fn, gen))
         return [_assign(_set_item("F", name), self.obj(fn))]
@@ -541,8 +539,10 @@ class AstCompiler(ProgramCompiler):
         held: py.expr = _item("S", name)
         if lookup is not None:
             held = self.hook_call(lookup, _const(name), held)
+        if name in self.bound:  # a parameter, or the variable of an enclosing for: always in the scope
+            return held
         return _n(py.IfExp, _n(py.Compare, _const(name), [py.In()], [_name("S")]), held,
-                        _call(_name(self.k_miss), _name("run"), _const(name)))
+                  _call(_name(self.k_miss), _name("run"), _const(name)))
 
     def ge_call(self, node):
         name_tok, args_node = node.children
