@@ -636,13 +636,18 @@ class ProgramCompiler:
             return RETURN
         return return_
 
-    def _fndef(self, node):
+    def function_signature(self, node) -> tuple[str, list[str]]:
+        """The name and parameters a function definition declares (checked)."""
         name, params_node = _name(node), _part(node, "params")
         params = [str(t) for t in params_node.children] if params_node is not None else []
         if len(set(params)) != len(params):
             raise self.error(node, f"function {name} repeats a parameter name")
         if name in self.sem.ops:
             raise self.error(node, f"{name} is a built-in operator and cannot be redefined")
+        return name, params
+
+    def _fndef(self, node):
+        name, params = self.function_signature(node)
         saved = (self.loops, self.in_function)
         self.loops, self.in_function = 0, True
         try:
@@ -659,16 +664,20 @@ class ProgramCompiler:
     def expr(self, node):
         """The closure that evaluates an expression."""
         if isinstance(node, Token):
-            if node.type == "INT":
-                return self._literal("int_literal", self._int(node), node)
-            if node.type == "FLOAT":
-                return self._literal("float_literal", self._float(node), node)
-            if node.type == "STRING":
-                return self._literal("str_literal", self._string(node), node)
-            if node.type == "NAME":
-                return self._var(str(node))
-            raise self.error(node, f"unexpected {str(node)!r}")
+            return self.token(node, self._literal, self._var)
         return getattr(self, "_e_" + node.data)(node)
+
+    def token(self, node: Token, literal, var):
+        """A literal, made by literal(hook, value, node), or a name, made by var(name)."""
+        if node.type == "INT":
+            return literal("int_literal", self._int(node), node)
+        if node.type == "FLOAT":
+            return literal("float_literal", self._float(node), node)
+        if node.type == "STRING":
+            return literal("str_literal", self._string(node), node)
+        if node.type == "NAME":
+            return var(str(node))
+        raise self.error(node, f"unexpected {str(node)!r}")
 
     def _int(self, node) -> int:
         """An integer literal, refused past the integer limit before Python reads it."""

@@ -37,6 +37,7 @@ from worldspec.compiler.program.kernel import (BREAK, CONTINUE, RETURN, ProgramC
                                                walked, defined_functions, emit, emit_one, function_named,
                                                invoke, program_runner, var_missing)
 from worldspec.compiler.program.kernel_ops import OP_NODES, BodyCompiler, Untranslatable, static_context
+from worldspec.compiler.program.kernel_ops import load as _name, node as _n, store as _store
 from worldspec.meta import Thunk
 from worldspec.values import Ctx, EvalError, LimitError, collection
 
@@ -137,19 +138,6 @@ def build(module: py.Module, table: dict) -> dict:
     code = compile(module, "<program>", "exec", dont_inherit=True)
     return {c.co_name: types.FunctionType(c, table, c.co_name) for c in code.co_consts
             if isinstance(c, types.CodeType)}
-
-
-def _n(cls, *args):
-    """A node at line 1 (the code has no lines of its own: errors carry the program's lines)."""
-    return cls(*args, lineno=1, col_offset=0)
-
-
-def _name(ident: str) -> py.Name:
-    return _n(py.Name, ident, py.Load())
-
-
-def _store(ident: str) -> py.Name:
-    return _n(py.Name, ident, py.Store())
 
 
 def _const(v) -> py.Constant:
@@ -459,13 +447,7 @@ class AstCompiler(ProgramCompiler):
         return [_n(py.Return, _call(self.obj(returned), _name("run"), value))]
 
     def g_fndef(self, node):
-        name, params_node = self.target(node), next(
-            (c for c in node.children if isinstance(c, Tree) and c.data == "params"), None)
-        params = [str(t) for t in params_node.children] if params_node is not None else []
-        if len(set(params)) != len(params):
-            raise self.error(node, f"function {name} repeats a parameter name")
-        if name in self.sem.ops:
-            raise self.error(node, f"{name} is a built-in operator and cannot be redefined")
+        name, params = self.function_signature(node)
         saved = (self.loops, self.in_function, self.bound)
         self.loops, self.in_function, self.bound = 0, True, frozenset(params)
         self.temps += 1
@@ -483,15 +465,7 @@ class AstCompiler(ProgramCompiler):
     def gexpr(self, node) -> py.expr:
         """The Python expression that evaluates a program expression."""
         if isinstance(node, Token):
-            if node.type == "INT":
-                return self.literal("int_literal", self._int(node), node)
-            if node.type == "FLOAT":
-                return self.literal("float_literal", self._float(node), node)
-            if node.type == "STRING":
-                return self.literal("str_literal", self._string(node), node)
-            if node.type == "NAME":
-                return self.var(str(node))
-            raise self.error(node, f"unexpected {str(node)!r}")
+            return self.token(node, self.literal, self.var)
         native = getattr(self, "ge_" + node.data, None)
         if native is None:  # a form this compiler leaves to the closure kernel
             return _call(self.obj(self.expr(node)), _name("run"))

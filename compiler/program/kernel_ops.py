@@ -30,16 +30,22 @@ class Untranslatable(Exception):
     """A body this module leaves to the meta-language's closures."""
 
 
-def _n(cls, *args):
+def node(cls, *args):
+    """A node at line 1 (generated code has no lines of its own: errors carry the program's lines)."""
     return cls(*args, lineno=1, col_offset=0)
 
 
-def _name(ident: str) -> py.Name:
-    return _n(py.Name, ident, py.Load())
+def load(ident: str) -> py.Name:
+    """A name read."""
+    return node(py.Name, ident, py.Load())
 
 
-def _store(ident: str) -> py.Name:
-    return _n(py.Name, ident, py.Store())
+def store(ident: str) -> py.Name:
+    """A name assigned."""
+    return node(py.Name, ident, py.Store())
+
+
+_n, _name, _store = node, load, store
 
 
 def _call(fn: str, *args: py.expr) -> py.Call:
