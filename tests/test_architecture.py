@@ -318,6 +318,43 @@ def test_module_keeps_the_architecture(module, check):
     assert not found, f"{module} breaks {check} ({FILES[module].relative_to(ROOT)}):\n  " + "\n  ".join(found)
 
 
+# Untrusted text never reaches eval/exec; compile() of an ast.Module the program kernel built is the
+# one allowed form (issue 18), in one function of one module.
+CODE_RUNNERS = ("eval", "exec", "compile", "__import__")
+ALLOWED_CODE_RUNNERS = {("worldspec.compiler.program.kernel_ast", "build", "compile")}
+
+
+def code_runner_calls(tree: ast.Module) -> set[tuple[str, str]]:
+    """(enclosing function, name) for every call of eval, exec, compile or __import__ in a module."""
+    found = set()
+
+    def walk(node, where: str):
+        for child in ast.iter_child_nodes(node):
+            inner = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else where
+            if isinstance(child, ast.Call):
+                f = child.func
+                # the builtins by name, or through the builtins module (`re.compile` is not one)
+                by_module = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                    f.value.id in ("builtins", "__builtins__")
+                name = f.id if isinstance(f, ast.Name) else f.attr if by_module else ""
+                if name in CODE_RUNNERS:
+                    found.add((where, name))
+            walk(child, inner)
+    walk(tree, "<module>")
+    return found
+
+
+def test_no_module_runs_code_except_the_kernels_one_compile():
+    calls = {(m, where, name) for m, tree in TREES.items() for where, name in code_runner_calls(tree)}
+    assert calls == ALLOWED_CODE_RUNNERS
+
+
+def test_the_code_runner_scan_finds_each_form():
+    tree = ast.parse("eval('1')\ndef f():\n    builtins.exec('2')\n    def g():\n        compile(t, 'x', 'exec')\n"
+                     "re.compile('x')\n")
+    assert code_runner_calls(tree) == {("<module>", "eval"), ("f", "exec"), ("g", "compile")}
+
+
 def test_known_failures_name_real_cases():
     """A stale entry (a module that went away, a misspelt check) would hide nothing and mislead."""
     real = ({(m, c) for m in FILES for c in CHECKS if applies(m, c)} | {("end_to_end", c) for c in END_TO_END}

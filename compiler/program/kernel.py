@@ -88,10 +88,12 @@ class Run(Ctx):
 
 
 class UserFunction:
-    __slots__ = ("name", "params", "body")
+    """A program function: its body is `body(run)`, or (native) `native(run, scope, globals, functions)`."""
 
-    def __init__(self, name, params, body):
-        self.name, self.params, self.body = name, params, body
+    __slots__ = ("name", "params", "body", "native")
+
+    def __init__(self, name, params, body, native=None):
+        self.name, self.params, self.body, self.native = name, params, body, native
 
 
 class _Start:
@@ -166,6 +168,22 @@ def call_deep(fn):
     if not ok:
         raise value
     return value
+
+
+def program_runner(block, depth: int):
+    """The code that runs a whole compiled program: on the caller's stack, or, when that runs
+    out, rolled back and run again on a deep stack."""
+    def run_program(run):
+        run.max_depth = depth
+        if run.deep:
+            return block(run)
+        start = _Start(run)
+        try:
+            return block(run)
+        except RecursionError:
+            start.restore(run)
+            return run_deep(block, run)
+    return run_program
 
 
 def run_deep(code, run: Run):
@@ -343,17 +361,7 @@ class ProgramCompiler:
         block = self.block(tree.children)
         depth = self.max_depth
 
-        def run_program(run):
-            run.max_depth = depth
-            if run.deep:
-                return block(run)
-            start = _Start(run)
-            try:
-                return block(run)
-            except RecursionError:
-                start.restore(run)
-                return run_deep(block, run)
-        return run_program
+        return program_runner(block, depth)
 
     def block(self, stmts):
         """The closure that runs a list of statements."""
@@ -444,33 +452,8 @@ class ProgramCompiler:
         show, out_hook = self.sem.hooks.get("show"), self.sem.hooks.get("output")
         if len(parts) == 1 and show is None and out_hook is None:
             part, = parts
-
-            def output1(run):
-                v = part(run)
-                line = str(v) if type(v) is int else std_show(v, *run.words)
-                run.out_chars += len(line) + 1
-                run.out.append(line)
-                if run.out_chars > MAX_OUTPUT_CHARS or len(run.out) > MAX_OUTPUT_LINES:
-                    raise LimitError("output limit reached")
-            return output1
-
-        def output(run):
-            words = run.words
-            vals = [p(run) for p in parts]
-            # stop rendering once the line is over the output limit: many
-            # arguments each just under the print limit would otherwise all be rendered
-            shown, room = [], MAX_OUTPUT_CHARS - run.out_chars
-            for v in vals:
-                shown.append(std_show(v, *words) if show is None else _as_text(show(run, [v]), "show"))
-                room -= len(shown[-1]) + 1
-                if room < 0:
-                    break
-            line = " ".join(shown) if out_hook is None else _as_text(out_hook(run, [shown]), "output")
-            run.out_chars += len(line) + 1
-            run.out.append(line)
-            if len(run.out) > MAX_OUTPUT_LINES or run.out_chars > MAX_OUTPUT_CHARS:
-                raise LimitError("output limit reached")
-        return output
+            return lambda run: emit_one(run, part(run))
+        return lambda run: emit(run, [p(run) for p in parts], show, out_hook)
 
     def _expr_stmt(self, node):
         e = self.expr(node.children[0])
@@ -577,7 +560,7 @@ class ProgramCompiler:
         loop = _loop_counted if self.counted else _loop
 
         def for_(run):
-            return loop(run, _bind_each(run, name, _walked(run, seq(run), iterate, passes), assign), body)
+            return loop(run, _bind_each(run, name, walked(run, seq(run), iterate, passes), assign), body)
         return for_
 
     def _for_many(self, node):
@@ -597,7 +580,7 @@ class ProgramCompiler:
                 yield
 
         def for_many(run):
-            xs = _walked(run, seq(run), iterate, passes)
+            xs = walked(run, seq(run), iterate, passes)
             return loop(run, each(run, xs, collection(run, list(names))), body)
         return for_many
 
@@ -653,13 +636,18 @@ class ProgramCompiler:
             return RETURN
         return return_
 
-    def _fndef(self, node):
+    def function_signature(self, node) -> tuple[str, list[str]]:
+        """The name and parameters a function definition declares (checked)."""
         name, params_node = _name(node), _part(node, "params")
         params = [str(t) for t in params_node.children] if params_node is not None else []
         if len(set(params)) != len(params):
             raise self.error(node, f"function {name} repeats a parameter name")
         if name in self.sem.ops:
             raise self.error(node, f"{name} is a built-in operator and cannot be redefined")
+        return name, params
+
+    def _fndef(self, node):
+        name, params = self.function_signature(node)
         saved = (self.loops, self.in_function)
         self.loops, self.in_function = 0, True
         try:
@@ -676,16 +664,20 @@ class ProgramCompiler:
     def expr(self, node):
         """The closure that evaluates an expression."""
         if isinstance(node, Token):
-            if node.type == "INT":
-                return self._literal("int_literal", self._int(node), node)
-            if node.type == "FLOAT":
-                return self._literal("float_literal", self._float(node), node)
-            if node.type == "STRING":
-                return self._literal("str_literal", self._string(node), node)
-            if node.type == "NAME":
-                return self._var(str(node))
-            raise self.error(node, f"unexpected {str(node)!r}")
+            return self.token(node, self._literal, self._var)
         return getattr(self, "_e_" + node.data)(node)
+
+    def token(self, node: Token, literal, var):
+        """A literal, made by literal(hook, value, node), or a name, made by var(name)."""
+        if node.type == "INT":
+            return literal("int_literal", self._int(node), node)
+        if node.type == "FLOAT":
+            return literal("float_literal", self._float(node), node)
+        if node.type == "STRING":
+            return literal("str_literal", self._string(node), node)
+        if node.type == "NAME":
+            return var(str(node))
+        raise self.error(node, f"unexpected {str(node)!r}")
 
     def _int(self, node) -> int:
         """An integer literal, refused past the integer limit before Python reads it."""
@@ -748,15 +740,8 @@ class ProgramCompiler:
             scope = run.scope
             if name in scope:
                 v = scope[name]
-            elif name in run.globals:
-                v = run.globals[name]
-            elif name in run.functions:
-                return _function_value(run, run.functions[name], call)
-            elif name in ops:
-                return ops[name].as_value(run)
-            else:
-                raise EvalError(f"unknown variable {name}")
-            return v if lookup is None else lookup(run, [name, v])
+                return v if lookup is None else lookup(run, [name, v])
+            return var_missing(run, name, lookup, ops, call)
         return var
 
     def _e_call(self, node):
@@ -790,12 +775,9 @@ class ProgramCompiler:
         call = self.invoke
 
         def call_user(run):
-            fn = run.functions.get(name)
-            if fn is None:
-                v = run.scope.get(name, run.globals.get(name))
-                if isinstance(v, Function):
-                    return v(*[a(run) for a in args])
-                raise EvalError(f"function {name} is called before it is defined")
+            fn = function_named(run, name)
+            if type(fn) is not UserFunction:
+                return fn(*[a(run) for a in args])
             return call(run, fn, [a(run) for a in args])
         return call_user
 
@@ -896,7 +878,7 @@ def _bind_each(run: Run, name: str, xs, assign):
         yield
 
 
-def _walked(run: Run, xs, iterate, passes):
+def walked(run: Run, xs, iterate, passes):
     """What a for loop walks: the sequence after the iterate and passes rules."""
     if iterate is not None:
         xs = iterate(run, [xs])
@@ -935,7 +917,9 @@ def _while_passes(run: Run, test, passes):
 
 
 def invoke(run: Run, fn: UserFunction, args: list):
-    """Call a user function in a fresh scope."""
+    """Call a user function in a fresh scope (or a function value a variable held, with no scope)."""
+    if type(fn) is not UserFunction:
+        return fn(*args)
     if len(args) != len(fn.params):
         raise EvalError(f"function {fn.name} takes {len(fn.params)} argument(s), got {len(args)}")
     if run.call_depth >= run.max_depth:
@@ -945,7 +929,7 @@ def invoke(run: Run, fn: UserFunction, args: list):
     run.in_function, run.in_loop, run.loop_depth = True, False, 0
     run.call_depth += 1
     try:
-        c = fn.body(run)
+        c = fn.body(run) if fn.native is None else fn.native(run, run.scope, run.globals, run.functions)
         result = run.retval if c == RETURN else None
         run.retval = None
         return result
@@ -969,7 +953,7 @@ def _invoke_hooked(run: Run, fn: UserFunction, args: list, arguments, returned, 
     run.in_function, run.in_loop, run.loop_depth, run.iteration, run.last = True, False, 0, 0, None
     run.call_depth += 1
     try:
-        c = fn.body(run)
+        c = fn.body(run) if fn.native is None else fn.native(run, run.scope, run.globals, run.functions)
         if c == RETURN:
             result = run.retval if returned is None else returned(run, [run.retval, collection(run, list(args))])
         else:
@@ -983,6 +967,57 @@ def _invoke_hooked(run: Run, fn: UserFunction, args: list, arguments, returned, 
 
 def _function_value(run, fn, call=invoke):
     return Function(fn.name, len(fn.params), lambda args: call(run, fn, args))
+
+
+def emit_one(run: Run, v) -> None:
+    """An output statement of one value, with the show and output rules at their standard definitions."""
+    line = str(v) if type(v) is int else std_show(v, *run.words)
+    run.out_chars += len(line) + 1
+    run.out.append(line)
+    if run.out_chars > MAX_OUTPUT_CHARS or len(run.out) > MAX_OUTPUT_LINES:
+        raise LimitError("output limit reached")
+
+
+def emit(run: Run, vals: list, show, out_hook) -> None:
+    """An output statement: its values shown (through the show rule) and joined (through the output rule)."""
+    words = run.words
+    # stop rendering once the line is over the output limit: many
+    # arguments each just under the print limit would otherwise all be rendered
+    shown, room = [], MAX_OUTPUT_CHARS - run.out_chars
+    for v in vals:
+        shown.append(std_show(v, *words) if show is None else _as_text(show(run, [v]), "show"))
+        room -= len(shown[-1]) + 1
+        if room < 0:
+            break
+    line = " ".join(shown) if out_hook is None else _as_text(out_hook(run, [shown]), "output")
+    run.out_chars += len(line) + 1
+    run.out.append(line)
+    if len(run.out) > MAX_OUTPUT_LINES or run.out_chars > MAX_OUTPUT_CHARS:
+        raise LimitError("output limit reached")
+
+
+def var_missing(run: Run, name: str, lookup, ops, call):
+    """A variable read that the running scope does not hold: a program variable, a function
+    or operator as a value, else an unknown variable."""
+    if name in run.globals:
+        v = run.globals[name]
+        return v if lookup is None else lookup(run, [name, v])
+    if name in run.functions:
+        return _function_value(run, run.functions[name], call)
+    if name in ops:
+        return ops[name].as_value(run)
+    raise EvalError(f"unknown variable {name}")
+
+
+def function_named(run: Run, name: str):
+    """The program function a call names: defined, or a function value in a variable."""
+    fn = run.functions.get(name)
+    if fn is None:
+        v = run.scope.get(name, run.globals.get(name))
+        if isinstance(v, Function):
+            return v
+        raise EvalError(f"function {name} is called before it is defined")
+    return fn
 
 
 def _as_text(v, hook):

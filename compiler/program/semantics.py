@@ -98,6 +98,8 @@ class Op:
     unit: Unit
     rule: str | None = None  # the perturbed rule whose override this is; None for a base line
     mutates: int = -1  # the parameter whose variable a bare-statement call updates (-1: none)
+    # (body, MetaCompiler) of a line without prior(...): what the native kernel compiles it from
+    source: tuple | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def variadic(self) -> bool:
@@ -231,7 +233,7 @@ def compile_definition(mc: MetaCompiler, d: ast.Definition, rule: str | None = N
         mc = MetaCompiler(mc.constants, {**mc.defs, PRIOR: prior})
     unit = mc.unit(d.name, [p.name for p in params], d.body, bool(params) and params[-1].variadic,
                    defaults, lazy)
-    return Op(d.name, params, unit, rule, mutated)
+    return Op(d.name, params, unit, rule, mutated, None if prior is not None else (d.body, mc))
 
 
 def as_prior(op: Op) -> Unit:

@@ -12,7 +12,7 @@ import attrs
 
 from worldspec.compiler.api import CaseResult, Feedback, Task, ToolSpec, Verdict, WorldHeader
 from worldspec.compiler.common import capped_feedback
-from worldspec.compiler.program import equations, kernel
+from worldspec.compiler.program import equations, kernel, kernel_ast
 from worldspec.compiler.program.certify import certify_program
 from worldspec.compiler.program.probegen import ProbeGenerator
 from worldspec.compiler.program.semantics import Semantics, SemanticsBuilder, param_list
@@ -135,7 +135,7 @@ class ProgramWorld(WorldHeader):
 
         def compile_():
             tree = self.parse(text)
-            return tree, kernel.ProgramCompiler(self.sem, text, known_functions, self.surface.words).program(tree)
+            return tree, kernel_ast.AstCompiler(self.sem, text, known_functions, self.surface.words).program(tree)
         key = (self.sem.applied, text, tuple(sorted(known_functions)))
         return _cached(self.builder.program_cache, key, compile_)
 

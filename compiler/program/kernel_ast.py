@@ -1,0 +1,588 @@
+"""The program kernel at native speed: a parsed program compiled to a tree of Python `ast`
+nodes, and that tree compiled to Python functions. Never to source text, never eval/exec.
+
+The generated code means exactly what the closure kernel (kernel.py) means: same
+feedback, errors with the same line numbers, same steps charged, same limits. It keeps
+the closure kernel's state (`Run`: variables in `run.scope` / `run.globals` dicts,
+functions in `run.functions` as `UserFunction`s), so a statement form this compiler
+does not generate natively (multiple assignment, index assignment, the rules on loop
+passes, branch order, write-backs, ...) runs as the closure kernel's own code, called
+from the generated code; the hot forms (assignment, output, if, for, while, calls,
+operators, returns) are generated natively.
+
+Why it is safe (each point is tested in tests/test_kernel_ast.py):
+- Program identifiers never become Python identifiers: a variable is a string
+  *constant* used as a dict key (`S["x"]`), a function a string handed to a helper.
+  The only Python names in generated code are the compiler's own locals (`run`, `S`,
+  `G`, `F`, `ln`, `c`, `t<n>`, `w<n>`) and the names of a fixed table (`k<n>`).
+- The table is the generated code's globals: the world's operators and hooks, the
+  kernel's helpers and constants. Its `__builtins__` is empty, so not even a builtin
+  can be reached by name.
+- The compiler emits only the node types in ALLOWED_NODES: no Attribute, Import,
+  Global, Nonlocal, Lambda, comprehension, starred or f-string node; every Call's
+  function is a table name (`vet` checks each module before it is compiled).
+- Limits are exact: a helper charges a step per statement and per while pass (as the
+  closure kernel does); program call depth is counted by the kernel's `invoke`; the
+  output, integer and collection limits are the closure kernel's helpers.
+- `build` is the one place `compile()` is called, on an `ast.Module` built here.
+"""
+from __future__ import annotations
+
+import ast as py
+import types
+
+from lark import Token, Tree
+
+from worldspec.compiler.program.kernel import (BREAK, CONTINUE, RETURN, ProgramCompiler, Run, UserFunction,
+                                               walked, defined_functions, emit, emit_one, function_named,
+                                               invoke, program_runner, var_missing)
+from worldspec.compiler.program.kernel_ops import OP_NODES, BodyCompiler, Untranslatable, static_context
+from worldspec.compiler.program.kernel_ops import load as _name, node as _n, store as _store
+from worldspec.meta import Thunk
+from worldspec.values import Ctx, EvalError, LimitError, collection
+
+ALLOWED_NODES = frozenset({
+    py.Module, py.FunctionDef, py.arguments, py.arg, py.Return, py.Assign, py.Expr, py.If, py.For, py.While,
+    py.Break, py.Continue, py.Pass, py.Try, py.ExceptHandler, py.Raise, py.Name, py.Load, py.Store,
+    py.Constant, py.List, py.Subscript, py.Call, py.Compare, py.In, py.Eq, py.IfExp, py.UnaryOp, py.Not,
+    py.BoolOp, py.And, *OP_NODES,
+})
+LOCALS = frozenset({"run", "S", "G", "F", "ln", "c", "e"})  # the generated code's own variables (and t<n>, w<n>)
+
+
+# ---------------------------------------------------------------- helpers the generated code calls
+
+
+def step(run: Run) -> None:
+    """One step (a statement, or a pass of a while loop)."""
+    run.steps += 1
+    if run.steps > run.max_steps:
+        raise LimitError(f"step limit reached ({run.max_steps} steps)")
+
+
+def enter_loop(run: Run):
+    """Mark the run as inside one more loop; what to restore when it ends."""
+    was = (run.in_loop, run.loop_depth)
+    run.in_loop, run.loop_depth = True, was[1] + 1
+    return was
+
+
+def leave_loop(run: Run, was) -> None:
+    """Restore the loop flags a loop found."""
+    run.in_loop, run.loop_depth = was
+
+
+def at_line(e: EvalError, line: int) -> None:
+    """Locate an error at the statement that raised it, unless an inner statement did."""
+    if e.line is None:
+        e.line = line
+
+
+def returned(run: Run, v) -> int:
+    """A return statement: its value kept for the call, and the RETURN code."""
+    run.retval = v
+    return RETURN
+
+
+def fail(error: EvalError):
+    """Raise an error found at compile time (a rule failing on a literal), when the program gets there."""
+    raise error
+
+
+def slice_to(run: Run, hook, seq, top, lo):
+    """A slice `seq[lo:top]` through the slice hook (top None: to the end)."""
+    if top is _END:
+        top = len(seq) if type(seq) in (list, str) else 0
+    return hook(run, [seq, lo, top])
+
+
+_END = object()
+
+
+def call_function(run: Run, fn, args: list, call):
+    """A call of a program function (or of a function value held in a variable)."""
+    if type(fn) is not UserFunction:
+        return fn(*args)
+    return call(run, fn, args)
+
+
+# ---------------------------------------------------------------- building
+
+
+def vet(tree: py.AST, table: dict) -> None:
+    """Refuse a tree that holds a node, a name or a call the kernel never emits."""
+    for node in py.walk(tree):
+        if type(node) not in ALLOWED_NODES:
+            raise AssertionError(f"kernel emitted {type(node).__name__}")
+        if type(node) is py.Name and not (node.id in table or node.id in LOCALS or node.id[0] in "twp"
+                                          and node.id[1:].isdigit()):
+            raise AssertionError(f"kernel emitted the name {node.id}")
+        if type(node) is py.Call and not (type(node.func) is py.Name and node.func.id in table):
+            raise AssertionError("kernel emitted a call of something outside its table")
+        if type(node) is py.FunctionDef and node.decorator_list:
+            raise AssertionError("kernel emitted a decorator")
+
+
+def build(module: py.Module, table: dict) -> dict:
+    """The functions a generated module defines, with `table` as their globals.
+
+    The one place worldspec calls compile(). It is safe because its input is not text: it is
+    an ast.Module this module's compiler assembled node by node, of the node types in
+    ALLOWED_NODES only, whose names are the table's or the compiler's own locals and whose
+    calls are of table names (`vet` checks that; the tests run it on every module the
+    compiler builds for the bundled worlds and fuzzed probes). Program text only ever
+    reaches it as string constants. The module's code is never run: each function's code
+    object becomes a function whose globals are the table, with no builtins.
+    """
+    table["__builtins__"] = {}
+    code = compile(module, "<program>", "exec", dont_inherit=True)
+    return {c.co_name: types.FunctionType(c, table, c.co_name) for c in code.co_consts
+            if isinstance(c, types.CodeType)}
+
+
+def _const(v) -> py.Constant:
+    return _n(py.Constant, v)
+
+
+def _call(fn: py.expr, *args: py.expr) -> py.Call:
+    return _n(py.Call, fn, list(args), [])
+
+
+def _assign(target: py.expr, value: py.expr) -> py.Assign:
+    return _n(py.Assign, [target], value)
+
+
+def _item(d: str, key) -> py.Subscript:
+    return _n(py.Subscript, _name(d), _const(key), py.Load())
+
+
+def _set_item(d: str, key) -> py.Subscript:
+    return _n(py.Subscript, _name(d), _const(key), py.Store())
+
+
+_PLAIN = (int, float, str, bool, type(None))
+_STATEMENTS = frozenset({"assign", "output", "expr_stmt", "pass_", "if_", "for_", "while_", "break_",
+                         "continue_", "return_", "fndef"})
+
+
+NATIVE_AFTER_STEPS = 1_000  # a native compile costs about as much as this many closure steps
+
+
+class Tiered:
+    """A program's code: the closure kernel's while the program is cold, native once it has run
+    NATIVE_AFTER_STEPS steps in all (most probes run a few steps once: compiling them natively
+    would cost more than it saves)."""
+
+    __slots__ = ("code", "promote", "spent")
+
+    def __init__(self, closure, promote):
+        self.code, self.promote, self.spent = closure, promote, 0
+
+    def __call__(self, run):
+        if self.promote is None:
+            return self.code(run)
+        if self.spent > NATIVE_AFTER_STEPS:
+            promote, self.promote = self.promote, None
+            self.code = promote() or self.code
+            return self.code(run)
+        before = run.steps
+        try:
+            return self.code(run)
+        finally:
+            self.spent += run.steps - before
+
+
+class AstCompiler(ProgramCompiler):
+    """Tree -> Python ast -> functions, with the semantics table bound at compile time.
+
+    The same constructor and `program(tree)` as ProgramCompiler; the checks (and the statement
+    forms it does not generate) are the closure compiler's own.
+    """
+
+    def __init__(self, sem, source: str, known_functions=(), words=None):
+        super().__init__(sem, source, known_functions, words)
+        self.table: dict = {}
+        self.ids: dict[int, str] = {}
+        self.defs: list[py.FunctionDef] = []
+        self.later: list = []  # (UserFunction, generated function name): bodies set once built
+        self.bound: frozenset = frozenset()  # names the running scope surely holds here
+        self.ops_made: dict = {}  # (op, static context) -> generated function name (None: its closure)
+        self.temps = 0
+        hooks = sem.hooks
+        lookup, ops, call = hooks.get("lookup"), sem.ops, self.invoke
+        self.k_step, self.k_line, self.k_error = self.ref(step), self.ref(at_line), self.ref(EvalError)
+        self.k_miss = self.ref(lambda run, name: var_missing(run, name, lookup, ops, call))
+        self.k_named = self.ref(function_named)
+        self.k_callf = self.ref(invoke if call is invoke else lambda run, fn, args: call_function(run, fn, args, call))
+
+    # ------------------------------------------------------------ the table
+
+    def ref(self, obj) -> str:
+        """The table name of an object (entered once)."""
+        key = id(obj)
+        if key not in self.ids:
+            self.ids[key] = name = f"k{len(self.ids)}"
+            self.table[name] = obj
+        return self.ids[key]
+
+    def obj(self, obj) -> py.Name:
+        """A reference to an object of the table."""
+        return _name(self.ref(obj))
+
+    def value(self, v) -> py.expr:
+        """A value: a constant when Python's literal can hold it, else a table entry."""
+        return _const(v) if type(v) in _PLAIN else self.obj(v)
+
+    def temp(self, prefix: str = "t") -> str:
+        """A fresh local name."""
+        self.temps += 1
+        return f"{prefix}{self.temps}"
+
+    # ------------------------------------------------------------ programs
+
+    def program(self, tree: Tree):
+        """The code that runs a whole program (on a deep stack if the caller's runs out): the closure
+        kernel's until the program has run NATIVE_AFTER_STEPS steps, then native code."""
+        block = self.block_of(tree)
+        return program_runner(Tiered(block, lambda: AstCompiler(self.sem, self.source, self.known,
+                                                                self.words).native(tree)), self.max_depth)
+
+    def block_of(self, tree: Tree):
+        """The closure kernel's code for a whole program (its checks raise the program's errors)."""
+        self.crafted = self.known | defined_functions(tree)
+        return self.block(tree.children)
+
+    def native(self, tree: Tree):
+        """The generated code for a whole program, `code(run)`; None when Python refuses the module
+        (more than its 20 nested blocks: the program stays on the closure kernel)."""
+        self.crafted = self.known | defined_functions(tree)
+        self.function("main", tree.children)
+        self.module = py.Module(self.defs, [])  # kept for the tests that vet it
+        try:
+            made = build(self.module, self.table)
+        except (SyntaxError, RecursionError):
+            return None
+        for fn, gen in self.later:
+            fn.native = made[gen]
+        for gen in self.ops_made.values():
+            if gen is not None:
+                self.table[gen] = made[gen]
+        main = made["main"]
+
+        def run_native(run):
+            return main(run, run.scope, run.globals, run.functions)
+        return run_native
+
+    def function(self, gen: str, stmts) -> None:
+        """A generated function `gen(run, S, G, F)` running statements; errors located at their line."""
+        body = self.gblock(stmts)
+        handler = _n(py.ExceptHandler, _name(self.k_error), "e", [
+            _n(py.Expr, _call(_name(self.k_line), _name("e"), _name("ln"))), _n(py.Raise)])
+        args = py.arguments([], [_n(py.arg, a) for a in ("run", "S", "G", "F")], None, [], [], None, [])
+        code = [_assign(_store("ln"), _const(0)), _n(py.Try, body, [handler], [], [])]
+        self.defs.append(_n(py.FunctionDef, gen, args, code, [], None))
+
+    def gblock(self, stmts) -> list[py.stmt]:
+        """The statements of a block, each paying its step at its line."""
+        out: list[py.stmt] = []
+        for node in (s for s in stmts if isinstance(s, Tree)):
+            line = node.meta.line if not getattr(node.meta, "empty", True) else 0
+            out.append(_assign(_store("ln"), _const(line)))
+            out.append(_n(py.Expr, _call(_name(self.k_step), _name("run"))))
+            out.extend(self.statement(node))
+        return out or [_n(py.Pass)]
+
+    def statement(self, node) -> list[py.stmt]:
+        """One statement: generated natively, or the closure kernel's code for it, called."""
+        native = getattr(self, "g_" + node.data, None) if node.data in _STATEMENTS else None
+        code = native(node) if native is not None else None
+        if code is not None:
+            return code
+        closure = getattr(self, "_" + node.data)(node)
+        return self.control(_call(self.obj(closure), _name("run")))
+
+    def control(self, call: py.expr) -> list[py.stmt]:
+        """Run code that answers a control code (break, continue, return) and obey it."""
+        if not self.loops and not self.in_function:
+            return [_n(py.Expr, call)]
+        then: list[py.stmt] = []
+        if self.loops:
+            then.append(_n(py.If, _n(py.Compare, _name("c"), [py.Eq()], [_const(BREAK)]), [_n(py.Break)], []))
+            then.append(_n(py.If, _n(py.Compare, _name("c"), [py.Eq()], [_const(CONTINUE)]), [_n(py.Continue)], []))
+        if self.in_function:
+            then.append(_n(py.Return, _const(RETURN)))
+        return [_assign(_store("c"), call), _n(py.If, _name("c"), then, [])]
+
+    # ------------------------------------------------------------ statements
+
+    def g_assign(self, node):
+        name, value = self.target(node), self.gexpr(self.exprs(node)[0])
+        hook = self.sem.hooks.get("assign")
+        if hook is not None:
+            value = self.hook_call(hook, _const(name), value)
+        return [_assign(_set_item("S", name), value)]
+
+    def target(self, node) -> str:
+        return next(str(c) for c in node.children if isinstance(c, Token))
+
+    def exprs(self, node) -> list:
+        return [c for c in node.children if isinstance(c, Tree) and c.data not in
+                {"suite", "params", "names", "exprs", "index_at", "elif_", "else_"}]
+
+    def g_output(self, node):
+        args = node.children[0]
+        parts = [self.gexpr(a) for a in args.children] if args is not None else []
+        show, out_hook = self.sem.hooks.get("show"), self.sem.hooks.get("output")
+        if len(parts) == 1 and show is None and out_hook is None:
+            return [_n(py.Expr, _call(self.obj(emit_one), _name("run"), parts[0]))]
+        return [_n(py.Expr, _call(self.obj(emit), _name("run"), _n(py.List, parts, py.Load()), self.value(show),
+                              self.value(out_hook)))]
+
+    def g_expr_stmt(self, node):
+        if self._mutated(node.children[0]) is not None or (
+                self.in_function and self.sem.hooks.get("no_return") is not None):
+            return None  # a write-back, or the value kept for no_return: the closure kernel's statement
+        return [_n(py.Expr, self.gexpr(node.children[0]))]
+
+    def g_pass_(self, node):
+        return [_n(py.Pass)]
+
+    def cond(self, node) -> py.expr:
+        e = self.gexpr(node)
+        truthy = self.sem.hooks.get("truthy")
+        if truthy is None:  # Python's truthiness is the standard one
+            return e
+        return self.hook_call(truthy, e)
+
+    def g_if_(self, node):
+        if self.sem.hooks.get("branch_order") is not None or self.sem.hooks.get("else_runs") is not None:
+            return None
+        cond, suite, *rest = node.children
+        branches = [(self.cond(cond), self.gblock(suite.children))]
+        orelse: list[py.stmt] = []
+        for c in rest:
+            if c is None:
+                continue
+            if c.data == "elif_":
+                branches.append((self.cond(c.children[0]), self.gblock(c.children[1].children)))
+            else:
+                orelse = self.gblock(c.children[0].children)
+        for test, body in reversed(branches):
+            orelse = [_n(py.If, test, body, orelse)]
+        return orelse
+
+    def loop(self, line: int, head: list[py.stmt], each, suite) -> list[py.stmt]:
+        """A loop with the run's loop flags set while it runs: `each(body)` makes the loop statement."""
+        self.loops += 1
+        try:
+            body = self.gblock(suite.children)
+        finally:
+            self.loops -= 1
+        saved = self.temp("w")
+        loop = each([_assign(_store("ln"), _const(line))], body)
+        return [*head, _assign(_store(saved), _call(self.obj(enter_loop), _name("run"))),
+                _n(py.Try, [loop], [], [], [_n(py.Expr, _call(self.obj(leave_loop), _name("run"), _name(saved)))])]
+
+    def g_for_(self, node):
+        if self.sem.hooks.get("passes") is not None or self.counted:
+            return None
+        name, seq = self.target(node), self.gexpr(self.exprs(node)[0])
+        iterate, assign = self.sem.hooks.get("iterate"), self.sem.hooks.get("assign")
+        xs, x = self.temp(), self.temp()
+        head = [_assign(_store(xs), _call(self.obj(walked), _name("run"), seq, self.value(iterate),
+                                          _const(None)))]
+        bound: py.expr = _name(x)
+        if assign is not None:  # a pass binds its element inside the loop (in_loop, one more loop_depth)
+            self.loops += 1
+            try:
+                bound = self.hook_call(assign, _const(name), bound)
+            finally:
+                self.loops -= 1
+
+        def each(at_head, body):
+            binding = [*at_head, _assign(_set_item("S", name), bound)] if assign is not None else \
+                [_assign(_set_item("S", name), bound)]
+            return _n(py.For, _store(x), _name(xs), binding + body, [])
+        saved, self.bound = self.bound, self.bound | {name}
+        try:
+            return self.loop(self.line(node), head, each, node.children[-1])
+        finally:
+            self.bound = saved
+
+    def g_while_(self, node):
+        if self.sem.hooks.get("passes") is not None or self.counted:
+            return None
+        self.loops += 1  # the condition is tested inside the loop (in_loop, one more loop_depth)
+        try:
+            test = self.cond(node.children[0])
+        finally:
+            self.loops -= 1
+        k_step = self.k_step
+
+        def each(at_head, body):
+            return _n(py.While, _const(True), [*at_head, _n(py.If, _n(py.UnaryOp, py.Not(), test), [_n(py.Break)], []),
+                                           _n(py.Expr, _call(_name(k_step), _name("run"))), *body], [])
+        return self.loop(self.line(node), [], each, node.children[-1])
+
+    def line(self, node) -> int:
+        return node.meta.line if not getattr(node.meta, "empty", True) else 0
+
+    def g_jump(self, node, word: str):
+        self._placed(node, word, self.loops > 0, "a loop")
+        hook = self.sem.hooks.get("jump")
+        if hook is None:
+            return [_n(py.Break) if word == "break" else _n(py.Continue)]
+        return self.control(_call(self.obj(self._jump(node, word)), _name("run")))
+
+    def g_break_(self, node):
+        return self.g_jump(node, "break")
+
+    def g_continue_(self, node):
+        return self.g_jump(node, "continue")
+
+    def g_return_(self, node):
+        self._placed(node, "return", self.in_function, "a function body")
+        has = node.children and node.children[0] is not None
+        value = self.gexpr(node.children[0]) if has else _const(None)
+        return [_n(py.Return, _call(self.obj(returned), _name("run"), value))]
+
+    def g_fndef(self, node):
+        name, params = self.function_signature(node)
+        saved = (self.loops, self.in_function, self.bound)
+        self.loops, self.in_function, self.bound = 0, True, frozenset(params)
+        self.temps += 1
+        gen = f"f{self.temps}"
+        try:
+            self.function(gen, node.children[-1].children)
+        finally:
+            self.loops, self.in_function, self.bound = saved
+        fn = UserFunction(name, params, None)
+        self.later.append((fn, gen))
+        return [_assign(_set_item("F", name), self.obj(fn))]
+
+    # ------------------------------------------------------------ expressions
+
+    def gexpr(self, node) -> py.expr:
+        """The Python expression that evaluates a program expression."""
+        if isinstance(node, Token):
+            return self.token(node, self.literal, self.var)
+        native = getattr(self, "ge_" + node.data, None)
+        if native is None:  # a form this compiler leaves to the closure kernel
+            return _call(self.obj(self.expr(node)), _name("run"))
+        return native(node)
+
+    def literal(self, hook_name: str, value, node) -> py.expr:
+        hook = self.sem.hooks.get(hook_name)
+        if hook is None:
+            return _const(value)
+        if hook.uses_ctx:
+            return self.hook_call(hook, _const(value))
+        try:
+            return self.value(hook(Ctx(), [value]))
+        except EvalError as e:
+            e.line = getattr(getattr(node, "meta", node), "line", None)
+            return _call(self.obj(fail), self.obj(e))
+
+    def ge_int(self, node):
+        return self.gexpr(node.children[0])
+
+    ge_float = ge_str = ge_int
+
+    def ge_true(self, node):
+        return _const(True)
+
+    def ge_false(self, node):
+        return _const(False)
+
+    def ge_none(self, node):
+        return _const(None)
+
+    def ge_list(self, node):
+        items = [self.gexpr(a) for a in node.children[0].children] if node.children[0] is not None else []
+        made = _call(self.obj(collection), _name("run"), _n(py.List, items, py.Load()))
+        hook = self.sem.hooks.get("list_literal")
+        if hook is None:
+            return made
+        return self.hook_call(hook, made)
+
+    def ge_var(self, node):
+        return self.var(str(node.children[0]))
+
+    def var(self, name: str) -> py.expr:
+        lookup = self.sem.hooks.get("lookup")
+        held: py.expr = _item("S", name)
+        if lookup is not None:
+            held = self.hook_call(lookup, _const(name), held)
+        if name in self.bound:  # a parameter, or the variable of an enclosing for: always in the scope
+            return held
+        return _n(py.IfExp, _n(py.Compare, _const(name), [py.In()], [_name("S")]), held,
+                  _call(_name(self.k_miss), _name("run"), _const(name)))
+
+    def ge_call(self, node):
+        name_tok, args_node = node.children
+        name = str(name_tok)
+        op = self.sem.ops.get(name)
+        lazy = op.unit.lazy if op is not None else ()
+        nodes = args_node.children if args_node is not None else []
+        args = [self.thunk(a) if i in lazy else self.gexpr(a) for i, a in enumerate(nodes)]
+        n = len(args)
+        if op is not None:
+            if not op.accepts(n):
+                raise self.error(name_tok, f"{name} takes {op.arity_text()}, got {n}")
+            unit = op.unit
+            if unit.lazy or unit.variadic or unit.nslots or n < unit.arity:
+                return _call(self.obj(unit), _name("run"), _n(py.List, args, py.Load()))
+            gen = self.op_function(op)
+            if gen is not None:
+                return _call(_name(gen), _name("run"), *args)
+            return _call(self.obj(unit.body), _n(py.List, [_const(None), _name("run"), *args], py.Load()))
+        if name not in self.crafted:
+            self._e_call(node)  # raises the closure compiler's error for an unknown operator
+        fn = _n(py.IfExp, _n(py.Compare, _const(name), [py.In()], [_name("F")]), _item("F", name),
+                _call(_name(self.k_named), _name("run"), _const(name)))
+        return _call(_name(self.k_callf), _name("run"), fn, _n(py.List, args, py.Load()))
+
+    def hook_call(self, hook, *args: py.expr) -> py.Call:
+        """A call of a hook's body: its generated function where there is one, else through the table."""
+        gen = self.op_function(hook)
+        if gen is not None:
+            return _call(_name(gen), _name("run"), *args)
+        return _call(self.obj(hook), _name("run"), _n(py.List, list(args), py.Load()))
+
+    def op_function(self, op) -> str | None:
+        """The generated function of an operator's body at this call site's context (None: its closure)."""
+        if op.source is None:
+            return None
+        ctx = static_context(self.loops, self.in_function)
+        key = (id(op), tuple(ctx.values()))
+        if key not in self.ops_made:
+            self.temps += 1
+            gen = f"o{self.temps}"
+            body, mc = op.source
+            try:
+                fn = BodyCompiler(self.ref, self.temp, [p.name for p in op.params], mc, ctx).function(gen, body)
+            except Untranslatable:
+                gen = None
+            else:
+                self.defs.append(fn)
+                self.table[gen] = None  # its name, in the table: set to the function once built
+            self.ops_made[key] = gen
+        return self.ops_made[key]
+
+    def thunk(self, node) -> py.expr:
+        """A lazy argument: the closure kernel's code for it, run when (and if) the body reads it."""
+        return _call(self.obj(Thunk), self.obj(self.expr(node)), _name("run"))
+
+    def ge_index(self, node):
+        xs, i = self.gexpr(node.children[0]), self.gexpr(node.children[1])
+        return self.hook_call(self.sem.hooks["index"], xs, i)
+
+    def ge_slice(self, node):
+        kids = node.children
+        xs = self.gexpr(kids[0])
+        lo = self.gexpr(kids[1]) if kids[1] is not None else _const(0)
+        hi = self.gexpr(kids[2]) if kids[2] is not None else self.obj(_END)
+        # evaluated in the closure kernel's order: the sequence, the end, the start
+        return _call(self.obj(slice_to), _name("run"), self.obj(self.sem.hooks["slice"]), xs, hi, lo)
+
+
