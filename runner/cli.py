@@ -18,7 +18,7 @@ from worldspec.compiler.suite import world_files
 
 from . import experiment, report as reports
 from .cache import CacheError, ResponseCache
-from .log import RunDirError
+from .log import FinishedRun, RunDirError, discard_unanswered
 from .models import FatalError, LitellmModel
 from .options import config_from, default_cache_dir, default_out, run_options
 from .progress import Progress
@@ -50,8 +50,10 @@ async def one_failure(run):
 @click.command("run")
 @click.argument("world_path", metavar="WORLD")
 @run_options
+@click.option("--overwrite", is_flag=True,
+              help="Start afresh over a run already in --out (its log and outputs are removed).")
 @guarded
-def run(world_path, **params):
+def run(world_path, overwrite, **params):
     """Run WORLD (a .world file, a bundled world's name, or a folder of black boxes) under its protocol.
 
     A program or proof world runs the ExplorationBench milestone protocol; a black
@@ -78,11 +80,17 @@ def run(world_path, **params):
       worldspec run aliencode --model M --condition hindsight --hindsight-from runs/gpt
       worldspec run aliencode --model M --dry-run
       worldspec run aliencode --model openai/gpt-4o-mini -n 3 --out runs/gpt --resume   (after a crash)
+      worldspec run aliencode --out runs/builtin --overwrite   (run it again from the start)
+
+    A finished run already in --out is reported, not run again (exit 0); an
+    unfinished one asks for --resume or --overwrite.
       worldspec run worlds/oracle --preset 10@1 --out runs/oracle
     """
     p = params
     if p["resume"] and not p["out"]:
         raise click.UsageError("--resume needs the --out directory of the run to continue")
+    if p["resume"] and overwrite:
+        raise click.UsageError("--resume continues the run in --out and --overwrite replaces it: pass one")
     config = config_from(p)
     worlds, name = load_worlds(world_path, p["seed"])
     out = p["out"] or default_out(name)
@@ -97,14 +105,27 @@ def run(world_path, **params):
             click.echo("\n".join(reports.table(plan.head, plan.rows)))
             click.echo(f"model calls: at most {plan.max_calls}" + (f" ({plan.note})" if plan.note else ""))
             return
+        for m in models:
+            m.check_environment()  # a missing key is said before anything starts or is written
         cache = None
         if not p["no_cache"] and any(m.cacheable for m in models):
             cache = p["cache_dir"] or str(default_cache_dir())
             ResponseCache(cache).close()  # an unusable cache directory is bad input, said before the run
-        with Progress(quiet=p["quiet"]) as progress:
-            result = asyncio.run(one_failure(experiment.run_experiment(
-                worlds, models, config, out, agents=agents, name=name, resume=p["resume"], cache_dir=cache,
-                progress=progress)))
+        fresh = not os.path.exists(out)
+        try:
+            with Progress(quiet=p["quiet"]) as progress:
+                result = asyncio.run(one_failure(experiment.run_experiment(
+                    worlds, models, config, out, agents=agents, name=name, resume=p["resume"],
+                    cache_dir=cache, progress=progress, overwrite=overwrite)))
+        except FatalError:
+            if not p["resume"]:  # when nothing was charged, --out is left as it was: the same command runs again
+                discard_unanswered(out, created=fresh)
+            raise
+    except FinishedRun as e:
+        summary = reports.write_report([out], None)[0]
+        click.echo(str(e))
+        click.echo("\n".join(reports.headline(summary)))
+        sys.exit(0 if summary["validity"]["valid"] else EXIT_INVALID)
     except (FatalError, RunDirError, CacheError) as e:
         raise BadInput(str(e)) from None
     except KeyboardInterrupt:

@@ -388,6 +388,25 @@ class LitellmModel(Model):
         self.settings = dict(settings or {})
         self.timeout = timeout
 
+    def check_environment(self) -> None:
+        """Raise FatalError, before a run starts, when the provider's API key is not in the environment
+        (litellm's validate_environment; a model behind --api-base or given an api_key needs none)."""
+        if self.api_base or "api_key" in self.settings:
+            return
+        try:
+            found = _import_litellm().validate_environment(model=self.model_id)
+        except Exception:  # noqa: BLE001 - a model litellm cannot place is the provider's to refuse
+            return
+        # only keys: a provider's missing *_API_BASE has a default (ollama: localhost)
+        keys = [k for k in found.get("missing_keys") or () if "KEY" in k or "TOKEN" in k]
+        if keys and not found.get("keys_in_environment"):
+            names = " or ".join(keys)
+            raise FatalError(
+                f"--model {self.model_id} needs {names} in the environment, and it is not set. Set it "
+                f"(export {keys[0]}=...) and run the same command again; or point --api-base at an "
+                "OpenAI-compatible server; or leave out --model to run the built-in agents (no key, "
+                "no network). Nothing was run and nothing was written.")
+
     async def complete(self, request: Request) -> Reply:
         litellm = _import_litellm()
         kwargs: dict[str, Any] = dict(self.settings)

@@ -33,6 +33,9 @@ from . import metrics  # noqa: E402
 from .log import LoggedRun, load_run  # noqa: E402
 
 
+OUTPUTS = ("trajectories.jsonl", "summary.json", "report.md", "curves-*.png")  # what a run writes beside its log
+
+
 class ReportError(Exception):
     """Runs that cannot be reported together."""
 

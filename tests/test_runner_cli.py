@@ -85,7 +85,8 @@ def test_a_run_directory_in_use_or_of_another_configuration_exits_2(fake_world_f
     out = tmp_path / "run"
     assert invoke("run", fake_world_file, "--out", str(out), "-n", "1").exit_code == 0
     r = invoke("run", fake_world_file, "--out", str(out))
-    assert r.exit_code == EXIT_INPUT and "--resume" in r.output and "Traceback" not in r.output
+    assert r.exit_code == EXIT_INPUT and "another configuration" in r.output and "--overwrite" in r.output
+    assert "Traceback" not in r.output
     r = invoke("run", fake_world_file, "--out", str(out), "--resume")
     assert r.exit_code == EXIT_INPUT and "trajectories" in r.output  # -n 3 now, 1 before
 
