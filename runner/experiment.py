@@ -54,6 +54,8 @@ async def run_experiment(worlds: Sequence, models: Sequence[Model], config: RunC
     log = RunLog(out, config=config.identity(protocol, cast),
                  world=protocol.world_identity(worlds, name or worlds[0].name), resume=resume,
                  overwrite=report.OUTPUTS if overwrite else None)
+    if progress is not None:
+        log.watchers.append(progress.event)
     cache = ResponseCache(cache_dir) if cache_dir else None
     rt = Runtime(log, cache=cache, max_connections=config.max_connections, retry=config.retry,
                  progress=progress)

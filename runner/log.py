@@ -220,6 +220,7 @@ class RunLog:
         self.sessions = 0
         self.resumed = False
         self.on_failure: list[Callable[[BaseException], None]] = []  # run before a failed session closes
+        self.watchers: list[Callable[[dict], None]] = []  # see every event written (the live display)
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             self.lock = Lock(self.dir)
@@ -306,6 +307,8 @@ class RunLog:
         self._write(event)
         if event.get("type") in ("reply", "reply_failed") and "key" in event:
             self.replies[event["key"]] = merged_reply(self.replies, event)
+        for watch in self.watchers:
+            watch(event)
         return True
 
     def close(self, status: str, error: str | None = None) -> None:

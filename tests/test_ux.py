@@ -6,13 +6,23 @@ is seen too.
 """
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 
-import pytest
+from rich.console import Console
+
+from conftest import log_events
+from runner_fakes import FakeWorld, policy_reply
+from worldspec.runner.config import RunConfig
+from worldspec.runner.experiment import run_experiment
+from worldspec.runner.models import RetryPolicy, ScriptedModel, TransientError
+from worldspec.runner.progress import Progress
 
 EXE = shutil.which("worldspec")
 CMD = [EXE] if EXE else [sys.executable, "-c", "from worldspec.cli import main; main()"]
@@ -85,3 +95,96 @@ def test_running_the_same_command_twice_reports_the_finished_run(tmp_path):
     code, stdout, stderr = worldspec(*args)
     assert code == 2 and "unfinished run" in stderr and "--resume" in stderr and clean(stdout + stderr)
     assert worldspec(*args, "--resume")[0] == 0
+
+
+# ---------------------------------------------------------------- the live display
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def rendered(table) -> str:
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    console.print(table)
+    return console.file.getvalue()
+
+
+def test_the_live_table_shows_retries_lost_answers_and_the_milestone_being_answered():
+    clock = FakeClock()
+    p = Progress(stream=io.StringIO(), live=True, clock=clock)
+    conv = "gpt|autonomous|1"
+    p.update(conv, system="gpt", condition="autonomous", trajectory=1, round=2, calls=7, tokens=900)
+    p.event({"type": "retry", "conv": conv, "system": "gpt"})
+    p.event({"type": "retry", "conv": conv})
+    p.event({"type": "lost", "conv": conv})
+    p.event({"type": "request", "conv": conv, "purpose": "task:t3", "t": 2})
+    clock.now += 42
+    out = rendered(p.table())
+    assert "worldspec run — 42s" in out
+    row = next(line for line in out.splitlines() if "gpt" in line)
+    assert [c.strip() for c in row.split("│")[1:-1]] == \
+        ["gpt", "autonomous", "1", "2", "M2…", "7", "900", "2", "1", "-", "running"]
+    p.update(conv, milestone=2, accuracy=37.5)
+    row = next(line for line in rendered(p.table()).splitlines() if "gpt" in line)
+    assert "M2 " in row and "M2…" not in row and "37.5%" in row
+
+
+def test_the_live_clock_ticks_with_no_update():
+    clock, buf = FakeClock(), io.StringIO()
+    with Progress(stream=buf, live=True, clock=clock):
+        clock.now += 1234
+        for _ in range(100):  # rich's refresh thread redraws four times a second
+            if "1234s" in buf.getvalue():
+                break
+            time.sleep(0.05)
+    assert "worldspec run — 1234s" in buf.getvalue()
+
+
+def test_off_a_terminal_a_status_line_comes_every_few_seconds_of_silence():
+    clock, buf = FakeClock(), io.StringIO()
+    p = Progress(stream=buf, live=False, clock=clock, every=5.0)
+    p.update("a|autonomous|1", system="a", condition="autonomous", trajectory=1, calls=3, tokens=40)
+    p.event({"type": "retry", "conv": "a|autonomous|1"})
+    p.event({"type": "request", "conv": "a|autonomous|1", "purpose": "rules", "t": 1})
+    clock.now += 4.9
+    p.tick()
+    assert buf.getvalue() == ""
+    clock.now += 0.2
+    p.tick()
+    assert buf.getvalue() == ("[    5.1s] 1 running, 0 done; calls 3, tokens 40, retries 1, lost answers 0; "
+                              "answering M1\n")
+    p.tick()  # nothing new to say within the next five seconds
+    assert buf.getvalue().count("\n") == 1
+    p.update("a|autonomous|1", milestone=1, accuracy=50.0)  # a milestone line resets the silence
+    clock.now += 4
+    p.tick()
+    assert buf.getvalue().count("\n") == 2 and "M1 accuracy 50.0%" in buf.getvalue()
+
+
+def test_a_run_shows_its_retries_and_lost_answers_while_it_runs(tmp_path):
+    failed: set = set()
+
+    def flaky(request):
+        # the first explore call of each turn fails once; one answer of M1 fails every time (lost)
+        key = (request.meta.get("step"), request.purpose, request.answer_index, request.meta.get("t"))
+        if request.purpose == "explore" and key not in failed:
+            failed.add(key)
+            raise TransientError("503 from a flaky provider")
+        if request.purpose.startswith("task:") and request.meta.get("t") == 1 and request.answer_index == 0:
+            raise TransientError("503 again")
+        return policy_reply(request)
+
+    p = Progress(stream=io.StringIO(), live=False, quiet=True)
+    config = RunConfig(trajectories=1, retry=RetryPolicy(max_attempts=2, base_delay=0.0, max_delay=0.0))
+    asyncio.run(run_experiment([FakeWorld()], [ScriptedModel(flaky, name="flaky")], config, tmp_path / "r",
+                               progress=p))
+    (row,) = p.rows.values()
+    events = log_events(tmp_path / "r")
+    assert row["retries"] == sum(e["type"] == "retry" for e in events) > 0
+    assert row["lost"] == sum(e["type"] == "lost" for e in events) > 0
+    assert row["status"] == "complete" and row["milestone"] is not None
