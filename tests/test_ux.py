@@ -10,15 +10,19 @@ import asyncio
 import io
 import json
 import os
+import pty
 import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
+from click.testing import CliRunner
 from rich.console import Console
 
 from conftest import log_events
 from runner_fakes import FakeWorld, policy_reply
+from worldspec.cli import CertifyDisplay, main, plural
 from worldspec.runner.config import RunConfig
 from worldspec.runner.experiment import run_experiment
 from worldspec.runner.models import RetryPolicy, ScriptedModel, TransientError
@@ -188,3 +192,72 @@ def test_a_run_shows_its_retries_and_lost_answers_while_it_runs(tmp_path):
     assert row["retries"] == sum(e["type"] == "retry" for e in events) > 0
     assert row["lost"] == sum(e["type"] == "lost" for e in events) > 0
     assert row["status"] == "complete" and row["milestone"] is not None
+
+
+# ---------------------------------------------------------------- check: progress, and small frictions
+
+
+def test_check_shows_the_step_certification_is_at_while_it_waits(tmp_path):
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=120)
+    with CertifyDisplay("alienlogic", live=True, console=console) as display:
+        display.say("knockouts for T23")  # what a worker says (it appends to the display's file)
+        for _ in range(100):
+            if "knockouts for T23" in buf.getvalue():
+                break
+            time.sleep(0.05)
+    assert "certifying alienlogic" in buf.getvalue() and "knockouts for T23" in buf.getvalue()
+    assert not os.path.exists(display.path)  # the steps' file goes with the display
+
+
+def test_check_on_a_terminal_shows_a_spinner_and_the_report_stays_clean(tmp_path):
+    master, slave = pty.openpty()
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_OFFLINE_MODE="true")
+    p = subprocess.Popen(CMD + ["check", "demo"], stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the terminal closed with the command
+            break
+        if not chunk:
+            break
+        seen += chunk
+    stdout = p.communicate(timeout=120)[0].decode()
+    os.close(master)
+    assert p.returncode == 0
+    assert b"certifying demo" in seen
+    assert stdout.startswith("Demo (kind program, seed 2026): 5 rules, 1 herring, 7 tasks, 5 examples\n")
+
+
+def test_check_cuts_long_rule_titles_at_a_word(tmp_path):
+    spec = (Path(__file__).parent.parent / "worlds" / "demo.world").read_text()
+    long = "integer literals are offset by the hidden constant of the world in every context"
+    (tmp_path / "long.world").write_text(spec.replace('rule R1 "integer literals are offset"', f'rule R1 "{long}"'))
+    r = CliRunner().invoke(main, ["check", str(tmp_path / "long.world")])
+    line = next(ln for ln in r.output.splitlines() if " R1 " in ln)
+    shown = line.split("R1", 1)[1].split("tasks:")[0].strip()
+    assert shown.endswith("…") and long.startswith(shown[:-1].rstrip())
+    assert long.split()[len(shown[:-1].split()) - 1] == shown[:-1].split()[-1]  # the last word is whole
+
+
+def test_a_mistyped_world_name_gets_a_guess():
+    r = CliRunner().invoke(main, ["manual", "aliencod"])
+    assert r.exit_code == 2 and "Did you mean 'aliencode'?" in r.output
+    r = CliRunner().invoke(main, ["manual", "zzzzzz"])
+    assert r.exit_code == 2 and "Did you mean" not in r.output
+
+
+def test_pluralisation_of_counts():
+    assert plural(1, "rule") == "1 rule" and plural(0, "herring") == "0 herrings" and plural(2, "task") == "2 tasks"
+
+
+def test_piping_into_head_is_not_an_error():
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_OFFLINE_MODE="true")
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line, as `head` is after its last
+    p = subprocess.run(CMD + ["manual", "aliencode", "--examples"], stdout=write, stderr=subprocess.PIPE, env=env,
+                       timeout=60)
+    os.close(write)
+    assert p.returncode == 0 and p.stderr.decode() == ""
