@@ -105,12 +105,12 @@ def run(world_path, overwrite, **params):
             click.echo("\n".join(reports.table(plan.head, plan.rows)))
             click.echo(f"model calls: at most {plan.max_calls}" + (f" ({plan.note})" if plan.note else ""))
             return
-        for m in models:
-            m.check_environment()  # a missing key is said before anything starts or is written
         cache = None
         if not p["no_cache"] and any(m.cacheable for m in models):
             cache = p["cache_dir"] or str(default_cache_dir())
             ResponseCache(cache).close()  # an unusable cache directory is bad input, said before the run
+        for m in models:
+            m.check_environment()  # a missing key is said before anything starts or is written
         fresh = not os.path.exists(out)
         try:
             with Progress(quiet=p["quiet"]) as progress:
@@ -143,21 +143,34 @@ def run(world_path, overwrite, **params):
 @click.command("report")
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--out", type=click.Path(file_okay=False),
-              help="Write report.md, summary.json, trajectories.jsonl and PNG curves here "
-                   "(default: the run directory when one is given; otherwise print Markdown).")
+              help="Write report.md, summary.json, trajectories.jsonl and PNG curves here (default: a new "
+                   "folder report-NAME-TIME beside the first run). A run's own folder only with --overwrite.")
+@click.option("--overwrite", is_flag=True, help="Allow --out to be a run's own folder (its outputs are rewritten).")
 @click.option("--no-plots", is_flag=True, help="Skip the PNG curves.")
 @guarded
-def report(dirs, out, no_plots):
+def report(dirs, out, overwrite, no_plots):
     """Merge run directories (of one protocol) into the paper-style tables.
 
+    Prints the Markdown report and writes the files (summary.json in the shape
+    `run` writes) into a new folder, never over a run's own files unless
+    --out names it and --overwrite is given.
+
     \b
-    Example:
+    Examples:
+      worldspec report runs/gpt
       worldspec report runs/gpt runs/claude --out runs/table
+      worldspec report runs/gpt --out runs/gpt --overwrite   (rewrite the run's own outputs)
     """
-    if out is None and len(dirs) == 1:
-        out = dirs[0]
+    if out is None:
+        first = os.path.abspath(dirs[0])
+        out = os.path.join(os.path.relpath(os.path.dirname(first)),
+                           os.path.basename(default_out("report-" + os.path.basename(first))))
+    elif os.path.exists(os.path.join(out, "log.jsonl")) and not overwrite:
+        raise BadInput(f"{out} is a run's own folder; its report.md, summary.json and plots are rewritten only "
+                       "with --overwrite (or choose another --out)")
     try:
         _, md = reports.write_report(list(dirs), out, plots=not no_plots)
     except (FileNotFoundError, reports.ReportError) as e:
         raise BadInput(str(e)) from None
     click.echo(md, nl=False)
+    click.echo(f"wrote {out}/report.md, summary.json, trajectories.jsonl", err=True)

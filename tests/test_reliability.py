@@ -232,7 +232,7 @@ def test_a_reply_over_the_cap_is_cut_with_a_notice_and_stays_well_formed():
 
 
 def test_a_lone_surrogate_in_a_box_answer_reaches_every_output(tmp_path, run_world):
-    box = sandbox.load(os.path.join(ROOT, "worlds", "oracle", "cii-e01-running-maximum.world"))
+    box = sandbox.load(os.path.join(ROOT, "worlds", "oracle-extra", "cii-e01-running-maximum.world"))
     res = run_world([box], [ScriptedModel(lambda r: Reply(f"```\n3 {LONE}\n```"), name="odd")], tmp_path,
                     turns=2)
     assert res.summary["validity"]["valid"]

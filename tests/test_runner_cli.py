@@ -139,7 +139,7 @@ def test_report_merges_runs(fake_world_file, tmp_path):
         ("oracle", "autonomous"), ("manual", "autonomous"), ("manual", "open-book-m0")}
     assert s["validity"]["valid"] and len(s["validity"]["runs"]) == 2
     assert (merged / "curves-fake.png").stat().st_size > 1000
-    # with no --out and several runs: Markdown on stdout only
+    # with no --out: Markdown on stdout, the files in a new folder beside the first run
     r = invoke("report", str(a), str(b), "--no-plots")
     assert r.output.startswith("# worldspec run report")
 

@@ -261,3 +261,27 @@ def test_piping_into_head_is_not_an_error():
                        timeout=60)
     os.close(write)
     assert p.returncode == 0 and p.stderr.decode() == ""
+
+
+# ---------------------------------------------------------------- report
+
+
+def test_report_of_a_run_writes_a_new_folder_and_never_over_the_run(fake_world_file, tmp_path):
+    run = tmp_path / "runs" / "a"
+    assert CliRunner().invoke(main, ["run", fake_world_file, "--out", str(run), "-n", "1", "--quiet"]).exit_code == 0
+    before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+    r = CliRunner().invoke(main, ["report", str(run), "--no-plots"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("# worldspec run report")
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
+    (new,) = [p for p in (tmp_path / "runs").iterdir() if p.name.startswith("report-a-")]
+    assert f"wrote {new}" in r.stderr or f"wrote {os.path.relpath(new)}" in r.stderr
+    # the one summary.json shape: what `run` wrote
+    assert (new / "summary.json").read_text() == before["summary.json"].decode()
+    # --out naming the run's own folder: only when asked
+    r = CliRunner().invoke(main, ["report", str(run), "--out", str(run), "--no-plots"])
+    assert r.exit_code == 2 and "--overwrite" in r.output
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
+    (run / "report.md").write_text("stale")
+    r = CliRunner().invoke(main, ["report", str(run), "--out", str(run), "--overwrite", "--no-plots"])
+    assert r.exit_code == 0 and (run / "report.md").read_text().startswith("# worldspec run report")
