@@ -11,6 +11,7 @@ import io
 import json
 import os
 import pty
+import select
 import shutil
 import subprocess
 import sys
@@ -23,6 +24,8 @@ from rich.console import Console
 from conftest import log_events
 from runner_fakes import FakeWorld, policy_reply
 from worldspec.cli import CertifyDisplay, main, plural
+from worldspec.compiler import load_world
+from worldspec.play import Session, caret
 from worldspec.runner.config import RunConfig
 from worldspec.runner.experiment import run_experiment
 from worldspec.runner.models import RetryPolicy, ScriptedModel, TransientError
@@ -30,6 +33,7 @@ from worldspec.runner.progress import Progress
 
 EXE = shutil.which("worldspec")
 CMD = [EXE] if EXE else [sys.executable, "-c", "from worldspec.cli import main; main()"]
+DEMO = str(Path(__file__).parent.parent / "worlds" / "demo.world")
 NOISE = ("Traceback", "never retrieved", "never awaited", "RuntimeWarning", "internal error")
 
 
@@ -285,3 +289,81 @@ def test_report_of_a_run_writes_a_new_folder_and_never_over_the_run(fake_world_f
     (run / "report.md").write_text("stale")
     r = CliRunner().invoke(main, ["report", str(run), "--out", str(run), "--overwrite", "--no-plots"])
     assert r.exit_code == 0 and (run / "report.md").read_text().startswith("# worldspec run report")
+
+
+# ---------------------------------------------------------------- play
+
+
+def scripted(lines):
+    """A reader that returns each line, raises each exception instance, then EOF."""
+    it = iter(lines)
+
+    def read(prompt):
+        item = next(it, EOFError())
+        if isinstance(item, BaseException):
+            raise item
+        return item
+    return read
+
+
+def test_ctrl_c_cancels_what_is_being_typed_not_the_session():
+    out = []
+    session = Session(load_world(DEMO), writer=out.append, reader=scripted([
+        KeyboardInterrupt(),                                   # at the prompt
+        "SWEEP v IN STRAND(1, 2):", KeyboardInterrupt(),       # inside a block
+        ":answer T1", KeyboardInterrupt(),                     # inside an answer
+        "EMIT(1)", ":budget"]))
+    session.loop()
+    text = "\n".join(out)
+    assert text.count("^C") == 3
+    assert "1 of 48 calls, 1 probe units used" in text  # only EMIT(1) was charged
+
+
+def test_a_runtime_error_gets_a_caret_and_the_charge_is_said_first():
+    out = []
+    session = Session(load_world(DEMO), writer=out.append, reader=scripted([]))
+    session.handle("EMIT(undefined_x)")
+    assert out[0] == "(running as call 1 of 48)"
+    assert "  EMIT(undefined_x)\n       ^^^^^^^^^^^" in out
+    assert caret("EMIT(1)\n  EMIT(PLUCK(x, 5))", "error: line 2: index out of range") == \
+        "    EMIT(PLUCK(x, 5))\n    ^"
+    assert caret("EMIT(1)", "error: something") == ""
+
+
+def test_play_on_a_terminal_has_history_and_survives_ctrl_c(tmp_path):
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_OFFLINE_MODE="true",
+               XDG_CACHE_HOME=str(tmp_path), TERM="xterm")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: worldspec play on the terminal
+        os.execvpe(CMD[0], CMD + ["play", "demo"], env)
+    seen = b""
+
+    def wait_for(what: bytes):
+        nonlocal seen
+        while what not in seen:
+            ready, _, _ = select.select([fd], [], [], 120)
+            assert ready, f"no {what!r} on the terminal; it shows {seen[-500:]!r}"
+            seen += os.read(fd, 4096)
+
+    wait_for(b"[0/48]> ")
+    os.write(fd, b"EMIT(1)\r")
+    wait_for(b"[1/48]> ")
+    os.write(fd, b"EMIT(")
+    os.write(fd, b"\x03")  # Ctrl-C while typing: the line is dropped
+    wait_for(b"the line is dropped")
+    wait_for(b"[1/48]> ")
+    os.write(fd, b"\x1b[A\r")  # up arrow: the last program again, from the history
+    wait_for(b"[2/48]> ")
+    os.write(fd, b":quit\r")
+    try:
+        while True:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            seen += chunk
+    except OSError:
+        pass
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert seen.count(b"(running as call") == 2 and b"[1 units; 2/48 calls used]" in seen
+    assert "EMIT(1)" in (tmp_path / "worldspec" / "play_history").read_text()
