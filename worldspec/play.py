@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import os
 import re
+import sys
 
 import click
 
@@ -201,6 +202,6 @@ def play(world, seed):
       [1/48]> :answer T1
     """
     session = Session(load(world, seed))
-    if click.get_text_stream("stdin").isatty():
+    if sys.stdin.isatty():
         with_history()
     session.loop()
