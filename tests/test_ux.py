@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+import matplotlib
+import matplotlib.pyplot as plt
 from click.testing import CliRunner
 from rich.console import Console
 
@@ -30,6 +32,7 @@ from worldspec.runner.config import RunConfig
 from worldspec.runner.experiment import run_experiment
 from worldspec.runner.models import RetryPolicy, ScriptedModel, TransientError
 from worldspec.runner.progress import Progress
+from worldspec.runner.report import curves_figure
 
 EXE = shutil.which("worldspec")
 CMD = [EXE] if EXE else [sys.executable, "-c", "from worldspec.cli import main; main()"]
@@ -367,3 +370,27 @@ def test_play_on_a_terminal_has_history_and_survives_ctrl_c(tmp_path):
     assert os.waitstatus_to_exitcode(status) == 0
     assert seen.count(b"(running as call") == 2 and b"[1 units; 2/48 calls used]" in seen
     assert "EMIT(1)" in (tmp_path / "worldspec" / "play_history").read_text()
+
+
+# ---------------------------------------------------------------- the curve plot
+
+
+CURVES = [{"system": s, "condition": "autonomous", "curve": [{"t": t, "accuracy": a + 10 * t} for t in range(4)]}
+          for s, a in (("gpt", 10.0), ("claude", 20.0), ("oracle", 60.0))]
+
+
+def figure_texts(fig) -> list[str]:
+    return [t.get_text() for t in fig.findobj(matplotlib.text.Text)]
+
+
+def test_the_curve_plot_of_an_invalid_run_says_invalid_and_its_legend_is_readable():
+    fig = curves_figure("Demo", CURVES, valid=False)
+    texts = figure_texts(fig)
+    assert "INVALID" in texts and any("INVALID run" in t for t in texts)
+    legend = fig.axes[0].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == [f"{s} / autonomous" for s in ("gpt", "claude", "oracle")]
+    assert min(t.get_fontsize() for t in legend.get_texts()) >= 9
+    plt.close(fig)
+    fig = curves_figure("Demo", CURVES, valid=True)
+    assert not any("INVALID" in t for t in figure_texts(fig))
+    plt.close(fig)
