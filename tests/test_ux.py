@@ -11,6 +11,7 @@ import io
 import json
 import os
 import pty
+import re
 import select
 import shutil
 import subprocess
@@ -20,13 +21,16 @@ from pathlib import Path
 
 import matplotlib
 import matplotlib.pyplot as plt
+import pytest
 from click.testing import CliRunner
+from hypothesis import given, strategies as st
 from rich.console import Console
 
 from conftest import log_events
 from runner_fakes import FakeWorld, policy_reply
 from worldspec.cli import CertifyDisplay, main, plural
 from worldspec.compiler import load_world
+from worldspec.compiler.program.equations import EquationError, read_sexpr
 from worldspec.play import Session, caret
 from worldspec.runner.config import RunConfig
 from worldspec.runner.experiment import run_experiment
@@ -394,3 +398,35 @@ def test_the_curve_plot_of_an_invalid_run_says_invalid_and_its_legend_is_readabl
     fig = curves_figure("Demo", CURVES, valid=True)
     assert not any("INVALID" in t for t in figure_texts(fig))
     plt.close(fig)
+
+
+# ---------------------------------------------------------------- the equation reader (a Lark grammar)
+
+
+ATOMS = st.from_regex(r"[A-Za-z_+\-*/<>=%][A-Za-z0-9_.]{0,4}", fullmatch=True)
+SEXPRS = st.recursive(ATOMS | st.from_regex(r'"[a-z ]{0,5}"', fullmatch=True).map(lambda s: ("str", s[1:-1])),
+                      lambda inner: st.lists(inner, max_size=4), max_leaves=20)
+
+
+def written(node, gap: str = " ") -> str:
+    if isinstance(node, tuple):
+        return f'"{node[1]}"'
+    if isinstance(node, list):
+        return "(" + gap.join(written(n, gap) for n in node) + ")"
+    return node
+
+
+@given(SEXPRS, st.sampled_from([" ", "  ", "\n", "\t "]))
+def test_the_equation_reader_reads_back_what_is_written(node, gap):
+    assert read_sexpr(gap + written(node, gap) + gap) == node
+
+
+def test_the_equation_reader_locates_what_it_cannot_read():
+    for text, said, pos in [("(+ a b", "unbalanced '('", 0), ("(+ a (b c)))", "unbalanced ')'", 11),
+                            ("(f a) g", "one expression", 6), ("(f \"open)", "cannot read", 3),
+                            ("(" * 52 + ")" * 52, "nests too deeply", 51), ("", "one expression", 0)]:
+        with pytest.raises(EquationError, match=re.escape(said)) as e:
+            read_sexpr(text)
+        assert e.value.pos == pos, text
+    group = read_sexpr("(get xs (- i 1))")
+    assert (group.pos, group[2].pos, group[2][1].pos) == (0, 8, 11)
