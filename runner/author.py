@@ -24,7 +24,7 @@ from worldspec.runner import sandbox
 
 from .authoring import AUTHOR_KINDS, Author, AuthorSetupError, Outcome, Transcript, kind_material, read_text
 from .cache import CacheError, ResponseCache
-from .log import RunDirError, RunLog
+from .log import FinishedRun, RunDirError, RunLog
 from .models import LitellmModel, ModelError, RetryPolicy
 from .options import RUN_OPTIONS, default_cache_dir, settings_from
 from .runtime import Runtime, session_outcome
@@ -114,6 +114,9 @@ def author(brief, from_file, kind, model, test_model, out, max_rounds, extra, ch
     try:
         cache = None if p["no_cache"] else ResponseCache(p["cache_dir"] or default_cache_dir())
         log = RunLog(folder, config=config, world={"kind": kind, "out": os.path.basename(out)}, resume=resume)
+    except FinishedRun:
+        raise BadInput(f"{folder} already holds this authoring, finished; --resume reads its replies again "
+                       f"(no model calls), or choose another --out") from None
     except (RunDirError, CacheError) as e:
         raise BadInput(str(e)) from None
     say = (lambda line: None) if p["quiet"] else (lambda line: click.echo(line, err=True))

@@ -18,7 +18,7 @@ from worldspec.compiler.suite import world_files
 
 from . import experiment, report as reports
 from .cache import CacheError, ResponseCache
-from .log import RunDirError
+from .log import FinishedRun, RunDirError, discard_unanswered
 from .models import FatalError, LitellmModel
 from .options import config_from, default_cache_dir, default_out, run_options
 from .progress import Progress
@@ -50,8 +50,10 @@ async def one_failure(run):
 @click.command("run")
 @click.argument("world_path", metavar="WORLD")
 @run_options
+@click.option("--overwrite", is_flag=True,
+              help="Start afresh over a run already in --out (its log and outputs are removed).")
 @guarded
-def run(world_path, **params):
+def run(world_path, overwrite, **params):
     """Run WORLD (a .world file, a bundled world's name, or a folder of black boxes) under its protocol.
 
     A program or proof world runs the ExplorationBench milestone protocol; a black
@@ -78,11 +80,17 @@ def run(world_path, **params):
       worldspec run aliencode --model M --condition hindsight --hindsight-from runs/gpt
       worldspec run aliencode --model M --dry-run
       worldspec run aliencode --model openai/gpt-4o-mini -n 3 --out runs/gpt --resume   (after a crash)
+      worldspec run aliencode --out runs/builtin --overwrite   (run it again from the start)
+
+    A finished run already in --out is reported, not run again (exit 0); an
+    unfinished one asks for --resume or --overwrite.
       worldspec run worlds/oracle --preset 10@1 --out runs/oracle
     """
     p = params
     if p["resume"] and not p["out"]:
         raise click.UsageError("--resume needs the --out directory of the run to continue")
+    if p["resume"] and overwrite:
+        raise click.UsageError("--resume continues the run in --out and --overwrite replaces it: pass one")
     config = config_from(p)
     worlds, name = load_worlds(world_path, p["seed"])
     out = p["out"] or default_out(name)
@@ -101,10 +109,23 @@ def run(world_path, **params):
         if not p["no_cache"] and any(m.cacheable for m in models):
             cache = p["cache_dir"] or str(default_cache_dir())
             ResponseCache(cache).close()  # an unusable cache directory is bad input, said before the run
-        with Progress(quiet=p["quiet"]) as progress:
-            result = asyncio.run(one_failure(experiment.run_experiment(
-                worlds, models, config, out, agents=agents, name=name, resume=p["resume"], cache_dir=cache,
-                progress=progress)))
+        for m in models:
+            m.check_environment()  # a missing key is said before anything starts or is written
+        fresh = not os.path.exists(out)
+        try:
+            with Progress(quiet=p["quiet"]) as progress:
+                result = asyncio.run(one_failure(experiment.run_experiment(
+                    worlds, models, config, out, agents=agents, name=name, resume=p["resume"],
+                    cache_dir=cache, progress=progress, overwrite=overwrite)))
+        except FatalError:
+            if not p["resume"]:  # when nothing was charged, --out is left as it was: the same command runs again
+                discard_unanswered(out, created=fresh)
+            raise
+    except FinishedRun as e:
+        summary = reports.write_report([out], None)[0]
+        click.echo(str(e))
+        click.echo("\n".join(reports.headline(summary)))
+        sys.exit(0 if summary["validity"]["valid"] else EXIT_INVALID)
     except (FatalError, RunDirError, CacheError) as e:
         raise BadInput(str(e)) from None
     except KeyboardInterrupt:
@@ -122,21 +143,34 @@ def run(world_path, **params):
 @click.command("report")
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--out", type=click.Path(file_okay=False),
-              help="Write report.md, summary.json, trajectories.jsonl and PNG curves here "
-                   "(default: the run directory when one is given; otherwise print Markdown).")
+              help="Write report.md, summary.json, trajectories.jsonl and PNG curves here (default: a new "
+                   "folder report-NAME-TIME beside the first run). A run's own folder only with --overwrite.")
+@click.option("--overwrite", is_flag=True, help="Allow --out to be a run's own folder (its outputs are rewritten).")
 @click.option("--no-plots", is_flag=True, help="Skip the PNG curves.")
 @guarded
-def report(dirs, out, no_plots):
+def report(dirs, out, overwrite, no_plots):
     """Merge run directories (of one protocol) into the paper-style tables.
 
+    Prints the Markdown report and writes the files (summary.json in the shape
+    `run` writes) into a new folder, never over a run's own files unless
+    --out names it and --overwrite is given.
+
     \b
-    Example:
+    Examples:
+      worldspec report runs/gpt
       worldspec report runs/gpt runs/claude --out runs/table
+      worldspec report runs/gpt --out runs/gpt --overwrite   (rewrite the run's own outputs)
     """
-    if out is None and len(dirs) == 1:
-        out = dirs[0]
+    if out is None:
+        first = os.path.abspath(dirs[0])
+        out = os.path.join(os.path.relpath(os.path.dirname(first)),
+                           os.path.basename(default_out("report-" + os.path.basename(first))))
+    elif os.path.exists(os.path.join(out, "log.jsonl")) and not overwrite:
+        raise BadInput(f"{out} is a run's own folder; its report.md, summary.json and plots are rewritten only "
+                       "with --overwrite (or choose another --out)")
     try:
         _, md = reports.write_report(list(dirs), out, plots=not no_plots)
     except (FileNotFoundError, reports.ReportError) as e:
         raise BadInput(str(e)) from None
     click.echo(md, nl=False)
+    click.echo(f"wrote {out}/report.md, summary.json, trajectories.jsonl", err=True)

@@ -33,7 +33,7 @@ import os
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Callable, Collection, Iterator
+from typing import Callable, Collection, Iterator, Sequence
 
 import attrs
 import filelock
@@ -43,6 +43,10 @@ LOG_VERSION = 1
 
 class RunDirError(Exception):
     """The run directory cannot be used (locked, not resumable, config mismatch)."""
+
+
+class FinishedRun(RunDirError):
+    """The run directory already holds this run, finished: there is nothing to do."""
 
 
 def read_events(path: str | Path) -> Iterator[dict]:
@@ -209,7 +213,10 @@ def config_diff(old: dict, new: dict) -> list[str]:
 class RunLog:
     """Open (or resume) DIR/log.jsonl under a lock."""
 
-    def __init__(self, directory: str | Path, *, config: dict, world: dict, resume: bool = False):
+    def __init__(self, directory: str | Path, *, config: dict, world: dict, resume: bool = False,
+                 overwrite: Sequence[str] | None = None):
+        """`overwrite`: start afresh over a run already in DIR, removing its log and the files matching
+        these patterns (its outputs) under the lock; None keeps an existing run."""
         self.dir = Path(directory)
         self.path = self.dir / "log.jsonl"
         self.f = None
@@ -218,6 +225,7 @@ class RunLog:
         self.sessions = 0
         self.resumed = False
         self.on_failure: list[Callable[[BaseException], None]] = []  # run before a failed session closes
+        self.watchers: list[Callable[[dict], None]] = []  # see every event written (the live display)
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             self.lock = Lock(self.dir)
@@ -225,6 +233,10 @@ class RunLog:
         except OSError as e:
             raise RunDirError(f"cannot use {self.dir} as the run directory: {e.strerror or e}") from None
         try:
+            if overwrite is not None:
+                for pattern in ("log.jsonl", *overwrite):
+                    for stale in self.dir.glob(pattern):
+                        stale.unlink()
             self._open(config, world, resume)
         except OSError as e:
             self.lock.release()
@@ -240,16 +252,15 @@ class RunLog:
     def _open(self, config: dict, world: dict, resume: bool) -> None:
         exists = self.path.exists() and self.path.stat().st_size > 0
         if exists:
-            if not resume:
-                raise RunDirError(
-                    f"{self.path} already holds a run; pass --resume to continue it, "
-                    "or choose another --out")
-            _repair_tail(self.path)
+            if resume:
+                _repair_tail(self.path)
             before = load_run(self.path)
             if before.header is None:
                 raise RunDirError(f"{self.path} has no header line; it is not a worldspec run log")
             diffs = config_diff(before.header.get("config", {}), config) + \
                 config_diff(before.header.get("world", {}), world)
+            if not resume:
+                raise self.occupied(before, diffs)
             if diffs:
                 raise RunDirError(
                     f"cannot resume {self.dir}: the run was started with a different configuration:\n  "
@@ -271,6 +282,18 @@ class RunLog:
         self.emit({"type": "session", "id": f"session:{self.session}:started", "status": "started",
                    "session": self.session, "pid": os.getpid(), "resume": self.resumed})
 
+    def occupied(self, before: LoggedRun, diffs: list[str]) -> RunDirError:
+        """Why a run cannot start in a directory that holds one (without --resume or --overwrite)."""
+        if before.last_session == "success" and not diffs:
+            return FinishedRun(f"{self.dir} already holds this run, finished (pass --overwrite to run it again "
+                               "from the start, or choose another --out).")
+        if diffs:
+            return RunDirError(
+                f"{self.dir} already holds a run with another configuration:\n  " + "\n  ".join(diffs)
+                + "\nChoose another --out, or pass --overwrite to replace that run.")
+        return RunDirError(f"{self.dir} holds an unfinished run of this configuration: continue it with "
+                           "--resume (and the same options), or pass --overwrite to start afresh.")
+
     def _write(self, event: dict) -> None:
         try:
             self.f.write(encode_line(event))
@@ -289,6 +312,8 @@ class RunLog:
         self._write(event)
         if event.get("type") in ("reply", "reply_failed") and "key" in event:
             self.replies[event["key"]] = merged_reply(self.replies, event)
+        for watch in self.watchers:
+            watch(event)
         return True
 
     def close(self, status: str, error: str | None = None) -> None:
@@ -308,3 +333,24 @@ class RunLog:
                 raise
         finally:
             self.lock.release()
+
+
+def discard_unanswered(directory: str | Path, *, created: bool) -> bool:
+    """Remove a run log no model ever answered (a run a fatal provider error stopped before anything
+    was charged), so that the same command starts afresh; the folder too when the run created it.
+    Returns whether the log was removed. A log holding any reply or an earlier session is kept."""
+    directory = Path(directory)
+    try:
+        run = load_run(directory)
+    except (FileNotFoundError, OSError):
+        return False
+    if run.replies or run.started > 1 or run.records:
+        return False
+    for name in ("log.jsonl", ".lock"):
+        (directory / name).unlink(missing_ok=True)
+    if created:
+        try:
+            directory.rmdir()
+        except OSError:  # something else was written there: leave it
+            pass
+    return True

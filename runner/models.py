@@ -5,7 +5,9 @@ runtime.Runtime.call). Here:
 
 * the records of a conversation turn: `Request`, `Reply`, `ToolCall`, `Usage`;
 * provider errors: `TransientError` (429, 5xx, timeouts, connection errors:
-  retried by `call_with_retries` under a `RetryPolicy`), `FatalError` (401,
+  retried by `call_with_retries` under a `RetryPolicy`, with tenacity: our policy computes each
+  wait, honouring a server's Retry-After; every retry is reported before its wait, so the
+  runtime logs it, and a call whose attempts are spent is a LostError the runtime counts), `FatalError` (401,
   404, ...: the run stops with a readable message), `RejectedError` (400, 413:
   this one request is refused; a milestone answer scores zero), `LostError` (retries spent);
 * `LitellmModel`: any litellm model string (litellm is imported on the first
@@ -29,6 +31,7 @@ from types import MappingProxyType
 from typing import Any, Awaitable, Callable, Mapping
 
 import attrs
+import tenacity
 
 
 # ----------------------------------------------------------------------------
@@ -276,22 +279,27 @@ async def call_with_retries(
     policy: RetryPolicy,
     on_retry: Callable[[int, TransientError, float], None] | None = None,
 ) -> Reply:
-    """Run fn, retrying TransientError with exponential backoff and jitter.
+    """Run fn, retrying TransientError with exponential backoff and jitter (tenacity's AsyncRetrying).
 
-    FatalError propagates at once; after `policy.max_attempts` transient
-    failures a LostError is raised (the caller records the loss)."""
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            return await fn()
-        except TransientError as e:
-            if attempt >= policy.max_attempts:
-                raise LostError(f"gave up after {attempt} attempts: {e}") from e
-            delay = policy.delay(attempt, e.retry_after)
-            if on_retry is not None:
-                on_retry(attempt, e, delay)
-            await asyncio.sleep(delay)
+    Every retry is reported to `on_retry(attempt, error, delay)` before its wait (the runtime logs
+    it); FatalError propagates at once; after `policy.max_attempts` transient failures a LostError
+    is raised (the caller records the loss)."""
+    def wait(state: tenacity.RetryCallState) -> float:
+        error = state.outcome.exception()
+        return policy.delay(state.attempt_number, getattr(error, "retry_after", None))
+
+    def before_sleep(state: tenacity.RetryCallState) -> None:
+        if on_retry is not None:
+            on_retry(state.attempt_number, state.outcome.exception(), state.next_action.sleep)
+
+    def lost(state: tenacity.RetryCallState):
+        error = state.outcome.exception()
+        raise LostError(f"gave up after {state.attempt_number} attempts: {error}") from error
+
+    retrying = tenacity.AsyncRetrying(
+        retry=tenacity.retry_if_exception_type(TransientError), stop=tenacity.stop_after_attempt(policy.max_attempts),
+        wait=wait, before_sleep=before_sleep, retry_error_callback=lost, sleep=asyncio.sleep)
+    return await retrying(fn)
 
 
 # ----------------------------------------------------------------------------
@@ -387,6 +395,25 @@ class LitellmModel(Model):
         self.api_base = api_base
         self.settings = dict(settings or {})
         self.timeout = timeout
+
+    def check_environment(self) -> None:
+        """Raise FatalError, before a run starts, when the provider's API key is not in the environment
+        (litellm's validate_environment; a model behind --api-base or given an api_key needs none)."""
+        if self.api_base or "api_key" in self.settings:
+            return
+        try:
+            found = _import_litellm().validate_environment(model=self.model_id)
+        except Exception:  # noqa: BLE001 - a model litellm cannot place is the provider's to refuse
+            return
+        # only keys: a provider's missing *_API_BASE has a default (ollama: localhost)
+        keys = [k for k in found.get("missing_keys") or () if "KEY" in k or "TOKEN" in k]
+        if keys and not found.get("keys_in_environment"):
+            names = " or ".join(keys)
+            raise FatalError(
+                f"--model {self.model_id} needs {names} in the environment, and it is not set. Set it "
+                f"(export {keys[0]}=...) and run the same command again; or point --api-base at an "
+                "OpenAI-compatible server; or leave out --model to run the built-in agents (no key, "
+                "no network). Nothing was run and nothing was written.")
 
     async def complete(self, request: Request) -> Reply:
         litellm = _import_litellm()

@@ -33,6 +33,9 @@ from . import metrics  # noqa: E402
 from .log import LoggedRun, load_run  # noqa: E402
 
 
+OUTPUTS = ("trajectories.jsonl", "summary.json", "report.md", "curves-*.png")  # what a run writes beside its log
+
+
 class ReportError(Exception):
     """Runs that cannot be reported together."""
 
@@ -211,7 +214,34 @@ def curves_name(world: str) -> str:
     return f"curves-{slug(world)}.png"
 
 
-def plot_curves(results: Sequence[dict], out: Path) -> list[str]:
+LEGEND_FONT = 10  # points: readable at the figure's printed size
+
+
+def curves_figure(world: str, rs: Sequence[dict], valid: bool = True):
+    """The figure of one world's best-trajectory curves; an invalid run is stamped INVALID across it."""
+    fig, ax = plt.subplots(figsize=(8.0, 4.4), dpi=100)
+    ticks: set[int] = set()
+    for r in rs:
+        xs = [m["t"] for m in r["curve"]]
+        ticks.update(xs)
+        ax.plot(xs, [m["accuracy"] for m in r["curve"]], "-o" if len(xs) > 1 else "s",
+                label=f"{r['system']} / {r['condition']}", markersize=5)
+    ax.set_xticks(sorted(ticks), [f"M{t}" for t in sorted(ticks)])  # milestones are stages, not a scale
+    ax.set_xlabel("milestone")
+    ax.set_ylabel("held-out accuracy (%)")
+    ax.set_ylim(-2, 102)
+    ax.set_title(f"{world}: best trajectories" + ("" if valid else " — INVALID run (see summary.json validity)"))
+    ax.grid(alpha=0.3)
+    # beside the axes, so that no curve hides under it
+    ax.legend(fontsize=LEGEND_FONT, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    if not valid:
+        ax.text(0.5, 0.5, "INVALID", transform=ax.transAxes, fontsize=64, color="red", alpha=0.3,
+                rotation=25, ha="center", va="center", weight="bold")
+    fig.tight_layout()
+    return fig
+
+
+def plot_curves(results: Sequence[dict], out: Path, valid: bool = True) -> list[str]:
     """One PNG per world: the best trajectory's curve of each (system, condition)."""
     names = []
     by_world: dict[str, list[dict]] = defaultdict(list)
@@ -219,22 +249,8 @@ def plot_curves(results: Sequence[dict], out: Path) -> list[str]:
         if r["curve"]:
             by_world[r["world"]].append(r)
     for world, rs in by_world.items():
-        fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
-        ticks: set[int] = set()
-        for r in rs:
-            xs = [m["t"] for m in r["curve"]]
-            ticks.update(xs)
-            ax.plot(xs, [m["accuracy"] for m in r["curve"]], "-o" if len(xs) > 1 else "s",
-                    label=f"{r['system']} / {r['condition']}", markersize=4)
-        ax.set_xticks(sorted(ticks), [f"M{t}" for t in sorted(ticks)])  # milestones are stages, not a scale
-        ax.set_xlabel("milestone")
-        ax.set_ylabel("held-out accuracy (%)")
-        ax.set_ylim(-2, 102)
-        ax.set_title(f"{world}: best trajectories")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="best")
-        fig.tight_layout()
-        fig.savefig(out / curves_name(world))
+        fig = curves_figure(world, rs, valid)
+        fig.savefig(out / curves_name(world), bbox_inches="tight")
         plt.close(fig)
         names.append(curves_name(world))
     return names
@@ -449,7 +465,7 @@ def write_report(dirs: Sequence[str | Path], out: str | Path | None, *, plots: b
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
     (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
                                       encoding="utf-8", errors="backslashreplace")
-    images = plot_curves(summary["results"], out) if plots and layout.plots else \
+    images = plot_curves(summary["results"], out, summary["validity"]["valid"]) if plots and layout.plots else \
         layout.figures(summary, out) if plots and layout.figures else []
     md = markdown(layout, summary, images)
     (out / "report.md").write_text(md, encoding="utf-8", errors="backslashreplace")

@@ -256,12 +256,6 @@ def certify_files(folder: str, seed: int | None, progress) -> dict:
     return certify_folder(folder, seed, progress=progress)
 
 
-def say_on_stderr(message: str) -> None:
-    """Certification progress, from a worker (whose standard error is the command's)."""
-    sys.stderr.write(f"  ... {message}\n")
-    sys.stderr.flush()
-
-
 @_portable_errors
 def ready(o: Origin) -> None:
     """Compile this worker's copy of a world now, outside any evaluation's deadline."""

@@ -85,7 +85,8 @@ def test_a_run_directory_in_use_or_of_another_configuration_exits_2(fake_world_f
     out = tmp_path / "run"
     assert invoke("run", fake_world_file, "--out", str(out), "-n", "1").exit_code == 0
     r = invoke("run", fake_world_file, "--out", str(out))
-    assert r.exit_code == EXIT_INPUT and "--resume" in r.output and "Traceback" not in r.output
+    assert r.exit_code == EXIT_INPUT and "another configuration" in r.output and "--overwrite" in r.output
+    assert "Traceback" not in r.output
     r = invoke("run", fake_world_file, "--out", str(out), "--resume")
     assert r.exit_code == EXIT_INPUT and "trajectories" in r.output  # -n 3 now, 1 before
 
@@ -138,7 +139,7 @@ def test_report_merges_runs(fake_world_file, tmp_path):
         ("oracle", "autonomous"), ("manual", "autonomous"), ("manual", "open-book-m0")}
     assert s["validity"]["valid"] and len(s["validity"]["runs"]) == 2
     assert (merged / "curves-fake.png").stat().st_size > 1000
-    # with no --out and several runs: Markdown on stdout only
+    # with no --out: Markdown on stdout, the files in a new folder beside the first run
     r = invoke("report", str(a), str(b), "--no-plots")
     assert r.output.startswith("# worldspec run report")
 

@@ -20,7 +20,7 @@ from runner_fakes import FakeWorld, policy_reply
 from worldspec.runner.cache import ResponseCache, request_key
 from worldspec.runner.config import RunConfig
 from worldspec.runner.experiment import run_experiment
-from worldspec.runner.log import RunDirError, RunLog
+from worldspec.runner.log import FinishedRun, RunDirError, RunLog
 from worldspec.runner.models import FatalError, LitellmModel, Request, ScriptedModel, TransientError
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
@@ -222,7 +222,8 @@ def test_resume_with_another_configuration_is_refused(tmp_path, reference, run_w
                   **{**RUN, "trajectories": 3}, resume=True)
     with pytest.raises(RunDirError, match="fingerprint"):
         run_world(FakeWorld(n_tasks=5), [ScriptedModel(policy_reply, name="explorer")], out, **RUN, resume=True)
-    with pytest.raises(RunDirError, match="--resume"):
+    # without --resume, the same configuration over a finished run is that run, finished
+    with pytest.raises(FinishedRun, match="--overwrite"):
         run_world(FakeWorld(n_tasks=6), [ScriptedModel(policy_reply, name="explorer")], out, **RUN)
 
 

@@ -21,13 +21,20 @@ looked up only when invoked (LAZY), so the other commands never load them or mat
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import json
 import os
 import sys
+import tempfile
+import textwrap
+import time
 
 import click
+from rich.console import Console
+from rich.live import Live
+from rich.spinner import Spinner
 
 from worldspec import __version__
 from worldspec.compiler import load_world, resolve_world_path
@@ -55,6 +62,9 @@ def guarded(fn):
             sys.exit(EXIT_INPUT)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
             raise
+        except BrokenPipeError:  # the reader went away (`worldspec manual aliencode | head`): not an error
+            quiet_stdout()
+            sys.exit(0)
         except OSError as e:  # the environment, not worldspec: say which file and why
             if os.environ.get("WORLDSPEC_DEBUG"):
                 raise
@@ -71,12 +81,37 @@ def guarded(fn):
     return wrapper
 
 
+def quiet_stdout() -> None:
+    """Point standard output at /dev/null, so that flushing it at exit cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def plural(n: int, noun: str) -> str:
+    """"1 rule", "2 rules"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def bundled_names() -> list[str]:
+    """The names of the bundled worlds (`demo`, `aliencode`, ...)."""
+    folder = os.path.dirname(resolve_world_path("demo"))
+    try:
+        return sorted(f[: -len(".world")] for f in os.listdir(folder) if f.endswith(".world"))
+    except OSError:
+        return []
+
+
 def world_path(world: str) -> str:
-    """The file of WORLD (a path or a bundled world's name); a bad name is a usage error."""
+    """The file of WORLD (a path or a bundled world's name); a bad name is a usage error (with a guess)."""
     path = resolve_world_path(world)
     if not os.path.exists(path):
+        close = difflib.get_close_matches(world.removesuffix(".world"), bundled_names(), n=1, cutoff=0.6)
+        guess = f" Did you mean {close[0]!r}?" if close else ""
         raise click.BadParameter(f"no world file {world!r} (and no bundled world of that name; see "
-                                 f"`worldspec list`)", param_hint="WORLD")
+                                 f"`worldspec list`).{guess}", param_hint="WORLD")
     return path
 
 
@@ -141,8 +176,8 @@ def list_worlds(folder):
     for p in paths:
         try:
             w = load_world(p)
-            click.echo(f"{os.path.relpath(p)}: {w.name} ({w.kind}) - {len(w.rules)} rules, "
-                       f"{len(w.herrings)} herrings, {len(w.tasks)} tasks. {w.summary}")
+            click.echo(f"{os.path.relpath(p)}: {w.name} ({w.kind}) - {plural(len(w.rules), 'rule')}, "
+                       f"{plural(len(w.herrings), 'herring')}, {plural(len(w.tasks), 'task')}. {w.summary}")
         except (SpecError, SpecErrors) as e:
             first = e.render().splitlines()[0]
             click.echo(f"{os.path.relpath(p)}: does not compile: {first}")
@@ -172,8 +207,8 @@ def check(world, seed, as_json, timeout):
     """
     folder = os.path.isdir(world)
     path = world if folder else world_path(world)
-    say = sandbox.say_on_stderr if not as_json and sys.stderr.isatty() else None
-    report, note = certification(path, seed, say, timeout)
+    with CertifyDisplay(world, live=not as_json and sys.stderr.isatty()) as display:
+        report, note = certification(path, seed, display.say, timeout)
     if report.get("overrun") and not as_json:
         click.echo(f"{path}: 1 problem(s):\n  - {report['problems'][0]}")
         sys.exit(EXIT_PROBLEMS)
@@ -198,16 +233,65 @@ def certification(path: str, seed: int | None, say=None, timeout: float | None =
         return {"world": path, "problems": [problem], "overrun": True}, None
 
 
+def say_to_file(path: str, message: str) -> None:
+    """Certification's progress, from a worker process: one line appended to the display's file."""
+    with open(path, "a", encoding="utf-8", errors="replace") as f:
+        f.write(message.replace("\n", " ") + "\n")
+
+
+class CertifyDisplay:
+    """`check`'s progress on a terminal: a rich spinner with the time taken and the step certification
+    is at. Certification runs in a worker process, which appends its steps to a file (say_to_file);
+    the display's own refresh thread shows the file's last line, so it moves while the command waits."""
+
+    def __init__(self, world: str, live: bool, console: Console | None = None):
+        self.world, self.live, self.console = world, live, console
+        self.path, self.say, self._live = None, None, None
+        self._t0 = time.monotonic()
+
+    def __enter__(self):
+        if self.live:
+            fd, self.path = tempfile.mkstemp(prefix="worldspec-check-", suffix=".txt")
+            os.close(fd)
+            self.say = functools.partial(say_to_file, self.path)
+            self._live = Live(get_renderable=self.render, console=self.console or Console(stderr=True), transient=True,
+                              refresh_per_second=8)
+            self._live.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self._live is not None:
+            self._live.__exit__(*exc)
+        if self.path is not None:
+            os.unlink(self.path)
+        return False
+
+    def step(self) -> str:
+        """The last step certification reported."""
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(max(0, os.fstat(f.fileno()).st_size - 400))
+                lines = f.read().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return ""
+        return lines[-1] if lines else "starting"
+
+    def render(self) -> Spinner:
+        return Spinner("dots", text=f"certifying {self.world} — {time.monotonic() - self._t0:.0f}s: {self.step()}")
+
+
 def _print_report(report: dict) -> None:
-    click.echo(f"{report['world']} (kind {report['kind']}, seed {report['seed']}): {report['rules']} rules, "
-               f"{report['herrings']} herrings, {report['tasks']} tasks, {report['examples']} examples")
+    click.echo(f"{report['world']} (kind {report['kind']}, seed {report['seed']}): "
+               f"{plural(report['rules'], 'rule')}, {plural(report['herrings'], 'herring')}, "
+               f"{plural(report['tasks'], 'task')}, {plural(report['examples'], 'example')}")
     if report.get("params"):
         click.echo("params: " + ", ".join(f"{k}={v}" for k, v in report["params"].items()))
     if "recall_only" in report:
         click.echo(f"recall-only score (naive answers in the true world): {report['recall_only']}%")
     for r in report.get("rule_table", ()):
         mark = "ok " if r.get("observable", True) and r.get("tasks") else "BAD"
-        click.echo(f"  {mark} {r['id']:<6} {r.get('title', '')[:48]:<48} tasks: {len(r.get('tasks', ()))}")
+        title = textwrap.shorten(r.get("title", ""), 48, placeholder="…")  # cut at a word, never inside one
+        click.echo(f"  {mark} {r['id']:<6} {title:<48} tasks: {len(r.get('tasks', ()))}")
     for h in report.get("herring_table", ()):
         click.echo(f"  {'ok ' if h.get('unchanged') else 'BAD'} {h['id']:<6} herring on {h.get('target', '')}")
     for line in report.get("notes", ()):

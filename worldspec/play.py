@@ -1,10 +1,24 @@
 """`worldspec play`: a person explores a world under the same budget an agent has.
 
 The budget is the one the world's run protocol gives a player (its calls, or its turns).
+On a terminal, input has line editing and history (readline; the history is kept in
+~/.cache/worldspec/play_history); Ctrl-C cancels the line, block or answer being typed (or
+the program running), never the session; a runtime error is shown under the program line
+it names, with a caret; before a program runs, the session says which call it is charged as.
 """
 from __future__ import annotations
 
+import atexit
+import os
+import re
+import sys
+
 import click
+
+try:  # line editing and history for input() (absent on some platforms: plain input then)
+    import readline
+except ImportError:  # pragma: no cover
+    readline = None
 
 from worldspec.cli import guarded, load, seed_option
 from worldspec.runner.protocols import PROTOCOLS
@@ -17,8 +31,54 @@ HELP = """Commands:
   :answer ID         write an answer to task ID (end with a line holding only '.') and see the verdict
   :budget            calls and probe units used so far
   :help              this text
-  :quit              leave (also Ctrl-D)
-Anything else is a program: it runs in the true world and is charged like a tool call."""
+  :quit              leave (also Ctrl-D; Ctrl-C only cancels what you are typing)
+Anything else is a program: it runs in the true world and is charged one call, like a tool call
+(a program the world rejects before running, e.g. over the unit limit, is not charged).
+Commands starting with ':' are free."""
+
+HISTORY = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+                       "worldspec", "play_history")
+_LINE = re.compile(r"\bline (\d+)\b")
+
+
+class Cancelled(Exception):
+    """Ctrl-C while typing: what was being typed is dropped; the session goes on."""
+
+
+def with_history(path: str = HISTORY) -> None:
+    """Load the readline history and save it at exit (quietly: history is a convenience)."""
+    if readline is None:
+        return
+    try:
+        readline.read_history_file(path)
+    except OSError:
+        pass
+    readline.set_history_length(1000)
+
+    def save():
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            readline.write_history_file(path)
+        except OSError:
+            pass
+    atexit.register(save)
+
+
+def caret(program: str, text: str) -> str:
+    """The program line a runtime error names, with a caret under the name it complains about
+    (under the line's start when it names none): "" when the error names no line."""
+    m = _LINE.search(text)
+    lines = program.splitlines()
+    if not m or not 0 < int(m.group(1)) <= len(lines):
+        return ""
+    line = lines[int(m.group(1)) - 1]
+    col, width = len(line) - len(line.lstrip()), 1
+    for word in reversed(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text[m.end():])):
+        at = re.search(rf"\b{re.escape(word)}\b", line)
+        if at:
+            col, width = at.start(), len(word)
+            break
+    return f"  {line}\n  {' ' * col}{'^' * width}"
 
 
 class Session:
@@ -35,14 +95,21 @@ class Session:
         self.write(f"{w.name}: {w.summary}")
         self.write(f"Budget: {self.max_calls} calls, {w.budget.units_per_call} probe units per call. "
                    f"Type :help for commands.")
+        self.write("Each program you enter runs in the true world and is charged one call; :commands are free.")
         while True:
             try:
                 line = self.read(f"[{self.calls}/{self.max_calls}]> ")
-            except (EOFError, KeyboardInterrupt):
+            except EOFError:
                 self.write("")
                 return
-            if not self.handle(line):
-                return
+            except KeyboardInterrupt:
+                self.write("^C (the line is dropped; :quit or Ctrl-D leaves)")
+                continue
+            try:
+                if not self.handle(line):
+                    return
+            except (Cancelled, KeyboardInterrupt):
+                self.write("^C cancelled (nothing was charged)")
 
     def _block(self, first: str, end: str = "") -> str:
         lines = [first]
@@ -51,6 +118,8 @@ class Session:
                 nxt = self.read("... ")
             except EOFError:
                 break
+            except KeyboardInterrupt:
+                raise Cancelled from None
             if nxt.strip() == end and (end or not nxt.strip()):
                 break
             lines.append(nxt)
@@ -87,7 +156,11 @@ class Session:
                 self.write(f"no task {tid}; :tasks lists them")
                 return True
             self.write("Write your answer; end it with a line holding only '.'")
-            answer = self._block(self.read("... "), end=".")
+            try:
+                first = self.read("... ")
+            except KeyboardInterrupt:
+                raise Cancelled from None
+            answer = self._block(first, end=".")
             v = w.verify(tid, answer)
             self.write(f"{'PASS' if v.passed else 'FAIL'}: {v.detail}")
         elif cmd == ":budget":
@@ -99,11 +172,14 @@ class Session:
                 self.write("the exploration budget is spent; you can still :answer tasks")
                 return True
             program = self._block(line) if line.rstrip().endswith(":") else line
+            self.write(f"(running as call {self.calls + 1} of {self.max_calls})")
             fb = w.probe(program)
             if fb.status != "rejected":
                 self.calls += 1
                 self.units += fb.units
             self.write(fb.text)
+            if fb.status == "error" and (shown := caret(program, fb.text)):
+                self.write(shown)
             self.write(f"[{fb.units} units; {self.calls}/{self.max_calls} calls used]")
         return True
 
@@ -125,4 +201,7 @@ def play(world, seed):
       [0/48]> EMIT(PLUCK(STRAND(10, 20, 30), 1))
       [1/48]> :answer T1
     """
-    Session(load(world, seed)).loop()
+    session = Session(load(world, seed))
+    if sys.stdin.isatty():
+        with_history()
+    session.loop()

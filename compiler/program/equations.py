@@ -12,6 +12,9 @@ from __future__ import annotations
 import random
 import re
 
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters
+
 from worldspec import ast
 from worldspec.builtins import BUILTINS
 from worldspec.compiler.program.kernel import call_deep, on_deep_stack
@@ -20,9 +23,21 @@ from worldspec.diagnostics import SpecError, did_you_mean, source_line
 from worldspec.meta import CTX_VARS, MetaCompiler
 from worldspec.values import Ctx, EvalError, same
 
-_TOKEN = re.compile(r'\s*(?:(\()|(\))|("(?:[^"\\]|\\.)*")|([^\s()]+))')
+# The notation, as a Lark grammar like the rest of the project's languages. A string's text is
+# kept as written (no escapes are interpreted); an atom is any run of other characters.
+GRAMMAR = r"""
+start: _expr*
+_expr: group | STRING | ATOM
+group: LPAR _expr* ")"
+LPAR: "("
+STRING: /"(?:[^"\\]|\\.)*"/
+ATOM: /[^\s()"][^\s()]*/
+%ignore /\s+/
+"""
+PARSER = Lark(GRAMMAR, parser="lalr", lexer="basic", strict=True)
 _INFIX = {"+", "-", "*", "/", "//", "%", "**", "^", "&", "|", "<<", ">>", "==", "!=", "<", "<=", ">", ">="}
 MAX_EQUATION_CHARS = 2_000
+MAX_DEPTH = 50
 SAMPLES = 60
 
 
@@ -52,41 +67,49 @@ def _at(cls, value, pos):
     return x
 
 
+class _Nodes(Transformer):
+    """The parse tree -> nested Groups of Atoms (strings as ("str", text) pairs)."""
+
+    def group(self, children):
+        return _at(Group, children[1:], children[0].start_pos)
+
+    def STRING(self, token):
+        return ("str", str(token)[1:-1])
+
+    def ATOM(self, token):
+        return _at(Atom, str(token), token.start_pos)
+
+
+def _shape(tokens: list[Token]) -> None:
+    """Say where brackets do not balance, nest too deeply, or more than one expression stands."""
+    opened: list[int] = []
+    tops = []
+    for tok in tokens:
+        if not opened and tok.type != "RPAR":
+            tops.append(tok.start_pos)
+        if tok.type == "LPAR":
+            if len(opened) > MAX_DEPTH:
+                raise EquationError("equation nests too deeply", tok.start_pos)
+            opened.append(tok.start_pos)
+        elif tok.type == "RPAR":
+            if not opened:
+                raise EquationError("unbalanced ')'", tok.start_pos)
+            opened.pop()
+    if opened:
+        raise EquationError("unbalanced '(': a ')' is missing", opened[-1])
+    if len(tops) != 1:
+        raise EquationError("an equation is one expression", tops[1] if len(tops) > 1 else 0)
+
+
 def read_sexpr(text: str):
-    """Text -> nested Groups of Atoms (strings as ("str", value) pairs)."""
+    """Text -> nested Groups of Atoms (strings as ("str", value) pairs), read by GRAMMAR."""
     if len(text) > MAX_EQUATION_CHARS:
         raise EquationError("equation too long")
-    pos, stack, top = 0, [], Group()
-    cur = top
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m or m.end() == pos:
-            if text[pos:].strip() == "":
-                break
-            at = len(text[pos:]) - len(text[pos:].lstrip()) + pos
-            raise EquationError(f"cannot read {text[at:at + 10]!r}", at)
-        pos = m.end()
-        start = m.start(m.lastindex)
-        if m.group(1):
-            if len(stack) > 50:
-                raise EquationError("equation nests too deeply", start)
-            new = _at(Group, (), start)
-            cur.append(new)
-            stack.append(cur)
-            cur = new
-        elif m.group(2):
-            if not stack:
-                raise EquationError("unbalanced ')'", start)
-            cur = stack.pop()
-        elif m.group(3):
-            cur.append(("str", m.group(3)[1:-1]))
-        elif m.group(4):
-            cur.append(_at(Atom, m.group(4), start))
-    if stack:
-        raise EquationError("unbalanced '(': a ')' is missing", stack[-1][-1].pos if stack[-1] else 0)
-    if len(top) != 1:
-        raise EquationError("an equation is one expression", getattr(top[1], "pos", 0) if len(top) > 1 else 0)
-    return top[0]
+    try:
+        _shape(list(PARSER.lex(text)))
+        return _Nodes().transform(PARSER.parse(text)).children[0]
+    except UnexpectedCharacters as e:
+        raise EquationError(f"cannot read {text[e.pos_in_stream:e.pos_in_stream + 10]!r}", e.pos_in_stream) from None
 
 
 def to_ast(node, at=None) -> ast.Expr:

@@ -1,0 +1,432 @@
+"""What a user meets first (issue 15): clean failures, reruns, the live display, small frictions.
+
+The no-key run, a fatal provider error and a second run of the same command are run as a user runs
+them, through the console script in a subprocess, so that whatever asyncio or litellm print at exit
+is seen too.
+"""
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import matplotlib
+import matplotlib.pyplot as plt
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, strategies as st
+from rich.console import Console
+
+from conftest import log_events
+from runner_fakes import FakeWorld, policy_reply
+from worldspec.cli import CertifyDisplay, main, plural
+from worldspec.compiler import load_world
+from worldspec.compiler.program.equations import EquationError, read_sexpr
+from worldspec.play import Session, caret
+from worldspec.runner.config import RunConfig
+from worldspec.runner.experiment import run_experiment
+from worldspec.runner.models import RetryPolicy, ScriptedModel, TransientError
+from worldspec.runner.progress import Progress
+from worldspec.runner.report import curves_figure
+
+EXE = shutil.which("worldspec")
+CMD = [EXE] if EXE else [sys.executable, "-c", "from worldspec.cli import main; main()"]
+DEMO = str(Path(__file__).parent.parent / "worlds" / "demo.world")
+NOISE = ("Traceback", "never retrieved", "never awaited", "RuntimeWarning", "internal error")
+
+
+def worldspec(*args, env=None, timeout=240, cwd=None):
+    """Run the console script; (exit status, stdout, stderr)."""
+    base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    base.update(LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_OFFLINE_MODE="true", **(env or {}))
+    p = subprocess.run(CMD + list(args), capture_output=True, text=True, timeout=timeout, env=base, cwd=cwd)
+    return p.returncode, p.stdout, p.stderr
+
+
+def clean(text: str) -> bool:
+    return not any(n in text for n in NOISE)
+
+
+# ---------------------------------------------------------------- a missing key, a fatal provider error
+
+
+def test_a_run_without_its_key_says_so_in_one_paragraph_and_writes_nothing(tmp_path):
+    out = tmp_path / "runs" / "x"
+    code, stdout, stderr = worldspec("run", "demo", "--model", "openai/gpt-4o-mini", "--out", str(out))
+    assert code == 2
+    assert "OPENAI_API_KEY" in stderr and "Nothing was run" in stderr
+    assert len(stderr.strip().splitlines()) == 1 and clean(stdout + stderr)
+    assert not out.exists() and not (tmp_path / "runs").exists()
+    # an existing, empty --out is left as it was
+    out.mkdir(parents=True)
+    assert worldspec("run", "demo", "--model", "anthropic/claude-x", "--out", str(out))[0] == 2
+    assert list(out.iterdir()) == []
+
+
+def test_a_fatal_provider_error_leaves_out_as_it_was_so_the_same_command_runs_again(fake_openai, tmp_path):
+    fake_openai.fail_next("401", n=10**6)
+    out = tmp_path / "r"
+    args = ("run", "demo", "--model", "openai/fake", "--api-base", fake_openai.base_url, "--no-cache", "-n", "1",
+            "--out", str(out))
+    for _ in range(2):  # the second time it says the same, not "already holds a run"
+        code, stdout, stderr = worldspec(*args, env={"OPENAI_API_KEY": "sk-fake"})
+        assert code == 2, stderr
+        assert "authentication failed" in stderr and clean(stdout + stderr), stderr
+        assert "already holds" not in stderr
+        assert not out.exists()
+
+
+# ---------------------------------------------------------------- the same command twice
+
+
+def test_running_the_same_command_twice_reports_the_finished_run(tmp_path):
+    out = tmp_path / "d"
+    args = ("run", "demo", "-n", "1", "--quiet", "--out", str(out))
+    code, first, stderr = worldspec(*args)
+    assert code == 0, stderr
+    code, again, stderr = worldspec(*args)
+    assert code == 0, stderr
+    assert "already holds this run, finished" in again and "| Demo | oracle | autonomous |" in again
+    assert clean(again + stderr)
+    sessions = lambda: [json.loads(l) for l in (out / "log.jsonl").read_text().splitlines()  # noqa: E731
+                        if '"type":"session"' in l]
+    assert len(sessions()) == 2  # the second command wrote nothing
+    # --overwrite starts afresh: one session in the new log
+    code, _, stderr = worldspec(*args, "--overwrite")
+    assert code == 0, stderr
+    assert [s["status"] for s in sessions()] == ["started", "success"]
+    # half finished (the log stops before the end): --resume is what to do
+    lines = (out / "log.jsonl").read_text().splitlines(keepends=True)
+    (out / "log.jsonl").write_text("".join(lines[: len(lines) // 2]))
+    code, stdout, stderr = worldspec(*args)
+    assert code == 2 and "unfinished run" in stderr and "--resume" in stderr and clean(stdout + stderr)
+    assert worldspec(*args, "--resume")[0] == 0
+
+
+# ---------------------------------------------------------------- the live display
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def rendered(table) -> str:
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    console.print(table)
+    return console.file.getvalue()
+
+
+def test_the_live_table_shows_retries_lost_answers_and_the_milestone_being_answered():
+    clock = FakeClock()
+    p = Progress(stream=io.StringIO(), live=True, clock=clock)
+    conv = "gpt|autonomous|1"
+    p.update(conv, system="gpt", condition="autonomous", trajectory=1, round=2, calls=7, tokens=900)
+    p.event({"type": "retry", "conv": conv, "system": "gpt"})
+    p.event({"type": "retry", "conv": conv})
+    p.event({"type": "lost", "conv": conv})
+    p.event({"type": "request", "conv": conv, "purpose": "task:t3", "t": 2})
+    clock.now += 42
+    out = rendered(p.table())
+    assert "worldspec run — 42s" in out
+    row = next(line for line in out.splitlines() if "gpt" in line)
+    assert [c.strip() for c in row.split("│")[1:-1]] == \
+        ["gpt", "autonomous", "1", "2", "M2…", "7", "900", "2", "1", "-", "running"]
+    p.update(conv, milestone=2, accuracy=37.5)
+    row = next(line for line in rendered(p.table()).splitlines() if "gpt" in line)
+    assert "M2 " in row and "M2…" not in row and "37.5%" in row
+
+
+def test_the_live_clock_ticks_with_no_update():
+    clock, buf = FakeClock(), io.StringIO()
+    with Progress(stream=buf, live=True, clock=clock):
+        clock.now += 1234
+        for _ in range(100):  # rich's refresh thread redraws four times a second
+            if "1234s" in buf.getvalue():
+                break
+            time.sleep(0.05)
+    assert "worldspec run — 1234s" in buf.getvalue()
+
+
+def test_off_a_terminal_a_status_line_comes_every_few_seconds_of_silence():
+    clock, buf = FakeClock(), io.StringIO()
+    p = Progress(stream=buf, live=False, clock=clock, every=5.0)
+    p.update("a|autonomous|1", system="a", condition="autonomous", trajectory=1, calls=3, tokens=40)
+    p.event({"type": "retry", "conv": "a|autonomous|1"})
+    p.event({"type": "request", "conv": "a|autonomous|1", "purpose": "rules", "t": 1})
+    clock.now += 4.9
+    p.tick()
+    assert buf.getvalue() == ""
+    clock.now += 0.2
+    p.tick()
+    assert buf.getvalue() == ("[    5.1s] 1 running, 0 done; calls 3, tokens 40, retries 1, lost answers 0; "
+                              "answering M1\n")
+    p.tick()  # nothing new to say within the next five seconds
+    assert buf.getvalue().count("\n") == 1
+    p.update("a|autonomous|1", milestone=1, accuracy=50.0)  # a milestone line resets the silence
+    clock.now += 4
+    p.tick()
+    assert buf.getvalue().count("\n") == 2 and "M1 accuracy 50.0%" in buf.getvalue()
+
+
+def test_a_run_shows_its_retries_and_lost_answers_while_it_runs(tmp_path):
+    failed: set = set()
+
+    def flaky(request):
+        # the first explore call of each turn fails once; one answer of M1 fails every time (lost)
+        key = (request.meta.get("step"), request.purpose, request.answer_index, request.meta.get("t"))
+        if request.purpose == "explore" and key not in failed:
+            failed.add(key)
+            raise TransientError("503 from a flaky provider")
+        if request.purpose.startswith("task:") and request.meta.get("t") == 1 and request.answer_index == 0:
+            raise TransientError("503 again")
+        return policy_reply(request)
+
+    p = Progress(stream=io.StringIO(), live=False, quiet=True)
+    config = RunConfig(trajectories=1, retry=RetryPolicy(max_attempts=2, base_delay=0.0, max_delay=0.0))
+    asyncio.run(run_experiment([FakeWorld()], [ScriptedModel(flaky, name="flaky")], config, tmp_path / "r",
+                               progress=p))
+    (row,) = p.rows.values()
+    events = log_events(tmp_path / "r")
+    assert row["retries"] == sum(e["type"] == "retry" for e in events) > 0
+    assert row["lost"] == sum(e["type"] == "lost" for e in events) > 0
+    assert row["status"] == "complete" and row["milestone"] is not None
+
+
+# ---------------------------------------------------------------- check: progress, and small frictions
+
+
+def test_check_shows_the_step_certification_is_at_while_it_waits(tmp_path):
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=120)
+    with CertifyDisplay("alienlogic", live=True, console=console) as display:
+        display.say("knockouts for T23")  # what a worker says (it appends to the display's file)
+        for _ in range(100):
+            if "knockouts for T23" in buf.getvalue():
+                break
+            time.sleep(0.05)
+    assert "certifying alienlogic" in buf.getvalue() and "knockouts for T23" in buf.getvalue()
+    assert not os.path.exists(display.path)  # the steps' file goes with the display
+
+
+def test_check_on_a_terminal_shows_a_spinner_and_the_report_stays_clean(tmp_path):
+    master, slave = pty.openpty()
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_OFFLINE_MODE="true")
+    p = subprocess.Popen(CMD + ["check", "demo"], stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the terminal closed with the command
+            break
+        if not chunk:
+            break
+        seen += chunk
+    stdout = p.communicate(timeout=120)[0].decode()
+    os.close(master)
+    assert p.returncode == 0
+    assert b"certifying demo" in seen
+    assert stdout.startswith("Demo (kind program, seed 2026): 5 rules, 1 herring, 7 tasks, 5 examples\n")
+
+
+def test_check_cuts_long_rule_titles_at_a_word(tmp_path):
+    spec = (Path(__file__).parent.parent / "worlds" / "demo.world").read_text()
+    long = "integer literals are offset by the hidden constant of the world in every context"
+    (tmp_path / "long.world").write_text(spec.replace('rule R1 "integer literals are offset"', f'rule R1 "{long}"'))
+    r = CliRunner().invoke(main, ["check", str(tmp_path / "long.world")])
+    line = next(ln for ln in r.output.splitlines() if " R1 " in ln)
+    shown = line.split("R1", 1)[1].split("tasks:")[0].strip()
+    assert shown.endswith("…") and long.startswith(shown[:-1].rstrip())
+    assert long.split()[len(shown[:-1].split()) - 1] == shown[:-1].split()[-1]  # the last word is whole
+
+
+def test_a_mistyped_world_name_gets_a_guess():
+    r = CliRunner().invoke(main, ["manual", "aliencod"])
+    assert r.exit_code == 2 and "Did you mean 'aliencode'?" in r.output
+    r = CliRunner().invoke(main, ["manual", "zzzzzz"])
+    assert r.exit_code == 2 and "Did you mean" not in r.output
+
+
+def test_pluralisation_of_counts():
+    assert plural(1, "rule") == "1 rule" and plural(0, "herring") == "0 herrings" and plural(2, "task") == "2 tasks"
+
+
+def test_piping_into_head_is_not_an_error():
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_OFFLINE_MODE="true")
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line, as `head` is after its last
+    p = subprocess.run(CMD + ["manual", "aliencode", "--examples"], stdout=write, stderr=subprocess.PIPE, env=env,
+                       timeout=60)
+    os.close(write)
+    assert p.returncode == 0 and p.stderr.decode() == ""
+
+
+# ---------------------------------------------------------------- report
+
+
+def test_report_of_a_run_writes_a_new_folder_and_never_over_the_run(fake_world_file, tmp_path):
+    run = tmp_path / "runs" / "a"
+    assert CliRunner().invoke(main, ["run", fake_world_file, "--out", str(run), "-n", "1", "--quiet"]).exit_code == 0
+    before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+    r = CliRunner().invoke(main, ["report", str(run), "--no-plots"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("# worldspec run report")
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
+    (new,) = [p for p in (tmp_path / "runs").iterdir() if p.name.startswith("report-a-")]
+    assert f"wrote {new}" in r.stderr or f"wrote {os.path.relpath(new)}" in r.stderr
+    # the one summary.json shape: what `run` wrote
+    assert (new / "summary.json").read_text() == before["summary.json"].decode()
+    # --out naming the run's own folder: only when asked
+    r = CliRunner().invoke(main, ["report", str(run), "--out", str(run), "--no-plots"])
+    assert r.exit_code == 2 and "--overwrite" in r.output
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
+    (run / "report.md").write_text("stale")
+    r = CliRunner().invoke(main, ["report", str(run), "--out", str(run), "--overwrite", "--no-plots"])
+    assert r.exit_code == 0 and (run / "report.md").read_text().startswith("# worldspec run report")
+
+
+# ---------------------------------------------------------------- play
+
+
+def scripted(lines):
+    """A reader that returns each line, raises each exception instance, then EOF."""
+    it = iter(lines)
+
+    def read(prompt):
+        item = next(it, EOFError())
+        if isinstance(item, BaseException):
+            raise item
+        return item
+    return read
+
+
+def test_ctrl_c_cancels_what_is_being_typed_not_the_session():
+    out = []
+    session = Session(load_world(DEMO), writer=out.append, reader=scripted([
+        KeyboardInterrupt(),                                   # at the prompt
+        "SWEEP v IN STRAND(1, 2):", KeyboardInterrupt(),       # inside a block
+        ":answer T1", KeyboardInterrupt(),                     # inside an answer
+        "EMIT(1)", ":budget"]))
+    session.loop()
+    text = "\n".join(out)
+    assert text.count("^C") == 3
+    assert "1 of 48 calls, 1 probe units used" in text  # only EMIT(1) was charged
+
+
+def test_a_runtime_error_gets_a_caret_and_the_charge_is_said_first():
+    out = []
+    session = Session(load_world(DEMO), writer=out.append, reader=scripted([]))
+    session.handle("EMIT(undefined_x)")
+    assert out[0] == "(running as call 1 of 48)"
+    assert "  EMIT(undefined_x)\n       ^^^^^^^^^^^" in out
+    assert caret("EMIT(1)\n  EMIT(PLUCK(x, 5))", "error: line 2: index out of range") == \
+        "    EMIT(PLUCK(x, 5))\n    ^"
+    assert caret("EMIT(1)", "error: something") == ""
+
+
+def test_play_on_a_terminal_has_history_and_survives_ctrl_c(tmp_path):
+    env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_OFFLINE_MODE="true",
+               XDG_CACHE_HOME=str(tmp_path), TERM="xterm")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: worldspec play on the terminal
+        os.execvpe(CMD[0], CMD + ["play", "demo"], env)
+    seen = b""
+
+    def wait_for(what: bytes):
+        nonlocal seen
+        while what not in seen:
+            ready, _, _ = select.select([fd], [], [], 120)
+            assert ready, f"no {what!r} on the terminal; it shows {seen[-500:]!r}"
+            seen += os.read(fd, 4096)
+
+    wait_for(b"[0/48]> ")
+    os.write(fd, b"EMIT(1)\r")
+    wait_for(b"[1/48]> ")
+    os.write(fd, b"EMIT(")
+    os.write(fd, b"\x03")  # Ctrl-C while typing: the line is dropped
+    wait_for(b"the line is dropped")
+    wait_for(b"[1/48]> ")
+    os.write(fd, b"\x1b[A\r")  # up arrow: the last program again, from the history
+    wait_for(b"[2/48]> ")
+    os.write(fd, b":quit\r")
+    try:
+        while True:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            seen += chunk
+    except OSError:
+        pass
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert seen.count(b"(running as call") == 2 and b"[1 units; 2/48 calls used]" in seen
+    assert "EMIT(1)" in (tmp_path / "worldspec" / "play_history").read_text()
+
+
+# ---------------------------------------------------------------- the curve plot
+
+
+CURVES = [{"system": s, "condition": "autonomous", "curve": [{"t": t, "accuracy": a + 10 * t} for t in range(4)]}
+          for s, a in (("gpt", 10.0), ("claude", 20.0), ("oracle", 60.0))]
+
+
+def figure_texts(fig) -> list[str]:
+    return [t.get_text() for t in fig.findobj(matplotlib.text.Text)]
+
+
+def test_the_curve_plot_of_an_invalid_run_says_invalid_and_its_legend_is_readable():
+    fig = curves_figure("Demo", CURVES, valid=False)
+    texts = figure_texts(fig)
+    assert "INVALID" in texts and any("INVALID run" in t for t in texts)
+    legend = fig.axes[0].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == [f"{s} / autonomous" for s in ("gpt", "claude", "oracle")]
+    assert min(t.get_fontsize() for t in legend.get_texts()) >= 9
+    plt.close(fig)
+    fig = curves_figure("Demo", CURVES, valid=True)
+    assert not any("INVALID" in t for t in figure_texts(fig))
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------- the equation reader (a Lark grammar)
+
+
+ATOMS = st.from_regex(r"[A-Za-z_+\-*/<>=%][A-Za-z0-9_.]{0,4}", fullmatch=True)
+SEXPRS = st.recursive(ATOMS | st.from_regex(r'"[a-z ]{0,5}"', fullmatch=True).map(lambda s: ("str", s[1:-1])),
+                      lambda inner: st.lists(inner, max_size=4), max_leaves=20)
+
+
+def written(node, gap: str = " ") -> str:
+    if isinstance(node, tuple):
+        return f'"{node[1]}"'
+    if isinstance(node, list):
+        return "(" + gap.join(written(n, gap) for n in node) + ")"
+    return node
+
+
+@given(SEXPRS, st.sampled_from([" ", "  ", "\n", "\t "]))
+def test_the_equation_reader_reads_back_what_is_written(node, gap):
+    assert read_sexpr(gap + written(node, gap) + gap) == node
+
+
+def test_the_equation_reader_locates_what_it_cannot_read():
+    for text, said, pos in [("(+ a b", "unbalanced '('", 0), ("(+ a (b c)))", "unbalanced ')'", 11),
+                            ("(f a) g", "one expression", 6), ("(f \"open)", "cannot read", 3),
+                            ("(" * 52 + ")" * 52, "nests too deeply", 51), ("", "one expression", 0)]:
+        with pytest.raises(EquationError, match=re.escape(said)) as e:
+            read_sexpr(text)
+        assert e.value.pos == pos, text
+    group = read_sexpr("(get xs (- i 1))")
+    assert (group.pos, group[2].pos, group[2][1].pos) == (0, 8, 11)
