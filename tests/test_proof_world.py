@@ -264,25 +264,28 @@ def test_a_node_bound_that_is_hit_is_reported_not_certified():
     assert w.verify("t3", "NO PROOF").passed  # the designation still grades; certification flags it
 
 
+BACKWARDS = textwrap.dedent('''\
+    world "Backwards" version 1
+    kind proof
+    infer r3 "reiteration" { schema "A |- A"  doc "Restate." }
+    infer r9 "modus ponens" { schema "A -> B, A |- B"  doc "From A -> B and A infer B." }
+    rule r9 "modus ponens runs backwards" {
+      schema "A -> B, B |- A"
+      statement "r9 infers A from A -> B and B."
+    }
+    bounds small { size 4 depth 1 lines 6 nodes 10000 }
+    task t1 band b { premises "P -> Q", "Q"  goal "P"  solution "1. P -> Q premise\\n2. Q premise\\n3. P r9 1, 2" }
+    task t2 band b {
+      premises "P -> Q", "P"
+      goal "Q"
+      unprovable small
+      naive "1. P -> Q premise\\n2. P premise\\n3. Q r9 1, 2"
+    }
+''')
+
+
 def test_an_unprovable_goal_requires_the_rule_whose_knockout_proves_it():
-    w = compile_text(textwrap.dedent('''\
-        world "Backwards" version 1
-        kind proof
-        infer r3 "reiteration" { schema "A |- A"  doc "Restate." }
-        infer r9 "modus ponens" { schema "A -> B, A |- B"  doc "From A -> B and A infer B." }
-        rule r9 "modus ponens runs backwards" {
-          schema "A -> B, B |- A"
-          statement "r9 infers A from A -> B and B."
-        }
-        bounds small { size 4 depth 1 lines 6 nodes 10000 }
-        task t1 band b { premises "P -> Q", "Q"  goal "P"  solution "1. P -> Q premise\\n2. Q premise\\n3. P r9 1, 2" }
-        task t2 band b {
-          premises "P -> Q", "P"
-          goal "Q"
-          unprovable small
-          naive "1. P -> Q premise\\n2. P premise\\n3. Q r9 1, 2"
-        }
-    '''))
+    w = compile_text(BACKWARDS)
     assert w.requires("t1") == {"r9"} and w.requires("t2") == {"r9"}
     report = w.certify()
     assert report["problems"] == [] and report["recall_only"] == 0.0
@@ -477,19 +480,8 @@ def test_allow_mistakes_are_located(old, new, message):
 
 def test_a_decline_the_manual_can_refute_is_the_trap():
     """When the manual's rules prove a designated unprovable goal, the naive answer is not a decline."""
-    text = textwrap.dedent('''\
-        world "Trap" version 1
-        kind proof
-        infer r3 "reiteration" { schema "A |- A"  doc "Restate." }
-        infer r9 "modus ponens" { schema "A -> B, A |- B"  doc "From A -> B and A infer B." }
-        rule r9 "modus ponens runs backwards" {
-          schema "A -> B, B |- A"
-          statement "r9 infers A from A -> B and B."
-        }
-        bounds small { size 4 depth 1 lines 6 nodes 10000 }
-        task t1 band b { premises "P -> Q", "Q"  goal "P"  solution "1. P -> Q premise\\n2. Q premise\\n3. P r9 1, 2" }
-        task t2 band b { premises "P -> Q", "P"  goal "Q"  unprovable small }
-    ''')
+    text = BACKWARDS.replace('  naive "1. P -> Q premise\\n2. P premise\\n3. Q r9 1, 2"\n', "")
+    assert text != BACKWARDS  # t2's naive answer defaults to the decline
     report = compile_text(text).certify()
     (trap,) = [p for p in report["problems"] if "the trap" in p]
     assert "the manual's rules prove its goal, so a manual-trusting answer is that proof (the trap)" in trap
