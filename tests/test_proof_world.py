@@ -322,7 +322,8 @@ def test_a_rule_is_required_when_knocking_it_out_changes_the_naive_verdict():
     # the honest floor (shared with the program kind): both are problems until declared
     problems = w.certify()["problems"]
     assert len(problems) == 2
-    assert problems[0].startswith("rule r8 (left elimination takes the right conjunct) is required by one task only (t1)")
+    assert problems[0].startswith("rule r8 (left elimination takes the right conjunct) is required by one task "
+                                  "only (t1)")
     assert problems[1].startswith("task t2: its naive (manual-trusting) answer passes in the true world")
 
 
@@ -451,7 +452,8 @@ def test_every_solution_is_checked_and_a_rule_an_alternative_avoids_is_not_requi
     assert w.task("t2").solution == w.task_data["t2"].solutions[0]
     assert not w.knockout("r8").verify("t2", w.task("t2").solution).passed  # the first solution needs r8 ...
     assert w.requires("t2") == set()  # ... but the second avoids it
-    text = FLOOR.replace('  solution "1. P & Q premise\\n2. Q r7 1"\n', '  solution "1. P & Q premise\\n2. P & Q r3 1"\n')
+    text = FLOOR.replace('  solution "1. P & Q premise\\n2. Q r7 1"\n',
+                         '  solution "1. P & Q premise\\n2. P & Q r3 1"\n')
     err = error_of(text)
     assert "task t2's solution 2 proves P & Q, not the goal Q" in err.message
     line, col = where(text, 'solution "1. P & Q premise\\n2. P & Q r3 1"', len("solution "))

@@ -151,8 +151,8 @@ class Reader:
             name=spec.name, version=spec.version, kind=spec.kind, seed=self.seed, default_seed=spec.seed,
             summary=self.text(spec.summary), params=tuple(self.params.items()), manual="", examples=(), tasks=(),
             rules=rules, herrings=herrings, budget=budget, notation=self.notation, infer=infer, patches=patches,
-            applied=frozenset(patches), task_data={}, rule_allow=rule_allow, decline=decline, premise_word=self.words["premise"],
-            assume_word=self.words["assume"], source=spec.file, cache={})
+            applied=frozenset(patches), task_data={}, rule_allow=rule_allow, decline=decline,
+            premise_word=self.words["premise"], assume_word=self.words["assume"], source=spec.file, cache={})
         manual = render_manual(world, self.text(spec.manual),
                                [(r.id, r.title, r.schema, r.doc) for r in infer.values()], budget)
         world = attrs.evolve(world, manual=manual)
