@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from worldspec.compiler import compile_spec
+from worldspec.compiler import compile_spec, load_world
 from worldspec.compiler.proof.world import DECLINED_RIGHT, DECLINED_WRONG
 from worldspec.diagnostics import SpecError
 from worldspec.parser import parse_spec
@@ -27,10 +27,12 @@ infer r20 "universal elimination" { schema "forall x A |- A[t/x]"  doc "Instanti
 infer r21 "falsum elimination" { schema "_|_ |- A"  doc "Explosion." }
 
 rule r8 "and elimination gives the right conjunct" {
+  allow "a mini world: one task per rule"
   schema "A & B |- B"
   statement "r8 infers B from A & B."
 }
 rule r12 "conditional introduction may reuse a subproof" {
+  allow "a mini world: one task per rule"
   schema "[A ... B] |- A -> B"
   statement "r12 has no use-once guard."
 }
@@ -53,6 +55,7 @@ task t1 band intro {
   solution "1. P & Q    premise\\n2. Q    r8 1"
 }
 task t2 band intro {
+  allow "a control: modus ponens checks as documented"
   premise "P -> Q"
   premise "P"
   goal "Q"
@@ -68,6 +71,7 @@ task t2 band intro {
   """
 }
 task t3 band decline {
+  allow "an invalid sequent: the manual's rules cannot prove it either"
   premises "P -> Q"
   goal "Q -> P"
   unprovable small
@@ -260,25 +264,28 @@ def test_a_node_bound_that_is_hit_is_reported_not_certified():
     assert w.verify("t3", "NO PROOF").passed  # the designation still grades; certification flags it
 
 
+BACKWARDS = textwrap.dedent('''\
+    world "Backwards" version 1
+    kind proof
+    infer r3 "reiteration" { schema "A |- A"  doc "Restate." }
+    infer r9 "modus ponens" { schema "A -> B, A |- B"  doc "From A -> B and A infer B." }
+    rule r9 "modus ponens runs backwards" {
+      schema "A -> B, B |- A"
+      statement "r9 infers A from A -> B and B."
+    }
+    bounds small { size 4 depth 1 lines 6 nodes 10000 }
+    task t1 band b { premises "P -> Q", "Q"  goal "P"  solution "1. P -> Q premise\\n2. Q premise\\n3. P r9 1, 2" }
+    task t2 band b {
+      premises "P -> Q", "P"
+      goal "Q"
+      unprovable small
+      naive "1. P -> Q premise\\n2. P premise\\n3. Q r9 1, 2"
+    }
+''')
+
+
 def test_an_unprovable_goal_requires_the_rule_whose_knockout_proves_it():
-    w = compile_text(textwrap.dedent('''\
-        world "Backwards" version 1
-        kind proof
-        infer r3 "reiteration" { schema "A |- A"  doc "Restate." }
-        infer r9 "modus ponens" { schema "A -> B, A |- B"  doc "From A -> B and A infer B." }
-        rule r9 "modus ponens runs backwards" {
-          schema "A -> B, B |- A"
-          statement "r9 infers A from A -> B and B."
-        }
-        bounds small { size 4 depth 1 lines 6 nodes 10000 }
-        task t1 band b { premises "P -> Q", "Q"  goal "P"  solution "1. P -> Q premise\\n2. Q premise\\n3. P r9 1, 2" }
-        task t2 band b {
-          premises "P -> Q", "P"
-          goal "Q"
-          unprovable small
-          naive "1. P -> Q premise\\n2. P premise\\n3. Q r9 1, 2"
-        }
-    '''))
+    w = compile_text(BACKWARDS)
     assert w.requires("t1") == {"r9"} and w.requires("t2") == {"r9"}
     report = w.certify()
     assert report["problems"] == [] and report["recall_only"] == 0.0
@@ -312,7 +319,12 @@ def test_a_rule_is_required_when_knocking_it_out_changes_the_naive_verdict():
     '''))
     assert w.knockout("r8").verify("t1", w.task("t1").solution).passed  # the reference does not need r8
     assert w.requires("t1") == {"r8"} and w.requires("t2") == set()
-    assert w.certify()["problems"] == []
+    # the honest floor (shared with the program kind): both are problems until declared
+    problems = w.certify()["problems"]
+    assert len(problems) == 2
+    assert problems[0].startswith("rule r8 (left elimination takes the right conjunct) is required by one task "
+                                  "only (t1)")
+    assert problems[1].startswith("task t2: its naive (manual-trusting) answer passes in the true world")
 
 
 SEEDED = (MINI.replace('seed 7\n', 'seed 7\nparam K = pick(1..9) default 1\nparam AE = "r" + str(7 + K)\n'
@@ -370,3 +382,125 @@ def test_a_set_label_must_agree_with_the_unprovable_field():
     with pytest.raises(SpecError, match="task t3 is labelled set provable, but its goal is designated unprovable"):
         compile_text(MINI.replace("task t3 band decline {", "task t3 band decline set provable {"))
     assert compile_text(MINI.replace("task t3 band decline {", "task t3 band decline set unprovable {"))
+
+
+# ---------------------------------------------------------------- honest floor and several solutions
+
+
+FLOOR = textwrap.dedent('''\
+    world "Floor" version 1
+    kind proof
+    param R = "r8"
+    infer r3 "reiteration" { schema "A |- A"  doc "Restate." }
+    infer r4 "twist" { schema "A & B |- B & A"  doc "Swap the conjuncts." }
+    infer r7 "right elimination" { schema "A & B |- B"  doc "Take the right conjunct." }
+    infer R "left elimination" { schema "A & B |- A"  doc "Take the left conjunct." }
+    rule R "left elimination takes the right conjunct" {
+      schema "A & B |- B"
+      statement "{R} infers B from A & B."
+      allow "only t1 tells {R} apart"
+    }
+    bounds small { size 4 depth 1 lines 6 nodes 10000 }
+    task t1 band b {
+      premises "P & Q"
+      goal "P"
+      solution "1. P & Q premise\\n2. Q & P r4 1\\n3. P r7 2"
+      naive "1. P & Q premise\\n2. P r8 1"
+    }
+    task t2 band b {
+      allow "a control: r7 checks as documented"
+      premises "P & Q"
+      goal "Q"
+      solution "1. P & Q premise\\n2. Q r8 1"
+      solution "1. P & Q premise\\n2. Q r7 1"
+      naive "1. P & Q premise\\n2. Q r7 1"
+    }
+    task t3 band b {
+      allow "an invalid sequent: no rule proves it"
+      premises "P"
+      goal "Q"
+      unprovable small
+    }
+''')
+
+
+def test_allow_declares_floor_exceptions_as_notes():
+    w = compile_text(FLOOR)
+    report = w.certify()
+    assert report["problems"] == []
+    declared = [n for n in report["notes"] if n.startswith("declared exception")]
+    assert declared == [
+        "declared exception: rule r8 (left elimination takes the right conjunct) is required by one task only "
+        "(t1): only t1 tells r8 apart",
+        "declared exception: task t2: its naive (manual-trusting) answer passes in the true world: "
+        "a control: r7 checks as documented",
+        "declared exception: task t3: its naive (manual-trusting) answer passes in the true world: "
+        "an invalid sequent: no rule proves it"]
+    assert report["recall_only"] == round(100 * 2 / 3, 1)
+
+
+def test_an_allow_that_excuses_nothing_is_noted():
+    text = FLOOR.replace('  naive "1. P & Q premise\\n2. Q r7 1"\n', '')
+    report = compile_text(text).certify()  # t2 has no naive answer now: nothing for its allow to excuse
+    assert report["problems"] == []
+    assert any(n.startswith("task t2 declares an exception it does not need") for n in report["notes"])
+
+
+def test_every_solution_is_checked_and_a_rule_an_alternative_avoids_is_not_required():
+    w = compile_text(FLOOR)
+    assert w.task_data["t2"].solutions == ("1. P & Q premise\n2. Q r8 1", "1. P & Q premise\n2. Q r7 1")
+    assert w.task("t2").solution == w.task_data["t2"].solutions[0]
+    assert not w.knockout("r8").verify("t2", w.task("t2").solution).passed  # the first solution needs r8 ...
+    assert w.requires("t2") == set()  # ... but the second avoids it
+    text = FLOOR.replace('  solution "1. P & Q premise\\n2. Q r7 1"\n',
+                         '  solution "1. P & Q premise\\n2. P & Q r3 1"\n')
+    err = error_of(text)
+    assert "task t2's solution 2 proves P & Q, not the goal Q" in err.message
+    line, col = where(text, 'solution "1. P & Q premise\\n2. P & Q r3 1"', len("solution "))
+    assert (err.span.line, err.span.col) == (line, col)
+
+
+def test_an_unprovable_task_takes_only_the_decline_as_solution():
+    text = FLOOR.replace("  unprovable small\n", '  unprovable small\n  solution "1. P premise"\n')
+    err = error_of(text)
+    assert "its solution is the decline form" in err.message
+    assert err.span.line == where(text, 'solution "1. P premise"')[0]
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ('  allow "a control: r7 checks as documented"\n', '  allow ""\n', "allow takes one non-empty string"),
+    ('  allow "a control: r7 checks as documented"\n',
+     '  allow "a"\n  allow "b"\n', "task t2 declares allow twice"),
+    ('  allow "only t1 tells {R} apart"\n', '  alow "x"\n', "unknown rule field 'alow'"),
+])
+def test_allow_mistakes_are_located(old, new, message):
+    text = FLOOR.replace(old, new)
+    assert text != FLOOR
+    err = error_of(text)
+    assert message in err.message and err.span.line > 0, err.render()
+
+
+def test_a_decline_the_manual_can_refute_is_the_trap():
+    """When the manual's rules prove a designated unprovable goal, the naive answer is not a decline."""
+    text = BACKWARDS.replace('  naive "1. P -> Q premise\\n2. P premise\\n3. Q r9 1, 2"\n', "")
+    assert text != BACKWARDS  # t2's naive answer defaults to the decline
+    report = compile_text(text).certify()
+    (trap,) = [p for p in report["problems"] if "the trap" in p]
+    assert "the manual's rules prove its goal, so a manual-trusting answer is that proof (the trap)" in trap
+    assert trap.startswith("task t2: ") and trap.endswith("3. Q    r9 1, 2")  # the manual's proof, found
+
+
+def test_alienlogic_declares_its_honest_floor():
+    """Every AlienLogic task a manual-trusting answer solves says why (11 controls and the 10
+    refusals), and no declaration is stale: the certifier's floor check (checked whole by
+    tests/test_alienlogic.py's certification) has nothing to flag."""
+    w = load_world("alienlogic")
+    true = w.true_world()
+    solved = {t.id for t in true.tasks if true.verify(t, t.naive).passed}
+    declared = {tid for tid, d in true.task_data.items() if d.allow}
+    assert solved == declared
+    unprovable = set(true.unprovable_tasks)
+    assert len(solved - unprovable) == 11 and unprovable <= solved
+    assert all(true.task_data[tid].allow.startswith("a refusal control") for tid in unprovable)
+    assert all(true.task_data[tid].allow.startswith("a control") for tid in solved - unprovable)
+    assert not w.rule_allow  # every patched rule is required by two tasks without a declaration

@@ -9,8 +9,8 @@ import attrs
 
 from worldspec import ast
 from worldspec.compiler.api import Budget, Example, Kind, Rule, Task
-from worldspec.compiler.common import (HOST_LIMITS, check_definitions, check_type, draw_params, interpolate,
-                                       meta_compiler, read_budget, why)
+from worldspec.compiler.common import (HOST_LIMITS, allow_reason, check_definitions, check_type, draw_params,
+                                       field_text, interpolate, meta_compiler, read_budget, why)
 from worldspec.compiler.program import kernel
 from worldspec.compiler.program.manual import render_manual
 from worldspec.compiler.program.semantics import HOOK_PARAMS, SemanticsBuilder
@@ -106,28 +106,6 @@ def herring(spec: ast.Spec, h: ast.HerringDecl) -> Rule:
 
 
 # ---------------------------------------------------------------- certification evidence and exceptions
-
-
-TEXT_FIELD_HINTS = {
-    "witness": 'Write witness """PROGRAM""": a probe, in the world\'s syntax, that shows the rule.',
-    "allow": 'Write allow "REASON": why this certification exception is intended.',
-}
-
-
-def field_text(f: ast.Field) -> str:
-    """The one non-empty string a text field holds (`allow "..."`, `witness \"\"\"...\"\"\"`)."""
-    arg = f.args[0] if len(f.args) == 1 else None
-    if not (isinstance(arg, ast.Const) and isinstance(arg.value, str) and arg.value.strip()):
-        raise SpecError(f.span, f"{f.key} takes one non-empty string", TEXT_FIELD_HINTS[f.key])
-    return arg.value
-
-
-def allow_reason(fields, owner: str) -> str:
-    """The reason of an item's declared exception (`allow "..."`), or "" when it declares none."""
-    allows = [f for f in fields if f.key == "allow"]
-    if len(allows) > 1:
-        raise SpecError(allows[1].span, f"{owner} declares allow twice", "Give one allow line with the reason.")
-    return field_text(allows[0]) if allows else ""
 
 
 def rule_data(world: ProgramWorld, r: ast.RuleDecl, params: dict) -> RuleData:

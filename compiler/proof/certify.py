@@ -7,11 +7,17 @@
 - every worked example and reference proof accepted, every naive answer passing
   under the manual's rules, and the recall-only score;
 - every unprovable goal certified: the bounded search runs to its fixpoint within
-  its node bound and finds no proof (the report gives bounds, nodes, completeness).
+  its node bound and finds no proof (the report gives bounds, nodes, completeness);
+- the honest floor (compiler/common.py: honest_floors): a task whose naive answer passes
+  in the true world, or a rule required by one task only, is a problem unless the world
+  declares it with `allow "..."`. An unprovable goal's naive answer is the decline only
+  when the manual's rules cannot prove it either (checked here); where they can, a
+  manual-trusting answer is their proof, which is the trap, and the spec must give it.
 """
 from __future__ import annotations
 
-from worldspec.compiler.common import id_order, label_counts, recall_only_score, report_header, rule_tables
+from worldspec.compiler.common import (honest_floors, id_order, label_counts, recall_only_score, report_header,
+                                       rule_tables)
 from worldspec.compiler.proof import generate
 
 
@@ -60,12 +66,19 @@ def certify(world, progress=None) -> dict:
     unprovable = []
     for t in true.tasks:
         data = true.task_data[t.id]
-        v = true.verify(t, t.solution)
-        if not v.passed:
-            problems.append(f"task {t.id}: the reference answer fails in the true world: {v.detail}")
+        references = data.solutions or (t.solution,)
+        for n, answer in enumerate(references, start=1):
+            v = true.verify(t, answer)
+            if not v.passed:
+                which = "the reference answer" if len(references) < 2 else f"reference answer {n}"
+                problems.append(f"task {t.id}: {which} fails in the true world: {v.detail}")
         if t.naive:
             v = base.verify(t, t.naive)
-            if not v.passed:
+            if not v.passed and base.is_decline(t.naive) and base.search(t.id).found:
+                problems.append(f"task {t.id}: the manual's rules prove its goal, so a manual-trusting answer is "
+                                f"that proof (the trap), not a decline: give it as naive \"\"\"...\"\"\":\n"
+                                f"{base.search(t.id).proof.rstrip()}")
+            elif not v.passed:
                 problems.append(f"task {t.id}: the naive answer fails under the manual's rules: {v.detail}")
         if data.unprovable:
             say(f"certifying {t.id} unprovable")
@@ -85,9 +98,12 @@ def certify(world, progress=None) -> dict:
     rules, herrings = rule_tables(world, requires, find_witness, herring_unchanged, problems, say,
                                   unobservable="no one-rule proof tells it apart from its base",
                                   answers="reference proof")
+    notes = _notes(unprovable)
+    honest_floors(true, requires, world.rule_allow, {tid: d.allow for tid, d in true.task_data.items() if d.allow},
+                  problems, notes)
     return {**report_header(world, true, recall_only), "rule_table": rules, "herring_table": herrings,
             "requires": requires, "labels": label_counts(true.tasks), "unprovable": unprovable,
-            "notes": _notes(unprovable), "problems": problems}
+            "notes": notes, "problems": problems}
 
 
 def _notes(unprovable: list) -> list[str]:

@@ -15,7 +15,7 @@ import attrs
 
 from worldspec import ast
 from worldspec.compiler.api import Budget, Example, Kind, Rule, Task
-from worldspec.compiler.common import draw_params, interpolate, read_budget
+from worldspec.compiler.common import allow_reason, draw_params, interpolate, read_budget
 from worldspec.compiler.proof import checker, formula as F, proofs, search
 from worldspec.compiler.proof.formula import FormulaError
 from worldspec.compiler.proof.manual import render_manual, sequent
@@ -29,7 +29,8 @@ SECTIONS = ("infer", "bounds", "decline")
 SYNTAX_KEYS = {"not": "not", "and": "and", "or": "or", "implies": "imp", "imp": "imp", "iff": "iff",
                "falsum": "bot", "bot": "bot", "forall": "all", "all": "all", "exists": "ex", "ex": "ex",
                "turnstile": "turnstile", "premise": "premise", "assume": "assume"}
-TASK_FIELDS = ("prompt", "premises", "premise", "goal", "solution", "naive", "unprovable")
+TASK_FIELDS = ("prompt", "premises", "premise", "goal", "solution", "naive", "unprovable", "allow")
+RULE_FIELDS = ("schema", "statement", "equation", "allow")
 BOUND_KEYS = ("size", "depth", "lines", "nodes", "constants")
 RULE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -142,7 +143,7 @@ class Reader:
             decline = v.strip()
         self.decline = decline
         infer = self.read_infer(generic["infer"])
-        patches, rules = self.read_rules(infer)
+        patches, rules, rule_allow = self.read_rules(infer)
         herrings = self.read_herrings(infer, patches)
         self.bounds = self.read_bounds(generic["bounds"])
         budget = self.read_budget()
@@ -150,8 +151,8 @@ class Reader:
             name=spec.name, version=spec.version, kind=spec.kind, seed=self.seed, default_seed=spec.seed,
             summary=self.text(spec.summary), params=tuple(self.params.items()), manual="", examples=(), tasks=(),
             rules=rules, herrings=herrings, budget=budget, notation=self.notation, infer=infer, patches=patches,
-            applied=frozenset(patches), task_data={}, decline=decline, premise_word=self.words["premise"],
-            assume_word=self.words["assume"], source=spec.file, cache={})
+            applied=frozenset(patches), task_data={}, rule_allow=rule_allow, decline=decline,
+            premise_word=self.words["premise"], assume_word=self.words["assume"], source=spec.file, cache={})
         manual = render_manual(world, self.text(spec.manual),
                                [(r.id, r.title, r.schema, r.doc) for r in infer.values()], budget)
         world = attrs.evolve(world, manual=manual)
@@ -225,9 +226,11 @@ class Reader:
         return out
 
     def read_rules(self, infer):
-        """The patches (rule blocks) and the Rule records they give."""
+        """The patches (rule blocks), the Rule records they give, and their declared exceptions
+        (rule id -> the reason of its `allow "..."`)."""
         patches: dict[str, Schema] = {}
         rules = []
+        allowed: dict[str, str] = {}
         for r in self.spec.rules:
             rid = self.rule_id(r.id, r.span)
             if r.override is not None:
@@ -240,10 +243,11 @@ class Reader:
                                 did_you_mean(rid, infer).strip() or "A rule patches the infer block of the same id.")
             schema = None
             for f in r.fields:
+                if f.key == "allow":
+                    continue  # read once below
                 if f.key != "schema":
-                    raise SpecError(f.span, f"unknown rule field {f.key!r}",
-                                    did_you_mean(f.key, ("schema", "statement", "equation")).strip()
-                                    or "Fields: schema, statement, equation.")
+                    raise SpecError(f.span, f"unknown rule field {f.key!r}", did_you_mean(f.key, RULE_FIELDS).strip()
+                                    or "Fields: " + ", ".join(RULE_FIELDS) + ".")
                 text, span = self.string(f, 'schema "..."')
                 schema = self.schema(text, span, f"rule {rid}'s schema")
             if schema is None:
@@ -265,9 +269,12 @@ class Reader:
                                     "Leave the equation out: it is the schema.")
                 equation = self.text(r.equation)
             patches[rid] = schema
+            reason = allow_reason(r.fields, f"rule {rid}")
+            if reason:
+                allowed[rid] = self.text(reason)
             rules.append(Rule(id=rid, title=self.text(r.title), target=f"rule {rid}", herring=False,
                               statement=self.text(r.statement), equation=equation))
-        return patches, tuple(rules)
+        return patches, tuple(rules), allowed
 
     def read_herrings(self, infer, patches) -> tuple[Rule, ...]:
         """The herrings: base rules that behave as documented."""
@@ -378,6 +385,8 @@ class Reader:
                                         did_you_mean(name, self.bounds).strip() or
                                         "Declare one: bounds small { size 6 depth 2 lines 20 nodes 200000 }")
                     unprovable = name
+                elif f.key == "allow":
+                    continue  # read once below
                 else:
                     raise SpecError(f.span, f"unknown task field {f.key!r}", did_you_mean(f.key, TASK_FIELDS).strip()
                                     or "Task fields: " + ", ".join(TASK_FIELDS) + ".")
@@ -388,17 +397,19 @@ class Reader:
                                 f"{'designated' if unprovable else 'not designated'} unprovable",
                                 "The set label must agree with the unprovable field: runners group tasks by it.")
             seq = sequent(premises, goal, self.notation)
-            solution = self.text(t.solution)
+            solutions = tuple(self.text(s) for s in t.solutions)
             naive = self.text(t.naive)
             if unprovable:
-                if solution and not world.is_decline(solution):
-                    raise SpecError(t.field_span("solution"), f"task {t.id} is unprovable; its solution is "
-                                    f"the decline form {self.decline}", "Leave the solution out.")
-                solution = self.decline
+                for text, span in zip(solutions, _solution_spans(t)):
+                    if not world.is_decline(text):
+                        raise SpecError(span, f"task {t.id} is unprovable; its solution is the decline form "
+                                        f"{self.decline}", "Leave the solution out.")
+                solutions = (self.decline,)
+                # what a manual-trusting answer says when the manual's rules cannot prove the goal
+                # either; certification checks that they cannot (else the naive answer is their proof)
                 naive = naive or self.decline
-            else:
-                if not solution:
-                    raise SpecError(t.span, f"task {t.id} has no reference proof", 'Add solution """...""".')
+            elif not solutions or not solutions[0].strip():
+                raise SpecError(t.span, f"task {t.id} has no reference proof", 'Add solution """...""".')
             prompt = self.text(t.prompt).strip()
             given = ", ".join(F.show(p, self.notation) for p in premises) or "none"
             full = (f"Prove {seq}\n\n" + (f"{prompt}\n\n" if prompt else "") +
@@ -409,22 +420,24 @@ class Reader:
                     f"{self.decline} instead.")
             bounds = self.bounds[unprovable] if unprovable else self.bounds.get("default", search.Bounds())
             task = Task(id=t.id, band=labels["band"], prompt=full, shape="proof",
-                        labels=tuple(sorted(labels.items())), solution=solution, naive=naive)
+                        labels=tuple(sorted(labels.items())), solution=solutions[0], naive=naive)
             out[t.id] = ProofTask(task=task, premises=tuple(premises), goal=goal, unprovable=bool(unprovable),
-                                  bounds=bounds, bounds_name=unprovable or "")
+                                  bounds=bounds, bounds_name=unprovable or "", solutions=solutions,
+                                  allow=self.text(allow_reason(t.extra, f"task {t.id}")))
         partial = attrs.evolve(world, task_data=out)
         for t in self.spec.tasks:
             data = out[t.id]
             if not data.unprovable:
-                self.check_task_proof(partial, t, data, "solution", t.field_span("solution"))
+                several = len(data.solutions) > 1
+                for n, (text, span) in enumerate(zip(data.solutions, _solution_spans(t)), start=1):
+                    self.check_task_proof(partial, t, data, text, f"solution {n}" if several else "solution", span)
             if data.task.naive and not partial.is_decline(data.task.naive):
-                self.check_task_proof(partial, t, data, "naive", t.field_span("naive"), base=True)
+                self.check_task_proof(partial, t, data, data.task.naive, "naive", t.field_span("naive"), base=True)
         return out
 
-    def check_task_proof(self, world, t, data: ProofTask, field: str, span, base: bool = False) -> None:
+    def check_task_proof(self, world, t, data: ProofTask, text: str, field: str, span, base: bool = False) -> None:
         """A task's proof is accepted and proves the task's goal from its premises."""
-        text = getattr(data.task, field)
-        span = _string_span(t, field, span)
+        span = _string_span(t, field.split()[0], span)
         result = self.check_proof(world, text, span, f"task {t.id}'s {field}", base=base)
         extra = [p for p in result.premises if p not in data.premises]
         if extra:
@@ -436,6 +449,11 @@ class Reader:
 
 
 # ---------------------------------------------------------------- spans inside strings
+
+
+def _solution_spans(t: ast.TaskDecl) -> list[ast.Span]:
+    """The span of each `solution` line of a task, in order."""
+    return [span for key, span in t.field_spans if key == "solution"] or [t.span] * len(t.solutions)
 
 
 def _string_span(t: ast.TaskDecl, field: str, span: ast.Span) -> ast.Span:

@@ -47,6 +47,8 @@ class ProofTask:
     unprovable: bool
     bounds: search.Bounds
     bounds_name: str
+    solutions: tuple[str, ...] = ()  # every reference answer (task.solution is the first)
+    allow: str = ""  # a declared exception: why a manual-trusting answer may solve this task
 
 
 @attrs.frozen(eq=False)
@@ -58,6 +60,7 @@ class ProofWorld(WorldHeader):
     patches: dict = attrs.field(repr=False)  # id -> Schema (true)
     applied: frozenset = frozenset()
     task_data: dict = attrs.field(repr=False, factory=dict)
+    rule_allow: dict = attrs.field(repr=False, factory=dict)  # rule id -> why one task may be its only one
     decline: str = DEFAULT_DECLINE
     premise_word: str = "premise"
     assume_word: str = "assume"
@@ -221,10 +224,11 @@ class ProofWorld(WorldHeader):
         return Verdict(tid, ok, detail, (CaseResult((), want, answer.strip(), ok),))
 
     def requires(self, task) -> frozenset[str]:
-        """Patched rules a task needs: knocking the rule back to its base schema makes the
-        reference proof fail (or, for an unprovable goal, makes the goal provable within its
-        bounds), or changes the naive answer's verdict (the manual-trusting answer fails
-        because of this rule and passes without it, or the reverse)."""
+        """Patched rules a task needs: knocking the rule back to its base schema makes every
+        reference proof fail (a rule an alternative solution avoids is not needed; for an
+        unprovable goal: makes the goal provable within its bounds), or changes the naive
+        answer's verdict (the manual-trusting answer fails because of this rule and passes
+        without it, or the reverse)."""
         tid = task if isinstance(task, str) else task.id
         key = ("requires", tid)
         if key not in self.cache:
@@ -249,7 +253,7 @@ class ProofWorld(WorldHeader):
                     if (outcome.found and len(proofs.clean(outcome.proof)) <= data.bounds.lines
                             and knocked.verify(tid, outcome.proof).passed):
                         needed.add(rid)  # provable within the bounds once the rule is reverted
-                elif not knocked.verify(tid, data.task.solution).passed:
+                elif not any(knocked.verify(tid, s).passed for s in data.solutions or (data.task.solution,)):
                     needed.add(rid)
             self.cache[key] = frozenset(needed)
         return self.cache[key]
