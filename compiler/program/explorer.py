@@ -24,7 +24,7 @@ import attrs
 from worldspec.compiler.program.believed import Believed, call, context
 from worldspec.compiler.program.hypotheses import build_space
 from worldspec.compiler.program.probegen import quote
-from worldspec.compiler.program.world import normalise
+from worldspec.compiler.program.repair import Repairer
 
 PINNED = 0.85  # a dependency this sure is taken as known when a segment is designed or read
 INT_VALUES = (0, 1, 2, 3, -1, -3, 4, 5, 7, 10, 12, -7, 97, 64)
@@ -32,6 +32,7 @@ STR_VALUES = ("ab cd", "Ab", "aB", "cart car", "120", "-12", "abc", "", "x", "a,
 LIST_VALUES = ((3, 1, 2), (), (5, -2, 5, 0), (4, 8, 15, 16), (1, 2, 1), (9,), (2, 2, 7, 1, 3))
 STR_LIST_VALUES = (("ab", "cd"), ("x",), ())
 MAX_JOINT = 400  # joint assignments a hook segment is read over (more: it waits for its dependencies)
+MAX_RUNS = 3000  # program runs one foreign probe may cost the scorer
 ARG_TUPLES = 14  # argument tuples drawn per operator (each tried in every scope)
 _LINE = re.compile(r"line (\d+)")
 _SPACES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # builder -> space (built once per world)
@@ -84,7 +85,9 @@ class Explorer:
         self.pending: dict[str, tuple[Segment, ...]] = {}  # own probe text -> its segments
         self.calls = 0
         self.unexplained: set = set()  # (target, segment text) whose output no hypothesis explains
-        self._best: dict = {}  # target -> its most probable survivor (cleared when weights change)
+        self._best: dict = {}
+        self._answers: dict = {}  # (task id, believed ids) -> answer
+        self._repairers: dict = {}  # believed ids -> Repairer  # target -> its most probable survivor (cleared when weights change)
         self._keys: dict = {}  # (segment text, believed ids, target survivors) -> outcome keys
         self._texts: dict = {}  # (value, believed literal ids) -> text
         rng = random.Random(f"explorer:{world.name}:{seed}")
@@ -451,12 +454,10 @@ class Explorer:
                 best = (g, units, seg)
         return best
 
-    def next_probe(self) -> str:
-        """The next call's program: segments of the highest expected gain per unit, one per target."""
+    def plan(self, cap: int) -> tuple[tuple[Segment, ...], float]:
+        """The segments of highest expected gain per unit within cap units, one per target, and the bits
+        they are expected to remove."""
         world = self.believed_world()
-        cap = self.world.budget.units_per_call
-        chosen: list[Segment] = []
-        left = cap
         scored = []
         for target in sorted(self.weights):
             if len(self.weights[target]) > 1:
@@ -464,6 +465,8 @@ class Explorer:
                 if b is not None:
                     scored.append((b[0] / b[1], target))
         scored.sort(key=lambda x: -x[0])
+        chosen: list[Segment] = []
+        left, expected = cap, 0.0
         for _, target in scored:
             if left <= 0:
                 break
@@ -471,20 +474,64 @@ class Explorer:
             if b is not None:
                 chosen.append(b[2])
                 left -= b[1]
+                expected += b[0]
+        return tuple(chosen), expected
+
+    def next_probe(self) -> str:
+        """The next call's program: segments of the highest expected gain per unit, one per target."""
+        chosen, _ = self.plan(self.world.budget.units_per_call)
         if not chosen:  # nothing left to learn: spend the call on a check of the believed world
-            chosen = [Segment("hook output", f"{self.out}({self.text_of(1, world) or '1'})", ())]
+            world = self.believed_world()
+            chosen = (Segment("hook output", f"{self.out}({self.text_of(1, world) or '1'})", (), hook=True),)
         self.calls += 1
-        text = "\n".join(seg.text for seg in chosen)
-        self.pending[text] = tuple(chosen)
+        return self.register(chosen)
+
+    def register(self, segs) -> str:
+        """The program of these segments, remembered so that its feedback is read segment by segment."""
+        text = "\n".join(seg.text for seg in segs)
+        self.pending[text] = tuple(segs)
         return text
+
+    # ------------------------------------------------------------ any program (a model's probes)
+
+    def targets_in(self, program: str) -> list[str]:
+        """The targets a program may exercise: every hook, and the operators it names."""
+        names = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?=\s*\()", program))
+        return [t for t in self.weights if t.startswith("hook ") or t.split(" ", 1)[1] in names]
+
+    def observe_program(self, program: str, feedback: str) -> float:
+        """Prune on the feedback of any program: one target at a time, the others at their most probable
+        hypotheses (a probe that leaves several targets open shows too little to prune any of them)."""
+        bits, runs = 0.0, 0
+        for t in sorted(self.targets_in(program), key=lambda t: (len(self.weights[t]), t)):
+            ids = list(self.weights[t])
+            if len(ids) <= 1:
+                continue
+            if runs + len(ids) > MAX_RUNS:
+                break
+            runs += len(ids)
+            keep = [i for i in ids if self.believed_world(self.by_id[i]).probe(program).text == feedback]
+            bits += self.prune(t, keep)
+        return bits
+
+    def snapshot(self) -> dict:
+        """The beliefs as they stand: weights and unexplained segments (restore() puts them back)."""
+        return {"weights": {t: dict(w) for t, w in self.weights.items()}, "unexplained": set(self.unexplained)}
+
+    def restore(self, state: dict) -> None:
+        """Return to a snapshot's beliefs."""
+        self.weights = {t: dict(w) for t, w in state["weights"].items()}
+        self.unexplained = set(state["unexplained"])
+        self._best.clear()
 
     # ------------------------------------------------------------ reading feedback
 
     def observe(self, program: str, feedback: str) -> float:
-        """Prune on one call's feedback; the bits removed (0 for a program it did not write)."""
+        """Prune on one call's feedback; the bits removed. Its own probes are read segment by segment,
+        any other program as a whole (observe_program)."""
         segs = self.pending.get(program)
         if segs is None:
-            return 0.0
+            return self.observe_program(program, feedback)
         return sum(self.prune(target, keep) for target, keep in self.readings(segs, feedback))
 
     def readings(self, segs, feedback: str):
@@ -559,7 +606,7 @@ class Explorer:
                 continue
             if seg.scope == "in_loop":
                 value = through_binding(world, value)
-            if seen[0] == "ok" and normalise(world.render(value)) == normalise(seen[1]):
+            if seen[0] == "ok" and world.render(value).rstrip() == seen[1].rstrip():
                 keep.append(h.id)
         return keep
 
@@ -569,10 +616,30 @@ class Explorer:
         """The most probable surviving hypothesis of every line believed perturbed (equation notation)."""
         return [self.best(t).line() for t in self.weights if not self.best(t).is_base]
 
+    def report(self) -> str:
+        """The rule report (one line per hypothesis believed to differ from the manual, or UNKNOWN)."""
+        return "\n".join(self.report_lines()) or "UNKNOWN"
+
+    def answer(self, task) -> str:
+        """A task's answer: a prediction runs the task's program in the believed world; a program or
+        function task gets its naive answer repaired for the believed world (repair.py)."""
+        if task.shape == "predict":
+            blocks = re.findall(r"```[a-z]*\n(.*?)```", task.prompt, re.S)
+            return self.predict(blocks[-1]) if blocks else ""
+        if not task.naive:
+            return ""
+        key = (task.id, self.map_ids())
+        if key not in self._answers:
+            repairer = self._repairers.get(self.map_ids())
+            if repairer is None:
+                repairer = self._repairers[self.map_ids()] = Repairer(self)
+            self._answers[key] = repairer.repair(task.naive)
+        return self._answers[key]
+
     def predict(self, program: str) -> str:
         """A program's output in the believed world (with its error line, as a prediction shows it)."""
         r = self.believed_world().execute(program)
-        return normalise("\n".join(list(r.lines) + ([r.error] if r.error else [])))
+        return "\n".join(list(r.lines) + ([r.error] if r.error else []))
 
 
 def run_key(world, text: str) -> tuple:
