@@ -419,6 +419,7 @@ def build_space(world, families=None, seed: int = 0) -> dict[str, list[Hypothesi
         short_seen: dict[tuple, list[int]] = {}
         full: dict[int, tuple] = {}
         hyps: list[Hypothesis] = []
+        ids: set[str] = set()
         for fam_name, label, scope, body, weight in candidates:
             try:
                 sexpr(body)
@@ -438,7 +439,10 @@ def build_space(world, families=None, seed: int = 0) -> dict[str, list[Hypothesi
                 hyps[twin] = attrs.evolve(hyps[twin], weight=hyps[twin].weight + weight)
                 continue
             short_seen.setdefault(short, []).append(len(hyps))
-            hyps.append(Hypothesis(f"{target}|{fam_name}|{label}|{scope}", target, fam_name, body,
-                                   tuple(names), weight, unit))
+            hid = f"{target}|{fam_name}|{label}|{scope}"
+            if hid in ids:  # several bodies of one family with one binding: numbered
+                hid = f"{hid}#{sum(1 for i in ids if i.startswith(hid))}"
+            ids.add(hid)
+            hyps.append(Hypothesis(hid, target, fam_name, body, tuple(names), weight, unit))
         space[target] = hyps
     return space

@@ -222,6 +222,8 @@ class Repairer:
                     if i < j and p.type.name == q.type.name == "int":
                         for k in consts:
                             out.append(lambda a, i=i, j=j, k=k: f"{name}({', '.join(_put(_put(a, i, f'{sub}({a[i]}, {k})'), j, f'{sub}({a[j]}, {k})'))})")
+            if n == 2 and all(p.type.name == "int" for p in d.params):  # a sum written with differences
+                out.append(lambda a: f"{sub}({a[0]}, {sub}(0, {a[1]}))")
         if neg:
             out.append(lambda a: f"{neg}({name}({', '.join(a)}))")
             if n == 2:
@@ -231,6 +233,7 @@ class Repairer:
             for i, p in enumerate(d.params):
                 if p.type.name in ("list", "any"):
                     out.append(lambda a, i=i: f"{name}({', '.join(_put(a, i, f'{rev}({a[i]})'))})")
+                    out.append(lambda a, i=i: f"{rev}({name}({', '.join(_put(a, i, f'{rev}({a[i]})'))}))")
         return out
 
     def rewrite_for(self, target: str, scope: str):
