@@ -232,6 +232,8 @@ class Explorer:
                     args += [rng.choice(pools["int"]) for _ in range(rng.randint(0, 3))]
                 elif k % 3 == 1 and p.type.name in seen:
                     args.append(seen[p.type.name])
+                elif k % 3 == 2 and isinstance(seen.get(p.type.name), str):  # differs only in letter case
+                    args.append(seen[p.type.name].swapcase())
                 else:
                     args.append(rng.choice(pool))
                     seen.setdefault(p.type.name, args[-1])
@@ -355,7 +357,7 @@ class Explorer:
         yes = s.word("true")
         if None in (t(-3), t(0)):
             return []
-        deps = {"hook int_literal"}
+        deps = {"hook int_literal", "hook assign", "hook lookup"}  # every one of them stores and reads
         a, g = f"za{k}", f"zg{k}"
         progs = [("\n".join([s.render("assign", name=a, expr=t(-3)), f"{out}({a})"]), deps),
                  ("\n".join([s.render("assign", name=a, expr=yes), f"{out}({a})"]), deps)]
@@ -369,12 +371,12 @@ class Explorer:
                        deps | {f"op {self.list_maker}", "hook iterate"})]
         if s.has("function") and s.has("return"):
             progs += [("\n".join([s.render("function", name=g, params="zp"), "    " + s.render("return", expr="zp"),
-                                  f"{out}({g}({yes}))"]), set()),
+                                  f"{out}({g}({yes}))"]), deps),
                       ("\n".join([s.render("function", name=g, params="zp"), "    " + s.render("return", expr="zp"),
                                   f"{out}({g}({t(-3)}))"]), deps),
                       ("\n".join([s.render("assign", name=a, expr=yes),
                                   s.render("function", name=g, params=""), "    " + s.render("return", expr=a),
-                                  f"{out}({g}())"]), set())]
+                                  f"{out}({g}())"]), deps)]
         return progs
 
     # ------------------------------------------------------------ choosing probes

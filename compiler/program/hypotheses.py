@@ -24,7 +24,7 @@ from worldspec.values import Ctx, EvalError
 
 FAMILIES_FILE = Path(__file__).with_name("families.spec")
 BASE_WEIGHT = 0.3  # prior mass of the manual's own line; the families share the rest
-SAMPLES = 24  # argument lists per behaviour fingerprint
+SAMPLES = 36  # argument lists per behaviour fingerprint
 SHORT = 6  # of which the first few make the quick key
 SCOPES = ("top", "in_function", "in_loop")
 _SPECIAL = ("base", "base_with", "base_with_all", "replace_op", "shift_const")
@@ -353,19 +353,21 @@ CURATED = {
 
 
 def curated_values(params, rng: random.Random, n: int):
-    """n argument lists drawn from CURATED (a variadic parameter gets a list of them)."""
+    """n argument lists that walk through CURATED (every value of a pool shows up when n allows;
+    every third list repeats an argument of the same type; a variadic parameter gets a list)."""
     pool = {k: list(v) for k, v in CURATED.items()}
-    pool["any"] = [0, 2, -3, -1, 7, *pool["str"][:6], *pool["list"][:4], True, False]
+    pool["any"] = [0, "Ab cD", [3, 1, 2], -3, "120", True, 2, "a,b", [], -1, "-12", [5, -2, 5, 0], 7, "abc",
+                   False, "", [1, 2, 1]]
     for k in range(n):
         args, by_type = [], {}
-        for p in params:
+        for j, p in enumerate(params):
             options = pool.get(p.type.name, pool["any"])
             if p.variadic:
                 args.append([rng.choice(options) for _ in range(rng.randint(0, 4))])
             elif k % 3 == 1 and p.type.name in by_type:  # equal arguments: where strictness shows
                 args.append(by_type[p.type.name])
             else:
-                args.append(rng.choice(options))
+                args.append(options[(k * (j + 1) + 5 * j) % len(options)])
                 by_type.setdefault(p.type.name, args[-1])
         yield args
 
