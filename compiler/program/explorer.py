@@ -27,13 +27,13 @@ from worldspec.compiler.program.probegen import quote
 from worldspec.compiler.program.repair import Repairer
 
 PINNED = 0.85  # a dependency this sure is taken as known when a segment is designed or read
-INT_VALUES = (0, 1, 2, 3, -1, -3, 4, 5, 7, 10, 12, -7, 97, 64)
+INT_VALUES = (0, 1, 2, 3, -1, 1, 2, 3, 4, 0, -3, 5, 7, 10, 12, -7, 97, 64)
 STR_VALUES = ("ab cd", "Ab", "aB", "cart car", "120", "-12", "abc", "", "x", "a,b", "Hello world", "7", "ab")
 LIST_VALUES = ((3, 1, 2), (), (5, -2, 5, 0), (4, 8, 15, 16), (1, 2, 1), (9,), (2, 2, 7, 1, 3))
 STR_LIST_VALUES = (("ab", "cd"), ("x",), ())
 MAX_JOINT = 400  # joint assignments a hook segment is read over (more: it waits for its dependencies)
 MAX_RUNS = 3000  # program runs one foreign probe may cost the scorer
-ARG_TUPLES = 14  # argument tuples drawn per operator (each tried in every scope)
+ARG_TUPLES = 24  # argument tuples drawn per operator (each tried in every scope)
 _LINE = re.compile(r"line (\d+)")
 _SPACES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # builder -> space (built once per world)
 

@@ -222,6 +222,9 @@ class Repairer:
                     if i < j and p.type.name == q.type.name == "int":
                         for k in consts:
                             out.append(lambda a, i=i, j=j, k=k: f"{name}({', '.join(_put(_put(a, i, f'{sub}({a[i]}, {k})'), j, f'{sub}({a[j]}, {k})'))})")
+            for i, p in enumerate(d.params):  # the mirror image: -f(-x) (rounding up <-> down, signs)
+                if p.type.name == "int" and d.returns.name == "int":
+                    out.append(lambda a, i=i: f"{sub}(0, {name}({', '.join(_put(a, i, f'{sub}(0, {a[i]})'))}))")
             if n == 2 and all(p.type.name == "int" for p in d.params):  # a sum written with differences
                 out.append(lambda a: f"{sub}({a[0]}, {sub}(0, {a[1]}))")
         if neg:
