@@ -161,11 +161,18 @@ class ExplorerAgent(BuiltinAgent):
         self._at(request.messages)
         return self.session.answer(self.world.task(task_id))
 
-    async def complete(self, request: Request) -> Reply:
+    def _reply(self, request: Request) -> Reply:
         if request.purpose == "rules":
             self._at(request.messages)
             return Reply(content=fenced(self.session.report()))
-        return await super().complete(request)
+        if request.purpose == "explore":
+            return self.explore(request)
+        if request.purpose.startswith("task:"):
+            return Reply(content=fenced(self.answer(request.purpose[5:], request)))
+        return Reply(content="")
+
+    async def complete(self, request: Request) -> Reply:
+        return self._reply(request)
 
 
 class ReplayAgent(Model):

@@ -130,7 +130,7 @@ class Explorer:
     def prune(self, target: str, keep) -> float:
         """Keep only these hypothesis ids of a target (when any survive); the bits removed. `keep` may map
         ids to marginal masses: the kept hypotheses are then reweighted in proportion to them."""
-        w = self.weights[target]
+        w = self.weights.get(target, {})
         kept = {i: w[i] for i in keep if i in w}
         if not kept:
             return 0.0
@@ -484,7 +484,7 @@ class Explorer:
         chosen, _ = self.plan(self.world.budget.units_per_call)
         if not chosen:  # nothing left to learn: spend the call on a check of the believed world
             world = self.believed_world()
-            chosen = (Segment("hook output", f"{self.out}({self.text_of(1, world) or '1'})", (), hook=True),)
+            chosen = (Segment("", f"{self.out}({self.text_of(1, world) or '1'})", (), hook=True),)
         self.calls += 1
         return self.register(chosen)
 
@@ -556,7 +556,9 @@ class Explorer:
                 seen = ("ok", lines[n])
             else:
                 break
-            if seg.hook:
+            if seg.target not in self.weights:  # a check that tests no target
+                read = [("", [])]
+            elif seg.hook:
                 read = self.joint(seg, seen)
             elif all(self.certainty(d) >= PINNED for d in seg.deps):
                 read = [(seg.target, self.consistent(seg, seen, world))]

@@ -8,12 +8,25 @@ program as a whole (Explorer.observe_program). The runner sees only the records.
 """
 from __future__ import annotations
 
+import weakref
+
 from worldspec.compiler.api import ProbeInformation
 from worldspec.compiler.program.explorer import Explorer
+
+# builder -> {(seed, probes): records}: identical trajectories (deterministic agents) are scored once
+_SCORED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def score(world, probes, seed: int = 0) -> list[ProbeInformation]:
     """One record per probe; `probes` holds (program, feedback text, units charged)."""
+    probes = tuple(tuple(p) for p in probes)
+    memo = _SCORED.setdefault(world.builder, {})
+    if (seed, probes) not in memo:
+        memo[(seed, probes)] = _score(world, probes, seed)
+    return list(memo[(seed, probes)])
+
+
+def _score(world, probes, seed: int) -> list[ProbeInformation]:
     ex = Explorer(world, seed)
     cap = world.budget.units_per_call
     out = []
