@@ -224,16 +224,11 @@ def sexpr(e) -> str:
         return str(v)
     if isinstance(e, ast.Var):
         return e.name
-    if isinstance(e, ast.BinOp):
-        return f"({e.op} {sexpr(e.left)} {sexpr(e.right)})"
-    if isinstance(e, ast.Neg):
-        return f"(- 0 {sexpr(e.operand)})"
-    if isinstance(e, ast.Not):
-        return f"(not {sexpr(e.operand)})"
-    if isinstance(e, ast.And):
-        return f"(and {sexpr(e.left)} {sexpr(e.right)})"
-    if isinstance(e, ast.Or):
-        return f"(or {sexpr(e.left)} {sexpr(e.right)})"
+    if isinstance(e, (ast.BinOp, ast.And, ast.Or)):
+        head = e.op if isinstance(e, ast.BinOp) else type(e).__name__.lower()
+        return f"({head} {sexpr(e.left)} {sexpr(e.right)})"
+    if isinstance(e, (ast.Neg, ast.Not)):
+        return f"({'- 0' if isinstance(e, ast.Neg) else 'not'} {sexpr(e.operand)})"
     if isinstance(e, ast.If):
         return f"(if {sexpr(e.cond)} {sexpr(e.then)} {sexpr(e.orelse)})"
     if isinstance(e, ast.ListExpr):
