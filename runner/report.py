@@ -105,10 +105,6 @@ def status_line(stamp: dict, noun: str) -> list[str]:
 # Milestone worlds
 
 
-# how a built-in system's row is labelled where its answers are not its own (docs/explorer.md)
-SYSTEM_LABELS = {"explorer": "explorer (naive-program repair)"}
-
-
 def milestone_summary(records: Sequence[dict], header: dict) -> dict:
     return {"results": metrics.milestone_results(records), "information": metrics.information_rows(records)}
 
@@ -155,8 +151,7 @@ def milestone_markdown(summary: dict, images: Sequence[str]) -> list[str]:
         rows = []
         for s in systems:
             a, o0, a4 = idx.get((s, "autonomous")), idx.get((s, "open-book-m0")), idx.get((s, "a4-open-book"))
-            row = [SYSTEM_LABELS.get(s, s)] + ([num(a["m0"]), num(a["best"]), num(a["mean"]), num(a["worst"]), a["n"],
-                                                num(a["gain"])]
+            row = [s] + ([num(a["m0"]), num(a["best"]), num(a["mean"]), num(a["worst"]), a["n"], num(a["gain"])]
                          if a else ["—"] * 6)
             row += [num(o0["best"]) if o0 else "—", num(a4["best"]) if a4 else "—"]
             if a is None:
