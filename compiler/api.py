@@ -219,6 +219,43 @@ class World(Protocol):
     def certify(self, progress=None) -> dict: ...
 
 
+# ---------------------------------------------------------------- optional capabilities
+
+
+@attrs.frozen
+class ProbeInformation:
+    """What one probe of a trajectory taught, measured on the built-in explorer's hypothesis space."""
+
+    index: int  # the probe's place in the trajectory (from 0)
+    units: int  # probe units it was charged
+    bits: float  # bits it removed, given the feedback before it
+    best: float  # bits the best probe of the same cost was expected to remove at that point
+
+
+@runtime_checkable
+class Explorable(Protocol):
+    """A world with a built-in explorer (program worlds). Other kinds do not have these members; a judge
+    world would add them here with its own hypothesis space (e.g. candidate answers the judge allows).
+
+    `explorer(seed)` returns a session with next_probe() -> program text, observe(program, feedback),
+    report() -> rule report text, answer(task) -> answer text, snapshot()/restore(weights);
+    `information(probes)` scores [(program, feedback, units)] -> [ProbeInformation]."""
+
+    def explorer(self, seed: int = 0): ...
+
+    def information(self, probes) -> list[ProbeInformation]: ...
+
+
+def explorer_of(world, seed: int = 0):
+    """The world's built-in explorer session, or None when its kind has none."""
+    return world.explorer(seed) if isinstance(world, Explorable) else None
+
+
+def information_of(world, probes) -> list[ProbeInformation] | None:
+    """Information per probe of a trajectory, or None when the world's kind does not measure it."""
+    return world.information(probes) if isinstance(world, Explorable) else None
+
+
 @attrs.frozen
 class Kind:
     """One world kind as the compiler's registry holds it (compiler/build.py)."""

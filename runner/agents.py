@@ -4,6 +4,10 @@ Milestone worlds (`--agent NAME`):
   oracle    states the true rule equations and submits reference solutions
             (the pipeline's self-test: must score 100%);
   manual    trusts the manual: submits naive solutions (the recall-only floor);
+  explorer  explores without a model: probes chosen by expected information gain over a
+            hypothesis space built from the manual (the world's own explorer, api.Explorable);
+            states its most probable hypotheses, predicts by running programs under them and
+            repairs naive answers ("explorer (naive-program repair)" in docs/explorer.md);
   replay:DIR[#SYSTEM]  replays the replies of a recorded run (probes still run live).
 
 Turn@shot worlds (black boxes, game boxes):
@@ -22,8 +26,11 @@ import json
 
 import attrs
 
+from worldspec.compiler.api import Explorable, explorer_of
+
 from .answers import extract_answer, fenced, reportable_rules, rule_line
 from .log import load_run
+from .metrics import tool_exchanges
 from .models import FatalError, Model, Reply, Request, ToolCall
 
 REPLAY = "replay:"
@@ -112,6 +119,62 @@ class ManualAgent(MilestoneAgent):
         return self.world.task(task_id).naive
 
 
+class ExplorerAgent(BuiltinAgent):
+    """The world's built-in explorer. Its beliefs depend only on the (program, feedback) pairs of a
+    conversation, so one session serves every trajectory: the weights after each sequence of exchanges
+    are kept, and a request (a probe, a milestone asked after later probes) resumes from its own."""
+
+    name = model_id = "explorer"
+
+    def __init__(self, world, probe_seed: int = 0):
+        super().__init__(world, probe_seed)
+        self.session = explorer_of(world, probe_seed)
+        if self.session is None:
+            raise FatalError(f"the explorer does not apply to {world.name} (kind {world.kind}): "
+                             "only worlds with a built-in explorer (program worlds) have one")
+        self.states: dict[tuple, dict] = {(): self.session.snapshot()}  # exchanges -> weights after them
+        self.probes: dict[tuple, str] = {}  # exchanges -> the probe sent next
+
+    def _at(self, messages) -> tuple:
+        """Put the session in the state of this conversation (observing what it has not seen)."""
+        exchanges = tuple(tool_exchanges(messages))
+        k = len(exchanges)
+        while exchanges[:k] not in self.states:
+            k -= 1
+        self.session.restore(self.states[exchanges[:k]])
+        for i in range(k, len(exchanges)):
+            self.session.observe(*exchanges[i])
+            self.states[exchanges[:i + 1]] = self.session.snapshot()
+        return exchanges
+
+    def explore(self, request: Request) -> Reply:
+        if request.tools and request.tool_choice != "none":
+            exchanges = self._at(request.messages)
+            if exchanges not in self.probes:
+                self.probes[exchanges] = self.session.next_probe()
+            args = json.dumps({self.world.tool.parameter: self.probes[exchanges]})
+            return Reply(content=None, tool_calls=(ToolCall(
+                id=f"explorer_{len(exchanges)}", name=request.tools[0]["function"]["name"], arguments=args),))
+        return Reply(content="Nothing more to probe this round.")
+
+    def answer(self, task_id: str, request: Request) -> str:
+        self._at(request.messages)
+        return self.session.answer(self.world.task(task_id))
+
+    def _reply(self, request: Request) -> Reply:
+        if request.purpose == "rules":
+            self._at(request.messages)
+            return Reply(content=fenced(self.session.report()))
+        if request.purpose == "explore":
+            return self.explore(request)
+        if request.purpose.startswith("task:"):
+            return Reply(content=fenced(self.answer(request.purpose[5:], request)))
+        return Reply(content="")
+
+    async def complete(self, request: Request) -> Reply:
+        return self._reply(request)
+
+
 class ReplayAgent(Model):
     """Replays a recorded run: replies looked up by (condition, trajectory, purpose,
     milestone, answer index, exploration step). Probes are executed live by the
@@ -157,7 +220,12 @@ def replay_key(d: dict) -> tuple:
             d.get("answer_index", 0), d.get("step"))
 
 
-MILESTONE_AGENTS = {"oracle": OracleAgent, "manual": ManualAgent}
+MILESTONE_AGENTS = {"oracle": OracleAgent, "manual": ManualAgent, "explorer": ExplorerAgent}
+
+
+def default_milestone_agents(world) -> tuple[str, ...]:
+    """The built-in agents a milestone world runs when none is named (the explorer where it applies)."""
+    return tuple(a for a in MILESTONE_AGENTS if a != "explorer" or isinstance(world, Explorable))
 
 
 def milestone_agent(spec: str, world) -> Model:

@@ -22,11 +22,14 @@ betrayal rates with bootstrap 95% intervals over matches, per-opponent scores).
 """
 from __future__ import annotations
 
+import json
 import math
 import random
 from collections import Counter, defaultdict
 from fractions import Fraction
 from typing import Mapping, Sequence
+
+from worldspec.compiler.api import information_of
 
 REGRESSION_POINTS = 3
 
@@ -319,3 +322,57 @@ def judge_results(records: Sequence[dict]) -> dict:
                            "pass1": p["pass1"] if p else None, "pass_k": p["solved"] if p else None,
                            "k": p["k"] if p else None})
     return {"results": results, "worlds": worlds}
+
+
+# ----------------------------------------------------------------------------
+# Information per probe (docs/explorer.md)
+
+
+def tool_exchanges(messages) -> list[tuple[str, str]]:
+    """(program, feedback) for every tool call in a conversation that got a reply, in order."""
+    programs: dict[str, str] = {}
+    out = []
+    for m in messages:
+        for tc in m.get("tool_calls") or ():
+            try:
+                args = json.loads((tc.get("function") or {}).get("arguments") or "{}")
+            except (json.JSONDecodeError, TypeError):
+                args = {}
+            if isinstance(args, dict):
+                prog = next((v for v in args.values() if isinstance(v, str)), None)
+                if prog is not None:
+                    programs[tc.get("id", "")] = prog
+        if m.get("role") == "tool" and m.get("tool_call_id") in programs:
+            out.append((programs[m["tool_call_id"]], m.get("content") or ""))
+    return out
+
+
+def information_record(world, messages) -> dict:
+    """{"information": ...} for a trajectory's record: bits per probe on the world's explorer space
+    (nothing when the world's kind does not measure it)."""
+    exchanges = tool_exchanges(messages)
+    probes = [(p, f, 0 if f.startswith(("rejected", "error: unknown tool", "error: invalid")) else world.charge(p))
+              for p, f in exchanges]
+    scored = information_of(world, probes)
+    if scored is None:
+        return {}
+    return {"information": information_summary(
+        [{"bits": r.bits, "best": r.best, "units": r.units} for r in scored])}
+
+
+def information_summary(probes: Sequence[Mapping]) -> dict:
+    """Total bits, bits per call, efficiency (actual / best) and the probes that removed nothing."""
+    bits = sum(p["bits"] for p in probes)
+    best = sum(p["best"] for p in probes)
+    calls = sum(1 for p in probes if p["units"])
+    return {"probes": list(probes), "bits": round(bits, 2), "best": round(best, 2), "calls": calls,
+            "bits_per_call": round(bits / calls, 3) if calls else None,
+            "efficiency": round(bits / best, 3) if best else None,
+            "removed_nothing": [i + 1 for i, p in enumerate(probes) if p["units"] and p["bits"] <= 0]}
+
+
+def information_rows(trajectories: Sequence[Mapping]) -> list[dict]:
+    """One row per trajectory that measured information, in record order."""
+    return [{"world": t["world"], "system": t["system"], "condition": t["condition"],
+             "trajectory": t["trajectory"], **{k: v for k, v in t["information"].items() if k != "probes"}}
+            for t in trajectories if t.get("information")]

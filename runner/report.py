@@ -109,7 +109,20 @@ def status_line(stamp: dict, noun: str) -> list[str]:
 
 
 def milestone_summary(records: Sequence[dict], header: dict) -> dict:
-    return {"results": metrics.milestone_results(records)}
+    return {"results": metrics.milestone_results(records), "information": metrics.information_rows(records)}
+
+
+def information_markdown(rows: Sequence[dict]) -> list[str]:
+    """The information-per-probe table: one row per trajectory (docs/explorer.md)."""
+    if not rows:
+        return []
+    return ["", "Information per probe, every trajectory: bits each probe removed from the built-in "
+            "explorer's hypothesis space given the feedback before it; efficiency = bits / bits the best "
+            "probe of the same cost was expected to remove; the probes (by number) that removed nothing.", ""] + \
+        table(("World", "System", "Condition", "r", "Bits", "Bits/call", "Efficiency", "Removed nothing"),
+              [(r["world"], r["system"], r["condition"], r["trajectory"], num(r["bits"], 1),
+                num(r["bits_per_call"], 2), num(r["efficiency"], 2),
+                ", ".join(map(str, r["removed_nothing"])) or "none") for r in rows])
 
 
 def milestone_headline(summary: dict) -> list[str]:
@@ -197,6 +210,7 @@ def milestone_markdown(summary: dict, images: Sequence[str]) -> list[str]:
                       "is covered when every rule it requires is stated correctly.", ""] + cov_lines
         lines += [f"\n![milestone curves for {world}]({img})" for img in images if img == curves_name(world)]
         lines.append("")
+    lines += information_markdown(summary.get("information") or ())
     if not summary["results"]:
         lines.append("No finished trajectories.")
     return lines

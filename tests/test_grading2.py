@@ -372,7 +372,7 @@ def test_worldspec_run_aliencode_derives_a4o_and_fixed_from_the_best_autonomous_
     out = tmp_path / "run"
     r = CliRunner().invoke(main, ["run", "aliencode", "--condition", "autonomous", "--condition", "a4-open-book",
                                   "--condition", "fixed", "--out", str(out), "--quiet", "-n", "2",
-                                  "--answers", "1"])
+                                  "--answers", "1", "--agent", "oracle", "--agent", "manual"])
     assert r.exit_code == 0, r.output
     events = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
     records = {e["conv"]: e["record"] for e in events if e["type"] == "trajectory"}

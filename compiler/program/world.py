@@ -12,8 +12,9 @@ import attrs
 
 from worldspec.compiler.api import CaseResult, Feedback, Task, ToolSpec, Verdict, WorldHeader
 from worldspec.compiler.common import capped_feedback
-from worldspec.compiler.program import equations, kernel, kernel_ast
+from worldspec.compiler.program import equations, information, kernel, kernel_ast
 from worldspec.compiler.program.certify import certify_program
+from worldspec.compiler.program.explorer import Explorer
 from worldspec.compiler.program.probegen import ProbeGenerator
 from worldspec.compiler.program.semantics import Semantics, SemanticsBuilder, param_list
 from worldspec.values import MAX_STEPS, EvalError, show as std_show
@@ -341,3 +342,13 @@ class ProgramWorld(WorldHeader):
     def certify(self, progress=None) -> dict:
         """The certification report (compiler/program/certify.py)."""
         return certify_program(self, progress)
+
+    # ------------------------------------------------------------ the built-in explorer (api.Explorable)
+
+    def explorer(self, seed: int = 0) -> Explorer:
+        """A session of the built-in explorer (compiler/program/explorer.py)."""
+        return Explorer(self, seed)
+
+    def information(self, probes) -> list:
+        """Bits each probe removed from the explorer's hypothesis space (compiler/program/information.py)."""
+        return information.score(self, probes)

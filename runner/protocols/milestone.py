@@ -27,7 +27,7 @@ from pathlib import Path
 
 import attrs
 
-from ..agents import MILESTONE_AGENTS, milestone_agent
+from ..agents import default_milestone_agents, milestone_agent
 from ..answers import report_instructions, reportable_rules
 from ..metrics import best_of
 from ..models import FatalError, Model
@@ -211,7 +211,7 @@ class Milestone:
                    "volume_from", "full_volume", "fixed_seed")
 
     def default_agents(self, worlds) -> tuple[str, ...]:
-        return tuple(MILESTONE_AGENTS)
+        return default_milestone_agents(worlds[0])
 
     def lineup(self, worlds, models, agents, config) -> MilestoneLineup:
         (world,) = worlds

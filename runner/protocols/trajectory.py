@@ -273,6 +273,7 @@ class Trajectory:
         }
         if self.error:
             rec["error"] = self.error
+        rec.update(metrics.information_record(self.world, self.history))
         if self.ended:
             rec["exploration_ended"] = self.ended
         if self.script is not None:
