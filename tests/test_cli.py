@@ -306,3 +306,13 @@ def test_play_serves_every_world_kind(world, probe):
     res = CliRunner().invoke(main, ["play", world], input=session)
     assert res.exit_code == 0, res.output
     assert "internal error" not in res.output and "1 of" in res.output
+
+
+def test_a_probe_may_start_with_a_minus_sign():
+    """`worldspec probe BOX -2.5` is the probe -2.5, not an unknown option (no `--` needed)."""
+    box = os.path.join(os.path.dirname(__file__), "..", "worlds", "oracle", "physics",
+                       "psi-e-freefall-infheight.world")
+    r = CliRunner().invoke(main, ["probe", box, "-2.5"])
+    plain = CliRunner().invoke(main, ["probe", box, "--", "-2.5"])
+    assert r.exit_code == 0 and r.output == plain.output and "object1" in r.output, r.output
+    assert CliRunner().invoke(main, ["probe", box, "3", "--seed", "4"]).exit_code == 0

@@ -334,7 +334,8 @@ def manual(world, seed, examples):
             click.echo(f"### {e.id} ({e.band}): {e.prompt}\n```\n{e.program}\n```\nOutput:\n```\n{e.output}\n```\n")
 
 
-@main.command()
+# a probe may start with a minus sign (`worldspec probe box -2.5`): an unknown option is the probe's text
+@main.command(context_settings={"ignore_unknown_options": True})
 @click.argument("world")
 @click.argument("program")
 @seed_option
