@@ -44,7 +44,7 @@ from worldspec.values import Ctx, EvalError, LimitError, collection
 ALLOWED_NODES = frozenset({
     py.Module, py.FunctionDef, py.arguments, py.arg, py.Return, py.Assign, py.Expr, py.If, py.For, py.While,
     py.Break, py.Continue, py.Pass, py.Try, py.ExceptHandler, py.Raise, py.Name, py.Load, py.Store,
-    py.Constant, py.List, py.Subscript, py.Call, py.Compare, py.In, py.Eq, py.IfExp, py.UnaryOp, py.Not,
+    py.Constant, py.List, py.Subscript, py.Call, py.Compare, py.In, py.Eq, py.UnaryOp, py.Not,
     py.BoolOp, py.And, *OP_NODES,
 })
 LOCALS = frozenset({"run", "S", "G", "F", "ln", "c", "e"})  # the generated code's own variables (and t<n>, w<n>)
@@ -206,7 +206,8 @@ class AstCompiler(ProgramCompiler):
         self.defs: list[py.FunctionDef] = []
         self.later: list = []  # (UserFunction, generated function name): bodies set once built
         self.bound: frozenset = frozenset()  # names the running scope surely holds here
-        self.ops_made: dict = {}  # (op, static context) -> generated function name (None: its closure)
+        self.untranslatable: set = set()  # (op, static context) whose body stays a closure
+        self.pre: list[py.stmt] = []  # the statements that compute the expression being compiled
         self.temps = 0
         hooks = sem.hooks
         lookup, ops, call = hooks.get("lookup"), sem.ops, self.invoke
@@ -264,9 +265,6 @@ class AstCompiler(ProgramCompiler):
             return None
         for fn, gen in self.later:
             fn.native = made[gen]
-        for gen in self.ops_made.values():
-            if gen is not None:
-                self.table[gen] = made[gen]
         main = made["main"]
 
         def run_native(run):
@@ -314,13 +312,35 @@ class AstCompiler(ProgramCompiler):
         return [_assign(_store("c"), call), _n(py.If, _name("c"), then, [])]
 
     # ------------------------------------------------------------ statements
+    # Expressions compile to statements (in self.pre) that leave their value in a name or a
+    # constant, in the closure kernel's order of evaluation; operator bodies are inlined.
+
+    def staged(self, make) -> tuple[list[py.stmt], py.expr]:
+        """The statements make() emits, and the name or constant it returns."""
+        saved, self.pre = self.pre, []
+        try:
+            value = make()
+            return self.pre, value
+        finally:
+            self.pre = saved
+
+    def spill(self, value: py.expr) -> py.expr:
+        """A value held in a fresh local (a name or a constant as it is)."""
+        if type(value) is py.Constant or type(value) is py.Name:
+            return value
+        t = self.temp()
+        self.pre.append(_assign(_store(t), value))
+        return _name(t)
 
     def g_assign(self, node):
-        name, value = self.target(node), self.gexpr(self.exprs(node)[0])
+        name, expr = self.target(node), self.exprs(node)[0]
         hook = self.sem.hooks.get("assign")
-        if hook is not None:
-            value = self.hook_call(hook, _const(name), value)
-        return [_assign(_set_item("S", name), value)]
+
+        def value():
+            v = self.gexpr(expr)
+            return v if hook is None else self.hook_call(hook, _const(name), v)
+        stmts, v = self.staged(value)
+        return [*stmts, _assign(_set_item("S", name), v)]
 
     def target(self, node) -> str:
         return next(str(c) for c in node.children if isinstance(c, Token))
@@ -331,18 +351,19 @@ class AstCompiler(ProgramCompiler):
 
     def g_output(self, node):
         args = node.children[0]
-        parts = [self.gexpr(a) for a in args.children] if args is not None else []
+        stmts, parts = self.staged(lambda: [self.gexpr(a) for a in args.children] if args is not None else [])
         show, out_hook = self.sem.hooks.get("show"), self.sem.hooks.get("output")
         if len(parts) == 1 and show is None and out_hook is None:
-            return [_n(py.Expr, _call(self.obj(emit_one), _name("run"), parts[0]))]
-        return [_n(py.Expr, _call(self.obj(emit), _name("run"), _n(py.List, parts, py.Load()), self.value(show),
-                              self.value(out_hook)))]
+            return [*stmts, _n(py.Expr, _call(self.obj(emit_one), _name("run"), parts[0]))]
+        return [*stmts, _n(py.Expr, _call(self.obj(emit), _name("run"), _n(py.List, parts, py.Load()),
+                                          self.value(show), self.value(out_hook)))]
 
     def g_expr_stmt(self, node):
         if self._mutated(node.children[0]) is not None or (
                 self.in_function and self.sem.hooks.get("no_return") is not None):
             return None  # a write-back, or the value kept for no_return: the closure kernel's statement
-        return [_n(py.Expr, self.gexpr(node.children[0]))]
+        stmts, _ = self.staged(lambda: self.gexpr(node.children[0]))
+        return stmts or [_n(py.Pass)]
 
     def g_pass_(self, node):
         return [_n(py.Pass)]
@@ -358,17 +379,17 @@ class AstCompiler(ProgramCompiler):
         if self.sem.hooks.get("branch_order") is not None or self.sem.hooks.get("else_runs") is not None:
             return None
         cond, suite, *rest = node.children
-        branches = [(self.cond(cond), self.gblock(suite.children))]
+        branches = [(*self.staged(lambda: self.cond(cond)), self.gblock(suite.children))]
         orelse: list[py.stmt] = []
         for c in rest:
             if c is None:
                 continue
             if c.data == "elif_":
-                branches.append((self.cond(c.children[0]), self.gblock(c.children[1].children)))
+                branches.append((*self.staged(lambda: self.cond(c.children[0])), self.gblock(c.children[1].children)))
             else:
                 orelse = self.gblock(c.children[0].children)
-        for test, body in reversed(branches):
-            orelse = [_n(py.If, test, body, orelse)]
+        for pre, test, body in reversed(branches):
+            orelse = [*pre, _n(py.If, test, body, orelse)]
         return orelse
 
     def loop(self, line: int, head: list[py.stmt], each, suite) -> list[py.stmt]:
@@ -386,23 +407,23 @@ class AstCompiler(ProgramCompiler):
     def g_for_(self, node):
         if self.sem.hooks.get("passes") is not None or self.counted:
             return None
-        name, seq = self.target(node), self.gexpr(self.exprs(node)[0])
+        name, expr = self.target(node), self.exprs(node)[0]
         iterate, assign = self.sem.hooks.get("iterate"), self.sem.hooks.get("assign")
         xs, x = self.temp(), self.temp()
-        head = [_assign(_store(xs), _call(self.obj(walked), _name("run"), seq, self.value(iterate),
-                                          _const(None)))]
-        bound: py.expr = _name(x)
+        stmts, seq = self.staged(lambda: self.gexpr(expr))
+        head = [*stmts, _assign(_store(xs), _call(self.obj(walked), _name("run"), seq, self.value(iterate),
+                                                  _const(None)))]
+        binding, bound = [], _name(x)
         if assign is not None:  # a pass binds its element inside the loop (in_loop, one more loop_depth)
             self.loops += 1
             try:
-                bound = self.hook_call(assign, _const(name), bound)
+                binding, bound = self.staged(lambda: self.hook_call(assign, _const(name), _name(x)))
             finally:
                 self.loops -= 1
 
         def each(at_head, body):
-            binding = [*at_head, _assign(_set_item("S", name), bound)] if assign is not None else \
-                [_assign(_set_item("S", name), bound)]
-            return _n(py.For, _store(x), _name(xs), binding + body, [])
+            bind = [*binding, _assign(_set_item("S", name), bound)]
+            return _n(py.For, _store(x), _name(xs), ([*at_head, *bind] if assign is not None else bind) + body, [])
         saved, self.bound = self.bound, self.bound | {name}
         try:
             return self.loop(self.line(node), head, each, node.children[-1])
@@ -414,14 +435,15 @@ class AstCompiler(ProgramCompiler):
             return None
         self.loops += 1  # the condition is tested inside the loop (in_loop, one more loop_depth)
         try:
-            test = self.cond(node.children[0])
+            stmts, test = self.staged(lambda: self.cond(node.children[0]))
         finally:
             self.loops -= 1
         k_step = self.k_step
 
         def each(at_head, body):
-            return _n(py.While, _const(True), [*at_head, _n(py.If, _n(py.UnaryOp, py.Not(), test), [_n(py.Break)], []),
-                                           _n(py.Expr, _call(_name(k_step), _name("run"))), *body], [])
+            return _n(py.While, _const(True), [*at_head, *stmts, _n(py.If, _n(py.UnaryOp, py.Not(), test),
+                                                                  [_n(py.Break)], []),
+                                               _n(py.Expr, _call(_name(k_step), _name("run"))), *body], [])
         return self.loop(self.line(node), [], each, node.children[-1])
 
     def line(self, node) -> int:
@@ -443,8 +465,8 @@ class AstCompiler(ProgramCompiler):
     def g_return_(self, node):
         self._placed(node, "return", self.in_function, "a function body")
         has = node.children and node.children[0] is not None
-        value = self.gexpr(node.children[0]) if has else _const(None)
-        return [_n(py.Return, _call(self.obj(returned), _name("run"), value))]
+        stmts, value = self.staged(lambda: self.gexpr(node.children[0]) if has else _const(None))
+        return [*stmts, _n(py.Return, _call(self.obj(returned), _name("run"), value))]
 
     def g_fndef(self, node):
         name, params = self.function_signature(node)
@@ -463,12 +485,12 @@ class AstCompiler(ProgramCompiler):
     # ------------------------------------------------------------ expressions
 
     def gexpr(self, node) -> py.expr:
-        """The Python expression that evaluates a program expression."""
+        """The name or constant holding a program expression's value (its statements put in self.pre)."""
         if isinstance(node, Token):
             return self.token(node, self.literal, self.var)
         native = getattr(self, "ge_" + node.data, None)
         if native is None:  # a form this compiler leaves to the closure kernel
-            return _call(self.obj(self.expr(node)), _name("run"))
+            return self.spill(_call(self.obj(self.expr(node)), _name("run")))
         return native(node)
 
     def literal(self, hook_name: str, value, node) -> py.expr:
@@ -481,7 +503,7 @@ class AstCompiler(ProgramCompiler):
             return self.value(hook(Ctx(), [value]))
         except EvalError as e:
             e.line = getattr(getattr(node, "meta", node), "line", None)
-            return _call(self.obj(fail), self.obj(e))
+            return self.spill(_call(self.obj(fail), self.obj(e)))
 
     def ge_int(self, node):
         return self.gexpr(node.children[0])
@@ -499,7 +521,7 @@ class AstCompiler(ProgramCompiler):
 
     def ge_list(self, node):
         items = [self.gexpr(a) for a in node.children[0].children] if node.children[0] is not None else []
-        made = _call(self.obj(collection), _name("run"), _n(py.List, items, py.Load()))
+        made = self.spill(_call(self.obj(collection), _name("run"), _n(py.List, items, py.Load())))
         hook = self.sem.hooks.get("list_literal")
         if hook is None:
             return made
@@ -510,79 +532,85 @@ class AstCompiler(ProgramCompiler):
 
     def var(self, name: str) -> py.expr:
         lookup = self.sem.hooks.get("lookup")
-        held: py.expr = _item("S", name)
-        if lookup is not None:
-            held = self.hook_call(lookup, _const(name), held)
+        t = self.temp()
+
+        def held():
+            self.pre.append(_assign(_store(t), _item("S", name)))
+            return _name(t) if lookup is None else self.hook_call(lookup, _const(name), _name(t))
         if name in self.bound:  # a parameter, or the variable of an enclosing for: always in the scope
-            return held
-        return _n(py.IfExp, _n(py.Compare, _const(name), [py.In()], [_name("S")]), held,
-                  _call(_name(self.k_miss), _name("run"), _const(name)))
+            return self.spill(held())
+        stmts, v = self.staged(held)
+        missing = _call(_name(self.k_miss), _name("run"), _const(name))
+        keep = [] if type(v) is py.Name and v.id == t else [_assign(_store(t), v)]
+        self.pre.append(_n(py.If, _n(py.Compare, _const(name), [py.In()], [_name("S")]),
+                           [*stmts, *keep], [_assign(_store(t), missing)]))
+        return _name(t)
 
     def ge_call(self, node):
         name_tok, args_node = node.children
         name = str(name_tok)
         op = self.sem.ops.get(name)
-        lazy = op.unit.lazy if op is not None else ()
         nodes = args_node.children if args_node is not None else []
-        args = [self.thunk(a) if i in lazy else self.gexpr(a) for i, a in enumerate(nodes)]
-        n = len(args)
-        if op is not None:
-            if not op.accepts(n):
-                raise self.error(name_tok, f"{name} takes {op.arity_text()}, got {n}")
-            unit = op.unit
-            if unit.lazy or unit.variadic or unit.nslots or n < unit.arity:
-                return _call(self.obj(unit), _name("run"), _n(py.List, args, py.Load()))
-            gen = self.op_function(op)
-            if gen is not None:
-                return _call(_name(gen), _name("run"), *args)
-            return _call(self.obj(unit.body), _n(py.List, [_const(None), _name("run"), *args], py.Load()))
-        if name not in self.crafted:
-            self._e_call(node)  # raises the closure compiler's error for an unknown operator
-        fn = _n(py.IfExp, _n(py.Compare, _const(name), [py.In()], [_name("F")]), _item("F", name),
-                _call(_name(self.k_named), _name("run"), _const(name)))
-        return _call(_name(self.k_callf), _name("run"), fn, _n(py.List, args, py.Load()))
+        n = len(nodes)
+        if op is None:
+            if name not in self.crafted:
+                self._e_call(node)  # raises the closure compiler's error for an unknown operator
+            fn = self.temp()  # the function is found before its arguments are evaluated
+            self.pre.append(_n(py.If, _n(py.Compare, _const(name), [py.In()], [_name("F")]),
+                               [_assign(_store(fn), _item("F", name))],
+                               [_assign(_store(fn), _call(_name(self.k_named), _name("run"), _const(name)))]))
+            args = [self.gexpr(a) for a in nodes]
+            return self.spill(_call(_name(self.k_callf), _name("run"), _name(fn), _n(py.List, args, py.Load())))
+        if not op.accepts(n):
+            raise self.error(name_tok, f"{name} takes {op.arity_text()}, got {n}")
+        unit = op.unit
+        args = [self.thunk(a) if i in unit.lazy else self.gexpr(a) for i, a in enumerate(nodes)]
+        if unit.lazy or unit.variadic or unit.nslots or n < unit.arity:
+            return self.spill(_call(self.obj(unit), _name("run"), _n(py.List, args, py.Load())))
+        inlined = self.inline(op, args)
+        if inlined is not None:
+            return inlined
+        return self.spill(_call(self.obj(unit.body), _n(py.List, [_const(None), _name("run"), *args], py.Load())))
 
-    def hook_call(self, hook, *args: py.expr) -> py.Call:
-        """A call of a hook's body: its generated function where there is one, else through the table."""
-        gen = self.op_function(hook)
-        if gen is not None:
-            return _call(_name(gen), _name("run"), *args)
-        return _call(self.obj(hook), _name("run"), _n(py.List, list(args), py.Load()))
+    def hook_call(self, hook, *args: py.expr) -> py.expr:
+        """A hook's body applied: inlined where it can be, else called through the table."""
+        inlined = self.inline(hook, args)
+        if inlined is not None:
+            return inlined
+        return self.spill(_call(self.obj(hook), _name("run"), _n(py.List, list(args), py.Load())))
 
-    def op_function(self, op) -> str | None:
-        """The generated function of an operator's body at this call site's context (None: its closure)."""
+    def inline(self, op, args) -> py.expr | None:
+        """An operator's body, inlined at this call site's context on its arguments (names or
+        constants); None when it stays a closure."""
         if op.source is None:
             return None
         ctx = static_context(self.loops, self.in_function)
         key = (id(op), tuple(ctx.values()))
-        if key not in self.ops_made:
-            self.temps += 1
-            gen = f"o{self.temps}"
-            body, mc = op.source
-            try:
-                fn = BodyCompiler(self.ref, self.temp, [p.name for p in op.params], mc, ctx).function(gen, body)
-            except Untranslatable:
-                gen = None
-            else:
-                self.defs.append(fn)
-                self.table[gen] = None  # its name, in the table: set to the function once built
-            self.ops_made[key] = gen
-        return self.ops_made[key]
+        if key in self.untranslatable:
+            return None
+        body, mc = op.source
+        try:
+            stmts, value = BodyCompiler(self.ref, self.temp, [p.name for p in op.params], mc, ctx,
+                                        list(args)).inline(body)
+        except Untranslatable:
+            self.untranslatable.add(key)
+            return None
+        self.pre.extend(stmts)
+        return self.spill(value)
 
     def thunk(self, node) -> py.expr:
         """A lazy argument: the closure kernel's code for it, run when (and if) the body reads it."""
-        return _call(self.obj(Thunk), self.obj(self.expr(node)), _name("run"))
+        return self.spill(_call(self.obj(Thunk), self.obj(self.expr(node)), _name("run")))
 
     def ge_index(self, node):
-        xs, i = self.gexpr(node.children[0]), self.gexpr(node.children[1])
+        xs = self.gexpr(node.children[0])
+        i = self.gexpr(node.children[1])
         return self.hook_call(self.sem.hooks["index"], xs, i)
 
     def ge_slice(self, node):
         kids = node.children
         xs = self.gexpr(kids[0])
-        lo = self.gexpr(kids[1]) if kids[1] is not None else _const(0)
-        hi = self.gexpr(kids[2]) if kids[2] is not None else self.obj(_END)
         # evaluated in the closure kernel's order: the sequence, the end, the start
-        return _call(self.obj(slice_to), _name("run"), self.obj(self.sem.hooks["slice"]), xs, hi, lo)
-
-
+        hi = self.gexpr(kids[2]) if kids[2] is not None else self.obj(_END)
+        lo = self.gexpr(kids[1]) if kids[1] is not None else _const(0)
+        return self.spill(_call(self.obj(slice_to), _name("run"), self.obj(self.sem.hooks["slice"]), xs, hi, lo))
