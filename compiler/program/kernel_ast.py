@@ -303,6 +303,7 @@ class AstCompiler(ProgramCompiler):
             self.safe.add(self.k_miss)
         self.direct: dict[str, tuple[UserFunction, str]] = {}  # function -> its object and generated name
         self.names: set = set()  # the variables of the function being compiled
+        self.defined: frozenset = frozenset()  # the program's own functions surely defined here
         self.scopes: list = []  # (generated name, params or None for the program, body, variables)
         self.touching: set = set()  # table names of code that reads or writes the scope dict
 
@@ -491,7 +492,7 @@ class AstCompiler(ProgramCompiler):
     def gblock(self, stmts) -> list[py.stmt]:
         """The statements of a block, each paying its step at its line."""
         out: list[py.stmt] = []
-        saved = self.bound
+        saved = self.bound, self.defined
         try:
             for node in (s for s in stmts if isinstance(s, Tree)):
                 line = node.meta.line if not getattr(node.meta, "empty", True) else 0
@@ -500,8 +501,10 @@ class AstCompiler(ProgramCompiler):
                 out.extend(self.statement(node))
                 if node.data == "assign":  # the rest of the block reads the variable surely set
                     self.bound = self.bound | {self.target(node)}
+                elif node.data == "fndef" and self.target(node) in self.direct:  # ... calls it surely defined
+                    self.defined = self.defined | {self.target(node)}
         finally:
-            self.bound = saved
+            self.bound, self.defined = saved
         return out or [_n(py.Pass)]
 
     def step(self) -> list[py.stmt]:
@@ -700,8 +703,9 @@ class AstCompiler(ProgramCompiler):
 
     def g_fndef(self, node):
         name, params = self.function_signature(node)
-        saved = (self.loops, self.in_function, self.bound)
-        self.loops, self.in_function, self.bound = 0, True, frozenset(params)
+        saved = (self.loops, self.in_function, self.bound, self.defined)
+        own = {name} if name in self.direct else set()  # its body runs once it is defined
+        self.loops, self.in_function, self.bound, self.defined = 0, True, frozenset(params), self.defined | own
         if name in self.direct:
             fn, gen = self.direct[name]
         else:
@@ -710,7 +714,7 @@ class AstCompiler(ProgramCompiler):
         try:
             self.function(gen, node.children[-1].children, params)
         finally:
-            self.loops, self.in_function, self.bound = saved
+            self.loops, self.in_function, self.bound, self.defined = saved
         self.later.append((fn, gen))
         return [_assign(_set_item("F", name), self.obj(fn))]
 
@@ -809,6 +813,11 @@ class AstCompiler(ProgramCompiler):
         """A call of a program function: direct when it is this program's own (and no rule reads the
         call), else through the closure kernel's invoke."""
         fn, t = self.temp(), self.temp()  # the function is found before its arguments are evaluated
+        target = self.direct.get(name)
+        if name in self.defined and self.invoke is invoke and len(target[0].params) == len(nodes):
+            args = [self.gexpr(a) for a in nodes]  # F[name] surely holds the function: called directly
+            self.pre.extend(self.direct_call(t, target[1], args))
+            return _name(t)
         scope = [_name("S")] if self.in_function else []
         self.pre.append(_n(py.If, _n(py.Compare, _const(name), [py.In()], [_name("F")]),
                            [_assign(_store(fn), _item("F", name))],
@@ -820,19 +829,21 @@ class AstCompiler(ProgramCompiler):
                             _name(fn), listed)
         else:
             general = _call(_name(self.k_callf), _name("run"), _name(fn), listed)
-        target = self.direct.get(name)
         if self.invoke is not invoke or target is None or len(target[0].params) != len(args):
             return self.spill(general)
-        deeper = _n(py.BinOp, _name("d"), py.Add(), _const(1))
-        direct = [_n(py.If, _n(py.Compare, _name("d"), [py.GtE()], [_const(self.max_depth)]),
-                     [_n(py.Expr, _call(self.obj(too_deep), _name("run")))], []),
-                  _assign(_store(t), _call(_name(target[1]), _name("run"), deeper, _name("n"), _name("M"),
-                                           _name("G"), _name("F"), *[atom(a) for a in args])),
-                  _assign(_store("n"), _n(py.Subscript, _name(t), _const(1), py.Load())),
-                  _assign(_store(t), _n(py.Subscript, _name(t), _const(0), py.Load()))]
-        self.pre.append(_n(py.If, _n(py.Compare, _name(fn), [py.Is()], [self.obj(target[0])]), direct,
-                           [_assign(_store(t), general)]))
+        self.pre.append(_n(py.If, _n(py.Compare, _name(fn), [py.Is()], [self.obj(target[0])]),
+                           self.direct_call(t, target[1], args), [_assign(_store(t), general)]))
         return _name(t)
+
+    def direct_call(self, t: str, gen: str, args) -> list[py.stmt]:
+        """`t = gen(...)`, a direct call of a generated function one call deeper, its steps taken back."""
+        deeper = _n(py.BinOp, _name("d"), py.Add(), _const(1))
+        return [_n(py.If, _n(py.Compare, _name("d"), [py.GtE()], [_const(self.max_depth)]),
+                   [_n(py.Expr, _call(self.obj(too_deep), _name("run")))], []),
+                _assign(_store(t), _call(_name(gen), _name("run"), deeper, _name("n"), _name("M"),
+                                         _name("G"), _name("F"), *[atom(a) for a in args])),
+                _assign(_store("n"), _n(py.Subscript, _name(t), _const(1), py.Load())),
+                _assign(_store(t), _n(py.Subscript, _name(t), _const(0), py.Load()))]
 
     def hook_call(self, hook, *args: py.expr) -> py.expr:
         """A hook's body applied: inlined where it can be, else called through the table."""
