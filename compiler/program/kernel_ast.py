@@ -43,7 +43,8 @@ from lark import Token, Tree
 from worldspec.compiler.program.kernel import (BREAK, CONTINUE, RETURN, ProgramCompiler, Run, UserFunction,
                                                walked, defined_functions, emit, emit_one, function_named,
                                                invoke, program_runner, var_missing)
-from worldspec.compiler.program.kernel_ops import OP_NODES, SAFE_BUILTINS, BodyCompiler, Untranslatable, atom, static_context
+from worldspec.compiler.program.kernel_ops import (OP_NODES, SAFE_BUILTINS, BodyCompiler, Untranslatable, atom,
+                                                   static_context)
 from worldspec.compiler.program.kernel_ops import load as _name, node as _n, store as _store
 from worldspec.meta import Thunk
 from worldspec.values import Ctx, EvalError, LimitError, collection
@@ -141,8 +142,8 @@ def emit_plain(run: Run, vals: list) -> None:
     emit(run, vals, None, None)
 
 
-FELL_OFF = object()
-UNSET = object()  # a program variable not set yet  # what a function body gives when it ends without a return (where a rule reads that)
+FELL_OFF = object()  # what a function body gives when it ends without a return (where a rule reads that)
+UNSET = object()  # a program variable not set yet
 
 
 def native_entry(gen, params):
@@ -179,11 +180,12 @@ def call_function(run: Run, fn, args: list, call=invoke):
     return call(run, fn, args)
 
 
+# helpers that never pay steps: generated code need not hand its count to the run around their calls
 UNPAID = frozenset(map(id, (over, put, got, settled, at_line, emit_one, emit_plain, collection, enter_loop, leave_loop,
                             walked, too_deep, function_named, fail, entered, left, taken, type, len)))
-# helpers that never pay steps: generated code need not hand its count to the run around their calls
-SAFE = frozenset(map(id, (over, put, got, settled, at_line, emit_one, emit_plain, collection, enter_loop, leave_loop, walked, type, len,
-                          too_deep, function_named, fail, *SAFE_BUILTINS)))  # helpers that never read a frame
+# helpers that never read the run's frame (scope, flags, call depth)
+SAFE = frozenset(map(id, (over, put, got, settled, at_line, emit_one, emit_plain, collection, enter_loop, leave_loop,
+                          walked, type, len, too_deep, function_named, fail, *SAFE_BUILTINS)))
 
 
 # ---------------------------------------------------------------- building
@@ -434,8 +436,9 @@ class AstCompiler(ProgramCompiler):
 
     def loaded(self, names) -> list[py.stmt]:
         """The variables read from the scope dict (unset when it does not hold them)."""
-        return [_n(py.If, _n(py.Compare, _const(x), [py.In()], [_name("S")]), [_assign(_store(f"v_{x}"), _item("S", x))],
-                   [_assign(_store(f"v_{x}"), self.obj(UNSET))]) for x in names]
+        return [_n(py.If, _n(py.Compare, _const(x), [py.In()], [_name("S")]),
+                   [_assign(_store(f"v_{x}"), _item("S", x))], [_assign(_store(f"v_{x}"), self.obj(UNSET))])
+                for x in names]
 
     def saved(self, names) -> list[py.stmt]:
         """The variables set so far, written to the scope dict."""

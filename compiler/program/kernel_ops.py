@@ -23,7 +23,6 @@ BIG = 1 << MAX_INT_BITS
 ARITHMETIC = {"+": py.Add, "-": py.Sub, "*": py.Mult, "^": py.BitXor, "&": py.BitAnd, "|": py.BitOr}
 COMPARISON = {"<": py.Lt, "<=": py.LtE, ">": py.Gt, ">=": py.GtE, "==": py.Eq, "!=": py.NotEq}
 OP_NODES = frozenset({py.BinOp, py.Is, *ARITHMETIC.values(), *COMPARISON.values()})
-STATIC = ("in_function", "in_loop", "loop_depth")
 # the builtins that never call a function value (so never reach the run's frame)
 SAFE_BUILTINS = tuple(f for name, (f, *_) in BUILTINS.items() if name not in {"sort_by", "map", "filter", "fold"}) \
     + tuple(INFIX.values()) + (neg,)
