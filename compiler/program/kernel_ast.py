@@ -308,6 +308,8 @@ class AstCompiler(ProgramCompiler):
         self.defined: frozenset = frozenset()  # the program's own functions surely defined here
         self.scopes: list = []  # (generated name, params or None for the program, body, variables)
         self.touching: set = set()  # table names of code that reads or writes the scope dict
+        self.call_cache: dict[int, frozenset] = {}  # id of a statement -> the table names it calls
+        self.flushes = 0  # the variables saved around a call so far
 
     # ------------------------------------------------------------ the table
 
@@ -392,8 +394,7 @@ class AstCompiler(ProgramCompiler):
         """Each generated function, from its body: its variables loaded and saved around the code
         that reads the scope dict (the closure kernel's code, calls of functions that read the
         program's variables), its steps handed to the run around code that pays its own."""
-        calls = {gen: {n.func.id for b in body for n in py.walk(b) if type(n) is py.Call}
-                 for gen, _, body, _ in self.scopes}
+        calls = {gen: set().union(*map(self.called, body)) for gen, _, body, _ in self.scopes}
         reads = self.touching | {self.k_miss, self.k_named}
         sealed = {gen for gen, params, _, _ in self.scopes if params is not None and not calls[gen] & reads}
         while True:  # a function calling one that reads the program's variables reads them too
@@ -408,7 +409,9 @@ class AstCompiler(ProgramCompiler):
                 touching |= {self.k_callf} | {c for c in calls[gen] if c in self.table and self.table[c] is None
                                                and c not in sealed}
             names = sorted(names)
+            flushes = self.flushes
             body = self.paid(self.framed(body, names, touching))
+            flushed = self.flushes > flushes
             handler = _n(py.ExceptHandler, _name(self.k_error), "e", [
                 _n(py.Expr, _call(_name(self.k_line), _name("e"), _name("ln"))),
                 _n(py.Expr, _call(self.obj(settled), _name("run"), _name("n"))), _n(py.Raise)])
@@ -422,12 +425,13 @@ class AstCompiler(ProgramCompiler):
                 args = ["run", "d", "n", "M", "G", "F", *(f"v_{p}" for p in params)]
                 # a rule reads whether the body returned
                 code.append(self.give(_const(None) if self.invoke is invoke else self.obj(FELL_OFF)))
-                if not self.lean(code):
+                lean = self.lean(calls[gen])
+                if not lean:
                     code = [_assign(_store("w0"), _call(self.obj(entered), _name("run"), _name("S"), _name("d"))),
                             _n(py.Try, code, [], [], [_n(py.Expr, _call(self.obj(left), _name("run"),
                                                                         _name("w0")))])]
                 first = [_assign(_store(f"v_{x}"), _name(unset.id)) for x in names if x not in params]
-                if any(type(x) is py.Name and x.id == "S" for c in code for x in py.walk(c)):
+                if not lean or flushed or calls[gen] & {self.k_named, self.k_call_in}:  # the code reads S
                     first.append(_assign(_store("S"), _n(py.Dict, [_const(p) for p in params],
                                                          [_name(f"v_{p}") for p in params])))
                 code = first + code
@@ -450,8 +454,8 @@ class AstCompiler(ProgramCompiler):
         call of code that reads or writes it."""
         out: list[py.stmt] = []
         for s in stmts:
-            if type(s) in (py.Assign, py.Expr) and any(type(c) is py.Call and c.func.id in touching
-                                                       for c in py.walk(s)):
+            if type(s) in (py.Assign, py.Expr) and self.called(s) & touching:
+                self.flushes += 1
                 out += [*self.saved(names), s, *self.loaded(names)]
                 continue
             for field in ("body", "orelse", "finalbody"):
@@ -469,8 +473,7 @@ class AstCompiler(ProgramCompiler):
         pays steps itself (a builtin's slow path, a rule's closure, the closure kernel)."""
         out: list[py.stmt] = []
         for s in stmts:
-            if type(s) in (py.Assign, py.Expr) and any(type(c) is py.Call and self.pays(c.func.id)
-                                                       for c in py.walk(s)):
+            if type(s) in (py.Assign, py.Expr) and any(self.pays(c) for c in self.called(s)):
                 out += [_n(py.Expr, _call(self.obj(put), _name("run"), _name("n"))), s,
                         _assign(_store("n"), _call(self.obj(got), _name("run")))]
                 continue
@@ -486,11 +489,18 @@ class AstCompiler(ProgramCompiler):
         return v is not None and id(v) not in UNPAID and not (name == self.k_miss and self.sem.hooks.get("lookup")
                                                                is None)
 
-    def lean(self, code: list[py.stmt]) -> bool:
-        """Whether code calls only what never reads the run's frame (scope, flags, call depth)."""
+    def lean(self, calls: set) -> bool:
+        """Whether code calling these table names calls only what never reads the run's frame
+        (scope, flags, call depth)."""
         table = self.table
-        return all(type(n) is not py.Call or n.func.id in self.safe or id(table[n.func.id]) in SAFE
-                   or table[n.func.id] is None for c in code for n in py.walk(c))
+        return all(c in self.safe or id(table[c]) in SAFE or table[c] is None for c in calls)
+
+    def called(self, node: py.AST) -> frozenset:
+        """The table names a generated statement calls (kept: finishing asks for them more than once)."""
+        hit = self.call_cache.get(id(node))
+        if hit is None:
+            hit = self.call_cache[id(node)] = frozenset(n.func.id for n in py.walk(node) if type(n) is py.Call)
+        return hit
 
     def gblock(self, stmts) -> list[py.stmt]:
         """The statements of a block, each paying its step at its line."""
