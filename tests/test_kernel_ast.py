@@ -295,3 +295,29 @@ def test_python_refusing_deep_blocks_leaves_the_program_on_the_closure_kernel(wo
 def test_the_one_compile_is_in_build():
     assert REAL_BUILD.__doc__ and "safe" in REAL_BUILD.__doc__
     assert kernel.ProgramCompiler  # the closure kernel stays: the reference and the cold tier
+
+
+def test_native_code_calls_its_own_functions_directly_and_keeps_variables_in_locals(worlds):
+    text = "CRAFT diff(a, b):\n    DELIVER LESSEN(a, b)\nSET acc AS 0\nSWEEP v IN STRAND(1, 2):\n" \
+           "    SET acc AS diff(v, acc)\nEMIT(acc)"
+    compiler = module_of(worlds["demo"], text)
+    called = {id(compiler.table[n.func.id]) for n in py.walk(compiler.module) if isinstance(n, py.Call)}
+    assert not called & {id(kernel.invoke), id(kernel_ast.entered)}  # a direct call, its frame in locals
+    stored = {n.id for n in py.walk(compiler.module) if isinstance(n, py.Name) and isinstance(n.ctx, py.Store)}
+    assert {"v_acc", "v_v"} <= stored
+
+
+@pytest.mark.parametrize("text", [EDGES["demo"][i] for i in (1, 3, 4, 14, 19, 22)])
+def test_both_kernels_count_the_same_steps(worlds, monkeypatch, text):
+    world = worlds["demo"]
+    steps = []
+    for mode in (CLOSURE, NATIVE):
+        monkeypatch.setattr(kernel_ast, "NATIVE_AFTER_STEPS", mode)
+        world.builder.program_cache.clear()
+        run = kernel.Run(world.words, 20_000)  # the AWAIT YES loop ends at the step limit
+        try:
+            world.compile_program(text)[1](run)
+        except kernel.EvalError:
+            pass
+        steps.append(run.steps)
+    assert steps[0] == steps[1] > 0
