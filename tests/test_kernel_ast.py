@@ -150,6 +150,7 @@ EDGES = {
         "CRAFT g(a, b):\n    DELIVER LESSEN(a, b)\nEMIT(f(STRAND(1, 2, 3)))",
         "CRAFT f(n):\n    DELIVER 1\nEMIT(f(0))\nCRAFT f(n):\n    DELIVER 2\nEMIT(f(0))",  # defined twice
         "SET x AS 1\nCRAFT f():\n    DELIVER x\nEMIT(f())\nSET x AS 2\nEMIT(f())",  # a global, saved before a call
+        "CRAFT f(n):\n    DELIVER g(n)\nCRAFT g(n):\n    DELIVER 1\nCRAFT g(n):\n    DELIVER 2\nEMIT(f(0))",  # by invoke
         "CRAFT f(n):\n    SET x AS n\nEMIT(f(1))\nEMIT(f(1, 2))",  # no return; then the wrong arity
         "CRAFT f(n):\n    UPON BELOW(n, 0):\n        DELIVER 0\n    DELIVER g(LESSEN(n, 1))\n"
         "CRAFT g(n):\n    DELIVER f(n)\nEMIT(f(5))\nEMIT(f(1500))",  # mutual recursion, then too deep

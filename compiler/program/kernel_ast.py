@@ -126,7 +126,7 @@ def taken(run: Run):
     return v
 
 
-def call_in(run: Run, scope: dict, depth: int, loops: int, fn, args: list, call):
+def call_in(run: Run, scope: dict, depth: int, loops: int, fn, args: list, call=invoke):
     """A call from a function body whose code keeps its frame in locals: made with the run's
     state as the closure kernel has it there."""
     was = entered(run, scope, depth)
