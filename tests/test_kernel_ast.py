@@ -18,6 +18,7 @@ import pytest
 
 from test_hostile_probes import CORPUS
 from test_probe_fuzz import HOOKED
+from worldspec.builtins import BUILTINS
 from worldspec.compiler import compile_spec, load_world
 from worldspec.compiler.program import kernel, kernel_ast
 from worldspec.parser import parse_spec
@@ -143,6 +144,16 @@ EDGES = {
         "UPON NO:\n    EMIT(1)\nLEST YES:\n    EMIT(2)\nDEFAULT:\n    EMIT(3)",
         "EMIT(PLUCK(STRAND(1), 7))",  # a runtime error inside an operator body
         "CRAFT f(n):\n    EMIT(PLUCK(STRAND(), n))\nSET x AS 1\nEMIT(f(x))",  # located inside the body
+        # direct calls between the program's functions, and the calls that cannot be direct
+        "CRAFT f(n):\n    DELIVER g(n)\nEMIT(f(1))\nCRAFT g(n):\n    DELIVER n",  # g not defined yet
+        "CRAFT f(xs):\n    SET s AS 0\n    SWEEP v IN xs:\n        SET s AS g(s, v)\n    DELIVER s\n"
+        "CRAFT g(a, b):\n    DELIVER LESSEN(a, b)\nEMIT(f(STRAND(1, 2, 3)))",
+        "CRAFT f(n):\n    DELIVER 1\nEMIT(f(0))\nCRAFT f(n):\n    DELIVER 2\nEMIT(f(0))",  # defined twice
+        "SET x AS 1\nCRAFT f():\n    DELIVER x\nEMIT(f())\nSET x AS 2\nEMIT(f())",  # a global, saved before a call
+        "CRAFT f(n):\n    DELIVER g(n)\nCRAFT g(n):\n    DELIVER 1\nCRAFT g(n):\n    DELIVER 2\nEMIT(f(0))",  # by invoke
+        "CRAFT f(n):\n    SET x AS n\nEMIT(f(1))\nEMIT(f(1, 2))",  # no return; then the wrong arity
+        "CRAFT f(n):\n    UPON BELOW(n, 0):\n        DELIVER 0\n    DELIVER g(LESSEN(n, 1))\n"
+        "CRAFT g(n):\n    DELIVER f(n)\nEMIT(f(5))\nEMIT(f(1500))",  # mutual recursion, then too deep
     ],
 }
 
@@ -192,7 +203,7 @@ def test_every_module_built_holds_only_allowed_nodes_table_names_and_table_calls
             if isinstance(node, py.Call):
                 assert isinstance(node.func, py.Name) and node.func.id in table
     # the compiler's whole repertoire is exercised
-    assert {py.For, py.While, py.Break, py.Continue, py.Return, py.If, py.IfExp, py.Try} <= seen
+    assert {py.For, py.While, py.Break, py.Continue, py.Return, py.If, py.Try} <= seen
 
 
 @pytest.mark.parametrize("node", [
@@ -219,6 +230,8 @@ def test_program_names_never_become_python_names(worlds, monkeypatch):
     module, table = BUILT[-1]
     idents = {n.id for n in py.walk(module) if isinstance(n, py.Name)}
     assert not idents & {"print", "__class__", "__builtins__", "eval", "__import__", "os"}
+    mangled = {i for i in idents if i.startswith("v_")}  # program variables: mangled locals only
+    assert mangled and {i[2:] for i in mangled} <= set(names) | {"os"}
     assert {"print", "__class__", "eval"} <= {n.value for n in py.walk(module) if isinstance(n, py.Constant)}
 
 
@@ -248,9 +261,10 @@ def test_hooks_at_their_standard_definition_compile_to_the_plain_operation(world
     # int_literal overridden without reading the context: folded at compile time (5 + K)
     true = module_of(demo, "SET x AS 5\nEMIT(x)")
     assert 5 + dict(demo.params)["K"] in {n.value for n in py.walk(true.module) if isinstance(n, py.Constant)}
-    # iterate overridden: the loop walks through a direct call of the rule's body
+    # iterate overridden: the rule's body (reverse(xs)) is inlined at the loop, a direct call of the builtin
     swept = module_of(demo, "SWEEP v IN STRAND(1):\n    EMIT(v)")
-    assert demo.sem.hooks["iterate"] in swept.table.values()
+    assert BUILTINS["reverse"][0] in swept.table.values()
+    assert demo.sem.hooks["iterate"] not in swept.table.values()
 
 
 def test_a_program_is_parsed_and_compiled_once(worlds):
@@ -282,3 +296,29 @@ def test_python_refusing_deep_blocks_leaves_the_program_on_the_closure_kernel(wo
 def test_the_one_compile_is_in_build():
     assert REAL_BUILD.__doc__ and "safe" in REAL_BUILD.__doc__
     assert kernel.ProgramCompiler  # the closure kernel stays: the reference and the cold tier
+
+
+def test_native_code_calls_its_own_functions_directly_and_keeps_variables_in_locals(worlds):
+    text = "CRAFT diff(a, b):\n    DELIVER LESSEN(a, b)\nSET acc AS 0\nSWEEP v IN STRAND(1, 2):\n" \
+           "    SET acc AS diff(v, acc)\nEMIT(acc)"
+    compiler = module_of(worlds["demo"], text)
+    called = {id(compiler.table[n.func.id]) for n in py.walk(compiler.module) if isinstance(n, py.Call)}
+    assert not called & {id(kernel.invoke), id(kernel_ast.entered)}  # a direct call, its frame in locals
+    stored = {n.id for n in py.walk(compiler.module) if isinstance(n, py.Name) and isinstance(n.ctx, py.Store)}
+    assert {"v_acc", "v_v"} <= stored
+
+
+@pytest.mark.parametrize("text", [EDGES["demo"][i] for i in (1, 3, 4, 14, 19, 22)])
+def test_both_kernels_count_the_same_steps(worlds, monkeypatch, text):
+    world = worlds["demo"]
+    steps = []
+    for mode in (CLOSURE, NATIVE):
+        monkeypatch.setattr(kernel_ast, "NATIVE_AFTER_STEPS", mode)
+        world.builder.program_cache.clear()
+        run = kernel.Run(world.words, 20_000)  # the AWAIT YES loop ends at the step limit
+        try:
+            world.compile_program(text)[1](run)
+        except kernel.EvalError:
+            pass
+        steps.append(run.steps)
+    assert steps[0] == steps[1] > 0

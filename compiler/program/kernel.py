@@ -1009,11 +1009,12 @@ def var_missing(run: Run, name: str, lookup, ops, call):
     raise EvalError(f"unknown variable {name}")
 
 
-def function_named(run: Run, name: str):
-    """The program function a call names: defined, or a function value in a variable."""
+def function_named(run: Run, name: str, scope: dict | None = None):
+    """The program function a call names: defined, or a function value in a variable (of `scope`,
+    the running one unless given, or the program's)."""
     fn = run.functions.get(name)
     if fn is None:
-        v = run.scope.get(name, run.globals.get(name))
+        v = (run.scope if scope is None else scope).get(name, run.globals.get(name))
         if isinstance(v, Function):
             return v
         raise EvalError(f"function {name} is called before it is defined")

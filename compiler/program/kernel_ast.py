@@ -4,26 +4,33 @@ nodes, and that tree compiled to Python functions. Never to source text, never e
 The generated code means exactly what the closure kernel (kernel.py) means: same
 feedback, errors with the same line numbers, same steps charged, same limits. It keeps
 the closure kernel's state (`Run`: variables in `run.scope` / `run.globals` dicts,
-functions in `run.functions` as `UserFunction`s), so a statement form this compiler
-does not generate natively (multiple assignment, index assignment, the rules on loop
-passes, branch order, write-backs, ...) runs as the closure kernel's own code, called
-from the generated code; the hot forms (assignment, output, if, for, while, calls,
-operators, returns) are generated natively.
+functions in `run.functions` as `UserFunction`s) wherever other code can see it: program
+variables are Python locals, loaded from the scope dict on entry and saved to it on exit
+and around each call of code that reads it; so a statement form this compiler does not
+generate natively (multiple assignment, index assignment, the rules on loop passes,
+branch order, write-backs, ...) runs as the closure kernel's own code, called from the
+generated code. Operator and hook bodies are inlined; calls of the program's own
+functions are direct Python calls.
 
 Why it is safe (each point is tested in tests/test_kernel_ast.py):
-- Program identifiers never become Python identifiers: a variable is a string
-  *constant* used as a dict key (`S["x"]`), a function a string handed to a helper.
-  The only Python names in generated code are the compiler's own locals (`run`, `S`,
-  `G`, `F`, `ln`, `c`, `t<n>`, `w<n>`) and the names of a fixed table (`k<n>`).
+- Program identifiers become Python identifiers only mangled: a variable `x` is the
+  local `v_x` (program names match [A-Za-z_][A-Za-z0-9_]*, and no builtin, dunder or
+  name of the compiler starts with `v_`); elsewhere a name is a string constant. The
+  other Python names are the compiler's own locals (`run`, `d`, `n`, `M`, `S`, `G`, `F`,
+  `ln`, `c`, `e`, `t<n>`, `w<n>`) and the names of a fixed table (`k<n>`, and `f<n>` for
+  the generated functions).
 - The table is the generated code's globals: the world's operators and hooks, the
   kernel's helpers and constants. Its `__builtins__` is empty, so not even a builtin
   can be reached by name.
 - The compiler emits only the node types in ALLOWED_NODES: no Attribute, Import,
   Global, Nonlocal, Lambda, comprehension, starred or f-string node; every Call's
   function is a table name (`vet` checks each module before it is compiled).
-- Limits are exact: a helper charges a step per statement and per while pass (as the
-  closure kernel does); program call depth is counted by the kernel's `invoke`; the
-  output, integer and collection limits are the closure kernel's helpers.
+- Limits are exact: a step per statement and per while pass (as the closure kernel
+  charges them), counted in a local `n` against the limit `M` and handed to the run
+  around every call of code that pays steps itself and when an error leaves; program
+  call depth is carried by direct calls (`d`) and checked at each, or counted by the
+  kernel's `invoke`; the output, integer and collection limits are the closure kernel's
+  helpers.
 - `build` is the one place `compile()` is called, on an `ast.Module` built here.
 """
 from __future__ import annotations
@@ -36,7 +43,8 @@ from lark import Token, Tree
 from worldspec.compiler.program.kernel import (BREAK, CONTINUE, RETURN, ProgramCompiler, Run, UserFunction,
                                                walked, defined_functions, emit, emit_one, function_named,
                                                invoke, program_runner, var_missing)
-from worldspec.compiler.program.kernel_ops import OP_NODES, BodyCompiler, Untranslatable, static_context
+from worldspec.compiler.program.kernel_ops import (OP_NODES, SAFE_BUILTINS, BodyCompiler, Untranslatable, atom,
+                                                   static_context)
 from worldspec.compiler.program.kernel_ops import load as _name, node as _n, store as _store
 from worldspec.meta import Thunk
 from worldspec.values import Ctx, EvalError, LimitError, collection
@@ -44,20 +52,37 @@ from worldspec.values import Ctx, EvalError, LimitError, collection
 ALLOWED_NODES = frozenset({
     py.Module, py.FunctionDef, py.arguments, py.arg, py.Return, py.Assign, py.Expr, py.If, py.For, py.While,
     py.Break, py.Continue, py.Pass, py.Try, py.ExceptHandler, py.Raise, py.Name, py.Load, py.Store,
-    py.Constant, py.List, py.Subscript, py.Call, py.Compare, py.In, py.Eq, py.IfExp, py.UnaryOp, py.Not,
-    py.BoolOp, py.And, *OP_NODES,
+    py.Constant, py.List, py.Subscript, py.Call, py.Compare, py.In, py.Eq, py.UnaryOp, py.Not,
+    py.BoolOp, py.And, py.Dict, py.IsNot, py.Tuple, py.AugAssign, *OP_NODES,
 })
-LOCALS = frozenset({"run", "S", "G", "F", "ln", "c", "e"})  # the generated code's own variables (and t<n>, w<n>)
+LOCALS = frozenset({"run", "d", "n", "M", "S", "G", "F", "ln", "c", "e"})
+  # the generated code's own variables (and t<n>, w<n>)
 
 
 # ---------------------------------------------------------------- helpers the generated code calls
 
 
-def step(run: Run) -> None:
-    """One step (a statement, or a pass of a while loop)."""
-    run.steps += 1
-    if run.steps > run.max_steps:
-        raise LimitError(f"step limit reached ({run.max_steps} steps)")
+def over(run: Run, n: int):
+    """The step limit, passed at step n by generated code counting steps in a local."""
+    run.steps = n
+    raise LimitError(f"step limit reached ({run.max_steps} steps)")
+
+
+def put(run: Run, n: int) -> None:
+    """The steps generated code counted, handed to the run (before code that pays its own)."""
+    run.steps = n
+
+
+def got(run: Run) -> int:
+    """The steps the run holds (after code that pays its own)."""
+    return run.steps
+
+
+def settled(run: Run, n: int) -> None:
+    """The steps counted, kept by the run as an error leaves generated code: the local count, or
+    the run's when code called since paid more (steps only grow)."""
+    if n > run.steps:
+        run.steps = n
 
 
 def enter_loop(run: Run):
@@ -78,10 +103,59 @@ def at_line(e: EvalError, line: int) -> None:
         e.line = line
 
 
-def returned(run: Run, v) -> int:
-    """A return statement: its value kept for the call, and the RETURN code."""
-    run.retval = v
-    return RETURN
+def entered(run: Run, scope: dict, depth: int):
+    """A function's frame, for a body whose code reads the run's state: what to restore when it ends."""
+    was = (run.scope, run.in_function, run.in_loop, run.loop_depth, run.call_depth)
+    run.scope, run.in_function, run.in_loop, run.loop_depth, run.call_depth = scope, True, False, 0, depth
+    return was
+
+
+def left(run: Run, was) -> None:
+    """Restore the frame a function body found."""
+    run.scope, run.in_function, run.in_loop, run.loop_depth, run.call_depth = was
+
+
+def too_deep(run: Run):
+    """The call depth limit, reached by a direct call."""
+    raise LimitError(f"recursion limit reached (more than {run.max_depth} nested calls)")
+
+
+def taken(run: Run):
+    """The value a return statement of the closure kernel kept."""
+    v, run.retval = run.retval, None
+    return v
+
+
+def call_in(run: Run, scope: dict, depth: int, loops: int, fn, args: list, call=invoke):
+    """A call from a function body whose code keeps its frame in locals: made with the run's
+    state as the closure kernel has it there."""
+    was = entered(run, scope, depth)
+    run.in_loop, run.loop_depth = loops > 0, loops
+    try:
+        return call_function(run, fn, args, call)
+    finally:
+        left(run, was)
+
+
+def emit_plain(run: Run, vals: list) -> None:
+    """An output statement of several values, with the show and output rules at their standard definitions."""
+    emit(run, vals, None, None)
+
+
+FELL_OFF = object()  # what a function body gives when it ends without a return (where a rule reads that)
+UNSET = object()  # a program variable not set yet
+
+
+def native_entry(gen, params):
+    """A generated function `gen(run, depth, steps, max_steps, G, F, *args)`, giving (result, steps), as
+    the closure kernel's invoke calls a body."""
+    def entry(run, scope, G, F):
+        v, run.steps = gen(run, run.call_depth, run.steps, run.max_steps, G, F, *[scope[p] for p in params])
+        if v is FELL_OFF:
+            return None
+        run.retval = v
+        return RETURN
+    return entry
 
 
 def fail(error: EvalError):
@@ -99,11 +173,19 @@ def slice_to(run: Run, hook, seq, top, lo):
 _END = object()
 
 
-def call_function(run: Run, fn, args: list, call):
+def call_function(run: Run, fn, args: list, call=invoke):
     """A call of a program function (or of a function value held in a variable)."""
     if type(fn) is not UserFunction:
         return fn(*args)
     return call(run, fn, args)
+
+
+# helpers that never pay steps: generated code need not hand its count to the run around their calls
+UNPAID = frozenset(map(id, (over, put, got, settled, at_line, emit_one, emit_plain, collection, enter_loop, leave_loop,
+                            walked, too_deep, function_named, fail, entered, left, taken, type, len)))
+# helpers that never read the run's frame (scope, flags, call depth)
+SAFE = frozenset(map(id, (over, put, got, settled, at_line, emit_one, emit_plain, collection, enter_loop, leave_loop,
+                          walked, type, len, too_deep, function_named, fail, *SAFE_BUILTINS)))
 
 
 # ---------------------------------------------------------------- building
@@ -114,8 +196,8 @@ def vet(tree: py.AST, table: dict) -> None:
     for node in py.walk(tree):
         if type(node) not in ALLOWED_NODES:
             raise AssertionError(f"kernel emitted {type(node).__name__}")
-        if type(node) is py.Name and not (node.id in table or node.id in LOCALS or node.id[0] in "twp"
-                                          and node.id[1:].isdigit()):
+        if type(node) is py.Name and not (node.id in table or node.id in LOCALS or node.id[0] in "tw"
+                                          and node.id[1:].isdigit() or node.id.startswith("v_")):
             raise AssertionError(f"kernel emitted the name {node.id}")
         if type(node) is py.Call and not (type(node.func) is py.Name and node.func.id in table):
             raise AssertionError("kernel emitted a call of something outside its table")
@@ -206,14 +288,28 @@ class AstCompiler(ProgramCompiler):
         self.defs: list[py.FunctionDef] = []
         self.later: list = []  # (UserFunction, generated function name): bodies set once built
         self.bound: frozenset = frozenset()  # names the running scope surely holds here
-        self.ops_made: dict = {}  # (op, static context) -> generated function name (None: its closure)
+        self.untranslatable: set = set()  # (op, static context) whose body stays a closure
+        self.pre: list[py.stmt] = []  # the statements that compute the expression being compiled
         self.temps = 0
         hooks = sem.hooks
         lookup, ops, call = hooks.get("lookup"), sem.ops, self.invoke
-        self.k_step, self.k_line, self.k_error = self.ref(step), self.ref(at_line), self.ref(EvalError)
+        self.k_line, self.k_error = self.ref(at_line), self.ref(EvalError)
         self.k_miss = self.ref(lambda run, name: var_missing(run, name, lookup, ops, call))
         self.k_named = self.ref(function_named)
         self.k_callf = self.ref(invoke if call is invoke else lambda run, fn, args: call_function(run, fn, args, call))
+        self.k_call_in = self.ref(call_in if call is invoke else
+                                  lambda run, scope, depth, loops, fn, args: call_in(run, scope, depth, loops, fn,
+                                                                                      args, call))
+        self.safe = {self.k_call_in}  # table names code may call without reading the run's frame (and SAFE)
+        if lookup is None:  # a missing variable is looked up without a rule's body
+            self.safe.add(self.k_miss)
+        self.direct: dict[str, tuple[UserFunction, str]] = {}  # function -> its object and generated name
+        self.names: set = set()  # the variables of the function being compiled
+        self.defined: frozenset = frozenset()  # the program's own functions surely defined here
+        self.scopes: list = []  # (generated name, params or None for the program, body, variables)
+        self.touching: set = set()  # table names of code that reads or writes the scope dict
+        self.call_cache: dict[int, frozenset] = {}  # id of a statement -> the table names it calls
+        self.flushes = 0  # the variables saved around a call so far
 
     # ------------------------------------------------------------ the table
 
@@ -256,41 +352,179 @@ class AstCompiler(ProgramCompiler):
         """The generated code for a whole program, `code(run)`; None when Python refuses the module
         (more than its 20 nested blocks: the program stays on the closure kernel)."""
         self.crafted = self.known | defined_functions(tree)
+        defs = [n for n in tree.iter_subtrees_topdown() if n.data == "fndef"]
+        names = [self.target(n) for n in defs]
+        for node, name in zip(defs, names):
+            if names.count(name) == 1 and name not in self.known:  # F[name], once set, is this function
+                name, params = self.function_signature(node)
+                self.temps += 1
+                self.direct[name] = (UserFunction(name, params, None), f"f{self.temps}")
+                self.table[f"f{self.temps}"] = None  # set to the function once built
         self.function("main", tree.children)
+        self.finish()
         self.module = py.Module(self.defs, [])  # kept for the tests that vet it
         try:
             made = build(self.module, self.table)
         except (SyntaxError, RecursionError):
             return None
         for fn, gen in self.later:
-            fn.native = made[gen]
-        for gen in self.ops_made.values():
-            if gen is not None:
+            fn.native = native_entry(made[gen], fn.params)
+            if gen in self.table:
                 self.table[gen] = made[gen]
         main = made["main"]
 
         def run_native(run):
-            return main(run, run.scope, run.globals, run.functions)
+            return main(run, run.call_depth, run.steps, run.max_steps, run.scope, run.globals, run.functions)
         return run_native
 
-    def function(self, gen: str, stmts) -> None:
-        """A generated function `gen(run, S, G, F)` running statements; errors located at their line."""
-        body = self.gblock(stmts)
-        handler = _n(py.ExceptHandler, _name(self.k_error), "e", [
-            _n(py.Expr, _call(_name(self.k_line), _name("e"), _name("ln"))), _n(py.Raise)])
-        args = py.arguments([], [_n(py.arg, a) for a in ("run", "S", "G", "F")], None, [], [], None, [])
-        code = [_assign(_store("ln"), _const(0)), _n(py.Try, body, [handler], [], [])]
-        self.defs.append(_n(py.FunctionDef, gen, args, code, [], None))
+    def function(self, gen: str, stmts, params=None) -> None:
+        """A generated function running statements, errors located at their line: the program's
+        `main(run, d, n, M, S, G, F)`, or a program function's `gen(run, d, n, M, G, F, v_a, ...)`
+        giving (its result, n). d is the call depth, n the steps counted so far, M the step limit.
+        Program variables are locals `v_<name>` (their names are vetted program identifiers: no
+        builtin or dunder starts with v_). It is finished (see `finish`) once every function is built."""
+        saved, self.names = self.names, set(params or ())
+        try:
+            body = self.gblock(stmts)
+            self.scopes.append((gen, params, body, self.names))
+        finally:
+            self.names = saved
+
+    def finish(self) -> None:
+        """Each generated function, from its body: its variables loaded and saved around the code
+        that reads the scope dict (the closure kernel's code, calls of functions that read the
+        program's variables), its steps handed to the run around code that pays its own."""
+        calls = {gen: set().union(*map(self.called, body)) for gen, _, body, _ in self.scopes}
+        reads = self.touching | {self.k_miss, self.k_named}
+        sealed = {gen for gen, params, _, _ in self.scopes if params is not None and not calls[gen] & reads}
+        while True:  # a function calling one that reads the program's variables reads them too
+            drop = {gen for gen in sealed if any(c in self.table and self.table[c] is None and c not in sealed
+                                                 for c in calls[gen])}
+            if not drop:
+                break
+            sealed -= drop
+        for gen, params, body, names in self.scopes:
+            touching = self.touching | {self.k_named}  # a function value is looked up in the scope
+            if params is None:  # the program's variables live in G between its statements
+                touching |= {self.k_callf} | {c for c in calls[gen] if c in self.table and self.table[c] is None
+                                               and c not in sealed}
+            names = sorted(names)
+            flushes = self.flushes
+            body = self.paid(self.framed(body, names, touching))
+            flushed = self.flushes > flushes
+            handler = _n(py.ExceptHandler, _name(self.k_error), "e", [
+                _n(py.Expr, _call(_name(self.k_line), _name("e"), _name("ln"))),
+                _n(py.Expr, _call(self.obj(settled), _name("run"), _name("n"))), _n(py.Raise)])
+            code: list[py.stmt] = [_assign(_store("ln"), _const(0)), _n(py.Try, body, [handler], [], [])]
+            unset = self.obj(UNSET)
+            if params is None:
+                args = ["run", "d", "n", "M", "S", "G", "F"]
+                code = [*self.loaded(names), _n(py.Try, code, [], [], self.saved(names)),
+                        _n(py.Expr, _call(self.obj(put), _name("run"), _name("n")))]
+            else:
+                args = ["run", "d", "n", "M", "G", "F", *(f"v_{p}" for p in params)]
+                # a rule reads whether the body returned
+                code.append(self.give(_const(None) if self.invoke is invoke else self.obj(FELL_OFF)))
+                lean = self.lean(calls[gen])
+                if not lean:
+                    code = [_assign(_store("w0"), _call(self.obj(entered), _name("run"), _name("S"), _name("d"))),
+                            _n(py.Try, code, [], [], [_n(py.Expr, _call(self.obj(left), _name("run"),
+                                                                        _name("w0")))])]
+                first = [_assign(_store(f"v_{x}"), _name(unset.id)) for x in names if x not in params]
+                if not lean or flushed or calls[gen] & {self.k_named, self.k_call_in}:  # the code reads S
+                    first.append(_assign(_store("S"), _n(py.Dict, [_const(p) for p in params],
+                                                         [_name(f"v_{p}") for p in params])))
+                code = first + code
+            arguments = py.arguments([], [_n(py.arg, a) for a in args], None, [], [], None, [])
+            self.defs.append(_n(py.FunctionDef, gen, arguments, code, [], None))
+
+    def loaded(self, names) -> list[py.stmt]:
+        """The variables read from the scope dict (unset when it does not hold them)."""
+        return [_n(py.If, _n(py.Compare, _const(x), [py.In()], [_name("S")]),
+                   [_assign(_store(f"v_{x}"), _item("S", x))], [_assign(_store(f"v_{x}"), self.obj(UNSET))])
+                for x in names]
+
+    def saved(self, names) -> list[py.stmt]:
+        """The variables set so far, written to the scope dict."""
+        return [_n(py.If, _n(py.Compare, _name(f"v_{x}"), [py.IsNot()], [self.obj(UNSET)]),
+                   [_assign(_set_item("S", x), _name(f"v_{x}"))], []) for x in names] or [_n(py.Pass)]
+
+    def framed(self, stmts: list[py.stmt], names, touching: set) -> list[py.stmt]:
+        """Statements with the variables saved to the scope dict before, and read back after, each
+        call of code that reads or writes it."""
+        out: list[py.stmt] = []
+        for s in stmts:
+            if type(s) in (py.Assign, py.Expr) and self.called(s) & touching:
+                self.flushes += 1
+                out += [*self.saved(names), s, *self.loaded(names)]
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(s, field, None), list) and getattr(s, field):
+                    setattr(s, field, self.framed(getattr(s, field), names, touching))
+            out.append(s)
+        return out
+
+    def give(self, value: py.expr) -> py.Return:
+        """A program function's return: its result and the steps counted."""
+        return _n(py.Return, _n(py.Tuple, [value, _name("n")], py.Load()))
+
+    def paid(self, stmts: list[py.stmt]) -> list[py.stmt]:
+        """Statements with the local step count handed to the run around each call of code that
+        pays steps itself (a builtin's slow path, a rule's closure, the closure kernel)."""
+        out: list[py.stmt] = []
+        for s in stmts:
+            if type(s) in (py.Assign, py.Expr) and any(self.pays(c) for c in self.called(s)):
+                out += [_n(py.Expr, _call(self.obj(put), _name("run"), _name("n"))), s,
+                        _assign(_store("n"), _call(self.obj(got), _name("run")))]
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                if isinstance(getattr(s, field, None), list) and getattr(s, field):
+                    setattr(s, field, self.paid(getattr(s, field)))
+            out.append(s)
+        return out
+
+    def pays(self, name: str) -> bool:
+        """Whether a table name's code may pay steps (a generated function is handed the count)."""
+        v = self.table[name]
+        return v is not None and id(v) not in UNPAID and not (name == self.k_miss and self.sem.hooks.get("lookup")
+                                                               is None)
+
+    def lean(self, calls: set) -> bool:
+        """Whether code calling these table names calls only what never reads the run's frame
+        (scope, flags, call depth)."""
+        table = self.table
+        return all(c in self.safe or id(table[c]) in SAFE or table[c] is None for c in calls)
+
+    def called(self, node: py.AST) -> frozenset:
+        """The table names a generated statement calls (kept: finishing asks for them more than once)."""
+        hit = self.call_cache.get(id(node))
+        if hit is None:
+            hit = self.call_cache[id(node)] = frozenset(n.func.id for n in py.walk(node) if type(n) is py.Call)
+        return hit
 
     def gblock(self, stmts) -> list[py.stmt]:
         """The statements of a block, each paying its step at its line."""
         out: list[py.stmt] = []
-        for node in (s for s in stmts if isinstance(s, Tree)):
-            line = node.meta.line if not getattr(node.meta, "empty", True) else 0
-            out.append(_assign(_store("ln"), _const(line)))
-            out.append(_n(py.Expr, _call(_name(self.k_step), _name("run"))))
-            out.extend(self.statement(node))
+        saved = self.bound, self.defined
+        try:
+            for node in (s for s in stmts if isinstance(s, Tree)):
+                line = node.meta.line if not getattr(node.meta, "empty", True) else 0
+                out.append(_assign(_store("ln"), _const(line)))
+                out += self.step()
+                out.extend(self.statement(node))
+                if node.data == "assign":  # the rest of the block reads the variable surely set
+                    self.bound = self.bound | {self.target(node)}
+                elif node.data == "fndef" and self.target(node) in self.direct:  # ... calls it surely defined
+                    self.defined = self.defined | {self.target(node)}
+        finally:
+            self.bound, self.defined = saved
         return out or [_n(py.Pass)]
+
+    def step(self) -> list[py.stmt]:
+        """One step (a statement, or a pass of a while loop), counted in the local n."""
+        return [_n(py.AugAssign, _store("n"), py.Add(), _const(1)),
+                _n(py.If, _n(py.Compare, _name("n"), [py.Gt()], [_name("M")]),
+                   [_n(py.Expr, _call(self.obj(over), _name("run"), _name("n")))], [])]
 
     def statement(self, node) -> list[py.stmt]:
         """One statement: generated natively, or the closure kernel's code for it, called."""
@@ -299,6 +533,8 @@ class AstCompiler(ProgramCompiler):
         if code is not None:
             return code
         closure = getattr(self, "_" + node.data)(node)
+        self.touching.add(self.ref(closure))
+        self.names |= {str(t) for t in node.scan_values(lambda v: isinstance(v, Token) and v.type == "NAME")}
         return self.control(_call(self.obj(closure), _name("run")))
 
     def control(self, call: py.expr) -> list[py.stmt]:
@@ -310,17 +546,41 @@ class AstCompiler(ProgramCompiler):
             then.append(_n(py.If, _n(py.Compare, _name("c"), [py.Eq()], [_const(BREAK)]), [_n(py.Break)], []))
             then.append(_n(py.If, _n(py.Compare, _name("c"), [py.Eq()], [_const(CONTINUE)]), [_n(py.Continue)], []))
         if self.in_function:
-            then.append(_n(py.Return, _const(RETURN)))
+            then.append(_n(py.If, _n(py.Compare, _name("c"), [py.Eq()], [_const(RETURN)]),
+                           [self.give(_call(self.obj(taken), _name("run")))], []))
         return [_assign(_store("c"), call), _n(py.If, _name("c"), then, [])]
 
     # ------------------------------------------------------------ statements
+    # Expressions compile to statements (in self.pre) that leave their value in a name or a
+    # constant, in the closure kernel's order of evaluation; operator bodies are inlined.
+
+    def staged(self, make) -> tuple[list[py.stmt], py.expr]:
+        """The statements make() emits, and the name or constant it returns."""
+        saved, self.pre = self.pre, []
+        try:
+            value = make()
+            return self.pre, value
+        finally:
+            self.pre = saved
+
+    def spill(self, value: py.expr) -> py.expr:
+        """A value held in a fresh local (a name or a constant as it is)."""
+        if type(value) is py.Constant or type(value) is py.Name:
+            return value
+        t = self.temp()
+        self.pre.append(_assign(_store(t), value))
+        return _name(t)
 
     def g_assign(self, node):
-        name, value = self.target(node), self.gexpr(self.exprs(node)[0])
+        name, expr = self.target(node), self.exprs(node)[0]
         hook = self.sem.hooks.get("assign")
-        if hook is not None:
-            value = self.hook_call(hook, _const(name), value)
-        return [_assign(_set_item("S", name), value)]
+
+        def value():
+            v = self.gexpr(expr)
+            return v if hook is None else self.hook_call(hook, _const(name), v)
+        stmts, v = self.staged(value)
+        self.names.add(name)
+        return [*stmts, _assign(_store(f"v_{name}"), v)]
 
     def target(self, node) -> str:
         return next(str(c) for c in node.children if isinstance(c, Token))
@@ -331,18 +591,21 @@ class AstCompiler(ProgramCompiler):
 
     def g_output(self, node):
         args = node.children[0]
-        parts = [self.gexpr(a) for a in args.children] if args is not None else []
+        stmts, parts = self.staged(lambda: [self.gexpr(a) for a in args.children] if args is not None else [])
         show, out_hook = self.sem.hooks.get("show"), self.sem.hooks.get("output")
         if len(parts) == 1 and show is None and out_hook is None:
-            return [_n(py.Expr, _call(self.obj(emit_one), _name("run"), parts[0]))]
-        return [_n(py.Expr, _call(self.obj(emit), _name("run"), _n(py.List, parts, py.Load()), self.value(show),
-                              self.value(out_hook)))]
+            return [*stmts, _n(py.Expr, _call(self.obj(emit_one), _name("run"), parts[0]))]
+        if show is None and out_hook is None:
+            return [*stmts, _n(py.Expr, _call(self.obj(emit_plain), _name("run"), _n(py.List, parts, py.Load())))]
+        return [*stmts, _n(py.Expr, _call(self.obj(emit), _name("run"), _n(py.List, parts, py.Load()),
+                                          self.value(show), self.value(out_hook)))]
 
     def g_expr_stmt(self, node):
         if self._mutated(node.children[0]) is not None or (
                 self.in_function and self.sem.hooks.get("no_return") is not None):
             return None  # a write-back, or the value kept for no_return: the closure kernel's statement
-        return [_n(py.Expr, self.gexpr(node.children[0]))]
+        stmts, _ = self.staged(lambda: self.gexpr(node.children[0]))
+        return stmts or [_n(py.Pass)]
 
     def g_pass_(self, node):
         return [_n(py.Pass)]
@@ -358,17 +621,17 @@ class AstCompiler(ProgramCompiler):
         if self.sem.hooks.get("branch_order") is not None or self.sem.hooks.get("else_runs") is not None:
             return None
         cond, suite, *rest = node.children
-        branches = [(self.cond(cond), self.gblock(suite.children))]
+        branches = [(*self.staged(lambda: self.cond(cond)), self.gblock(suite.children))]
         orelse: list[py.stmt] = []
         for c in rest:
             if c is None:
                 continue
             if c.data == "elif_":
-                branches.append((self.cond(c.children[0]), self.gblock(c.children[1].children)))
+                branches.append((*self.staged(lambda: self.cond(c.children[0])), self.gblock(c.children[1].children)))
             else:
                 orelse = self.gblock(c.children[0].children)
-        for test, body in reversed(branches):
-            orelse = [_n(py.If, test, body, orelse)]
+        for pre, test, body in reversed(branches):
+            orelse = [*pre, _n(py.If, test, body, orelse)]
         return orelse
 
     def loop(self, line: int, head: list[py.stmt], each, suite) -> list[py.stmt]:
@@ -386,23 +649,29 @@ class AstCompiler(ProgramCompiler):
     def g_for_(self, node):
         if self.sem.hooks.get("passes") is not None or self.counted:
             return None
-        name, seq = self.target(node), self.gexpr(self.exprs(node)[0])
+        name, expr = self.target(node), self.exprs(node)[0]
         iterate, assign = self.sem.hooks.get("iterate"), self.sem.hooks.get("assign")
         xs, x = self.temp(), self.temp()
-        head = [_assign(_store(xs), _call(self.obj(walked), _name("run"), seq, self.value(iterate),
-                                          _const(None)))]
-        bound: py.expr = _name(x)
+        def walk():
+            seq = self.gexpr(expr)
+            return seq if iterate is None else self.hook_call(iterate, seq)
+        stmts, seq = self.staged(walk)
+        head = [*stmts, _assign(_store(xs), _call(self.obj(walked), _name("run"), seq, _const(None), _const(None)))]
+        binding, bound = [], _name(x)
         if assign is not None:  # a pass binds its element inside the loop (in_loop, one more loop_depth)
             self.loops += 1
             try:
-                bound = self.hook_call(assign, _const(name), bound)
+                binding, bound = self.staged(lambda: self.hook_call(assign, _const(name), _name(x)))
             finally:
                 self.loops -= 1
 
+        self.names.add(name)
+
         def each(at_head, body):
-            binding = [*at_head, _assign(_set_item("S", name), bound)] if assign is not None else \
-                [_assign(_set_item("S", name), bound)]
-            return _n(py.For, _store(x), _name(xs), binding + body, [])
+            if assign is None:
+                return _n(py.For, _store(f"v_{name}"), _name(xs), body, [])
+            bind = [*at_head, *binding, _assign(_store(f"v_{name}"), bound)]
+            return _n(py.For, _store(x), _name(xs), bind + body, [])
         saved, self.bound = self.bound, self.bound | {name}
         try:
             return self.loop(self.line(node), head, each, node.children[-1])
@@ -414,14 +683,13 @@ class AstCompiler(ProgramCompiler):
             return None
         self.loops += 1  # the condition is tested inside the loop (in_loop, one more loop_depth)
         try:
-            test = self.cond(node.children[0])
+            stmts, test = self.staged(lambda: self.cond(node.children[0]))
         finally:
             self.loops -= 1
-        k_step = self.k_step
-
         def each(at_head, body):
-            return _n(py.While, _const(True), [*at_head, _n(py.If, _n(py.UnaryOp, py.Not(), test), [_n(py.Break)], []),
-                                           _n(py.Expr, _call(_name(k_step), _name("run"))), *body], [])
+            return _n(py.While, _const(True), [*at_head, *stmts, _n(py.If, _n(py.UnaryOp, py.Not(), test),
+                                                                  [_n(py.Break)], []),
+                                               *self.step(), *body], [])
         return self.loop(self.line(node), [], each, node.children[-1])
 
     def line(self, node) -> int:
@@ -443,32 +711,37 @@ class AstCompiler(ProgramCompiler):
     def g_return_(self, node):
         self._placed(node, "return", self.in_function, "a function body")
         has = node.children and node.children[0] is not None
-        value = self.gexpr(node.children[0]) if has else _const(None)
-        return [_n(py.Return, _call(self.obj(returned), _name("run"), value))]
+        stmts, value = self.staged(lambda: self.gexpr(node.children[0]) if has else _const(None))
+        return [*stmts, self.give(value)]
 
     def g_fndef(self, node):
         name, params = self.function_signature(node)
-        saved = (self.loops, self.in_function, self.bound)
-        self.loops, self.in_function, self.bound = 0, True, frozenset(params)
-        self.temps += 1
-        gen = f"f{self.temps}"
+        saved = (self.loops, self.in_function, self.bound, self.defined)
+        own = {name} if name in self.direct else set()  # its body runs once it is defined
+        self.loops, self.in_function, self.bound, self.defined = 0, True, frozenset(params), self.defined | own
+        if name in self.direct:
+            fn, gen = self.direct[name]
+        else:
+            self.temps += 1
+            fn, gen = UserFunction(name, params, None), f"f{self.temps}"
         try:
-            self.function(gen, node.children[-1].children)
+            self.function(gen, node.children[-1].children, params)
         finally:
-            self.loops, self.in_function, self.bound = saved
-        fn = UserFunction(name, params, None)
+            self.loops, self.in_function, self.bound, self.defined = saved
         self.later.append((fn, gen))
         return [_assign(_set_item("F", name), self.obj(fn))]
 
     # ------------------------------------------------------------ expressions
 
     def gexpr(self, node) -> py.expr:
-        """The Python expression that evaluates a program expression."""
+        """The name or constant holding a program expression's value (its statements put in self.pre)."""
         if isinstance(node, Token):
             return self.token(node, self.literal, self.var)
         native = getattr(self, "ge_" + node.data, None)
         if native is None:  # a form this compiler leaves to the closure kernel
-            return _call(self.obj(self.expr(node)), _name("run"))
+            closure = self.expr(node)
+            self.touching.add(self.ref(closure))
+            return self.spill(_call(self.obj(closure), _name("run")))
         return native(node)
 
     def literal(self, hook_name: str, value, node) -> py.expr:
@@ -481,7 +754,7 @@ class AstCompiler(ProgramCompiler):
             return self.value(hook(Ctx(), [value]))
         except EvalError as e:
             e.line = getattr(getattr(node, "meta", node), "line", None)
-            return _call(self.obj(fail), self.obj(e))
+            return self.spill(_call(self.obj(fail), self.obj(e)))
 
     def ge_int(self, node):
         return self.gexpr(node.children[0])
@@ -499,7 +772,7 @@ class AstCompiler(ProgramCompiler):
 
     def ge_list(self, node):
         items = [self.gexpr(a) for a in node.children[0].children] if node.children[0] is not None else []
-        made = _call(self.obj(collection), _name("run"), _n(py.List, items, py.Load()))
+        made = self.spill(_call(self.obj(collection), _name("run"), _n(py.List, items, py.Load())))
         hook = self.sem.hooks.get("list_literal")
         if hook is None:
             return made
@@ -510,79 +783,120 @@ class AstCompiler(ProgramCompiler):
 
     def var(self, name: str) -> py.expr:
         lookup = self.sem.hooks.get("lookup")
-        held: py.expr = _item("S", name)
-        if lookup is not None:
-            held = self.hook_call(lookup, _const(name), held)
-        if name in self.bound:  # a parameter, or the variable of an enclosing for: always in the scope
-            return held
-        return _n(py.IfExp, _n(py.Compare, _const(name), [py.In()], [_name("S")]), held,
-                  _call(_name(self.k_miss), _name("run"), _const(name)))
+        t = self.temp()
+
+        self.names.add(name)
+
+        def held():
+            self.pre.append(_assign(_store(t), _name(f"v_{name}")))
+            return _name(t) if lookup is None else self.hook_call(lookup, _const(name), _name(t))
+        if name in self.bound:  # a parameter, or the variable of an enclosing for: always set
+            return self.spill(held())
+        stmts, v = self.staged(held)
+        missing = _call(_name(self.k_miss), _name("run"), _const(name))
+        keep = [] if type(v) is py.Name and v.id == t else [_assign(_store(t), v)]
+        self.pre.append(_n(py.If, _n(py.Compare, _name(f"v_{name}"), [py.Is()], [self.obj(UNSET)]),
+                           [_assign(_store(t), missing)], [*stmts, *keep]))
+        return _name(t)
 
     def ge_call(self, node):
         name_tok, args_node = node.children
         name = str(name_tok)
         op = self.sem.ops.get(name)
-        lazy = op.unit.lazy if op is not None else ()
         nodes = args_node.children if args_node is not None else []
-        args = [self.thunk(a) if i in lazy else self.gexpr(a) for i, a in enumerate(nodes)]
-        n = len(args)
-        if op is not None:
-            if not op.accepts(n):
-                raise self.error(name_tok, f"{name} takes {op.arity_text()}, got {n}")
-            unit = op.unit
-            if unit.lazy or unit.variadic or unit.nslots or n < unit.arity:
-                return _call(self.obj(unit), _name("run"), _n(py.List, args, py.Load()))
-            gen = self.op_function(op)
-            if gen is not None:
-                return _call(_name(gen), _name("run"), *args)
-            return _call(self.obj(unit.body), _n(py.List, [_const(None), _name("run"), *args], py.Load()))
-        if name not in self.crafted:
-            self._e_call(node)  # raises the closure compiler's error for an unknown operator
-        fn = _n(py.IfExp, _n(py.Compare, _const(name), [py.In()], [_name("F")]), _item("F", name),
-                _call(_name(self.k_named), _name("run"), _const(name)))
-        return _call(_name(self.k_callf), _name("run"), fn, _n(py.List, args, py.Load()))
+        n = len(nodes)
+        if op is None:
+            if name not in self.crafted:
+                self._e_call(node)  # raises the closure compiler's error for an unknown operator
+            return self.user_call(name, nodes)
+        if not op.accepts(n):
+            raise self.error(name_tok, f"{name} takes {op.arity_text()}, got {n}")
+        unit = op.unit
+        args = [self.thunk(a) if i in unit.lazy else self.gexpr(a) for i, a in enumerate(nodes)]
+        if unit.lazy:  # the lazy arguments are the closure kernel's code, run inside the unit
+            self.touching.add(self.ref(unit))
+        if unit.lazy or unit.variadic or unit.nslots or n < unit.arity:
+            return self.spill(_call(self.obj(unit), _name("run"), _n(py.List, args, py.Load())))
+        inlined = self.inline(op, args)
+        if inlined is not None:
+            return inlined
+        return self.spill(_call(self.obj(unit.body), _n(py.List, [_const(None), _name("run"), *args], py.Load())))
 
-    def hook_call(self, hook, *args: py.expr) -> py.Call:
-        """A call of a hook's body: its generated function where there is one, else through the table."""
-        gen = self.op_function(hook)
-        if gen is not None:
-            return _call(_name(gen), _name("run"), *args)
-        return _call(self.obj(hook), _name("run"), _n(py.List, list(args), py.Load()))
+    def user_call(self, name: str, nodes) -> py.expr:
+        """A call of a program function: direct when it is this program's own (and no rule reads the
+        call), else through the closure kernel's invoke."""
+        fn, t = self.temp(), self.temp()  # the function is found before its arguments are evaluated
+        target = self.direct.get(name)
+        if name in self.defined and self.invoke is invoke and len(target[0].params) == len(nodes):
+            args = [self.gexpr(a) for a in nodes]  # F[name] surely holds the function: called directly
+            self.pre.extend(self.direct_call(t, target[1], args))
+            return _name(t)
+        scope = [_name("S")] if self.in_function else []
+        self.pre.append(_n(py.If, _n(py.Compare, _const(name), [py.In()], [_name("F")]),
+                           [_assign(_store(fn), _item("F", name))],
+                           [_assign(_store(fn), _call(_name(self.k_named), _name("run"), _const(name), *scope))]))
+        args = [self.gexpr(a) for a in nodes]
+        listed = _n(py.List, args, py.Load())
+        if self.in_function:  # the frame is in locals: the call is made with the run's state set
+            general = _call(_name(self.k_call_in), _name("run"), _name("S"), _name("d"), _const(self.loops),
+                            _name(fn), listed)
+        else:
+            general = _call(_name(self.k_callf), _name("run"), _name(fn), listed)
+        if self.invoke is not invoke or target is None or len(target[0].params) != len(args):
+            return self.spill(general)
+        self.pre.append(_n(py.If, _n(py.Compare, _name(fn), [py.Is()], [self.obj(target[0])]),
+                           self.direct_call(t, target[1], args), [_assign(_store(t), general)]))
+        return _name(t)
 
-    def op_function(self, op) -> str | None:
-        """The generated function of an operator's body at this call site's context (None: its closure)."""
+    def direct_call(self, t: str, gen: str, args) -> list[py.stmt]:
+        """`t = gen(...)`, a direct call of a generated function one call deeper, its steps taken back."""
+        deeper = _n(py.BinOp, _name("d"), py.Add(), _const(1))
+        return [_n(py.If, _n(py.Compare, _name("d"), [py.GtE()], [_const(self.max_depth)]),
+                   [_n(py.Expr, _call(self.obj(too_deep), _name("run")))], []),
+                _assign(_store(t), _call(_name(gen), _name("run"), deeper, _name("n"), _name("M"),
+                                         _name("G"), _name("F"), *[atom(a) for a in args])),
+                _assign(_store("n"), _n(py.Subscript, _name(t), _const(1), py.Load())),
+                _assign(_store(t), _n(py.Subscript, _name(t), _const(0), py.Load()))]
+
+    def hook_call(self, hook, *args: py.expr) -> py.expr:
+        """A hook's body applied: inlined where it can be, else called through the table."""
+        inlined = self.inline(hook, args)
+        if inlined is not None:
+            return inlined
+        return self.spill(_call(self.obj(hook), _name("run"), _n(py.List, list(args), py.Load())))
+
+    def inline(self, op, args) -> py.expr | None:
+        """An operator's body, inlined at this call site's context on its arguments (names or
+        constants); None when it stays a closure."""
         if op.source is None:
             return None
         ctx = static_context(self.loops, self.in_function)
         key = (id(op), tuple(ctx.values()))
-        if key not in self.ops_made:
-            self.temps += 1
-            gen = f"o{self.temps}"
-            body, mc = op.source
-            try:
-                fn = BodyCompiler(self.ref, self.temp, [p.name for p in op.params], mc, ctx).function(gen, body)
-            except Untranslatable:
-                gen = None
-            else:
-                self.defs.append(fn)
-                self.table[gen] = None  # its name, in the table: set to the function once built
-            self.ops_made[key] = gen
-        return self.ops_made[key]
+        if key in self.untranslatable:
+            return None
+        body, mc = op.source
+        try:
+            stmts, value = BodyCompiler(self.ref, self.temp, [p.name for p in op.params], mc, ctx,
+                                        list(args)).inline(body)
+        except Untranslatable:
+            self.untranslatable.add(key)
+            return None
+        self.pre.extend(stmts)
+        return self.spill(value)
 
     def thunk(self, node) -> py.expr:
         """A lazy argument: the closure kernel's code for it, run when (and if) the body reads it."""
-        return _call(self.obj(Thunk), self.obj(self.expr(node)), _name("run"))
+        return self.spill(_call(self.obj(Thunk), self.obj(self.expr(node)), _name("run")))
 
     def ge_index(self, node):
-        xs, i = self.gexpr(node.children[0]), self.gexpr(node.children[1])
+        xs = self.gexpr(node.children[0])
+        i = self.gexpr(node.children[1])
         return self.hook_call(self.sem.hooks["index"], xs, i)
 
     def ge_slice(self, node):
         kids = node.children
         xs = self.gexpr(kids[0])
-        lo = self.gexpr(kids[1]) if kids[1] is not None else _const(0)
-        hi = self.gexpr(kids[2]) if kids[2] is not None else self.obj(_END)
         # evaluated in the closure kernel's order: the sequence, the end, the start
-        return _call(self.obj(slice_to), _name("run"), self.obj(self.sem.hooks["slice"]), xs, hi, lo)
-
-
+        hi = self.gexpr(kids[2]) if kids[2] is not None else self.obj(_END)
+        lo = self.gexpr(kids[1]) if kids[1] is not None else _const(0)
+        return self.spill(_call(self.obj(slice_to), _name("run"), self.obj(self.sem.hooks["slice"]), xs, hi, lo))

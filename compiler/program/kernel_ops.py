@@ -23,7 +23,9 @@ BIG = 1 << MAX_INT_BITS
 ARITHMETIC = {"+": py.Add, "-": py.Sub, "*": py.Mult, "^": py.BitXor, "&": py.BitAnd, "|": py.BitOr}
 COMPARISON = {"<": py.Lt, "<=": py.LtE, ">": py.Gt, ">=": py.GtE, "==": py.Eq, "!=": py.NotEq}
 OP_NODES = frozenset({py.BinOp, py.Is, *ARITHMETIC.values(), *COMPARISON.values()})
-STATIC = ("in_function", "in_loop", "loop_depth")
+# the builtins that never call a function value (so never reach the run's frame)
+SAFE_BUILTINS = tuple(f for name, (f, *_) in BUILTINS.items() if name not in {"sort_by", "map", "filter", "fold"}) \
+    + tuple(INFIX.values()) + (neg,)
 
 
 class Untranslatable(Exception):
@@ -59,17 +61,14 @@ def _set(target: str, value: py.expr) -> py.Assign:
 class BodyCompiler:
     """One operator body at one static context -> the statements of a generated function."""
 
-    def __init__(self, ref, temp, params: list[str], mc, ctx: dict):
+    def __init__(self, ref, temp, params: list[str], mc, ctx: dict, args: list[py.expr]):
         self.ref, self.temp = ref, temp  # the program compiler's table and local names
-        self.params = {p: f"p{i}" for i, p in enumerate(params)}
+        self.params = dict(zip(params, args))  # each parameter's argument: a local name or a constant
         self.mc, self.ctx = mc, ctx
 
-    def function(self, gen: str, body: ast.Expr) -> py.FunctionDef:
-        """`def gen(run, p0, ...): return body`."""
-        stmts, value = self.expr(body)
-        args = py.arguments([], [_n(py.arg, "run")] + [_n(py.arg, p) for p in self.params.values()],
-                            None, [], [], None, [])
-        return _n(py.FunctionDef, gen, args, [*stmts, _n(py.Return, value)], [], None)
+    def inline(self, body: ast.Expr) -> tuple[list[py.stmt], py.expr]:
+        """The statements that compute the body at its call site, and the name or constant holding it."""
+        return self.expr(body)
 
     def expr(self, e) -> tuple[list[py.stmt], py.expr]:
         """Statements that compute e, and a name or constant holding its value."""
@@ -86,7 +85,7 @@ class BodyCompiler:
 
     def _Var(self, e):
         if e.name in self.params:
-            return [], _name(self.params[e.name])
+            return [], atom(self.params[e.name])
         if e.name in CTX_VARS or e.name in self.mc.extra_vars:
             if e.name not in self.ctx:
                 raise Untranslatable(e.name)
@@ -102,10 +101,18 @@ class BodyCompiler:
     def many(self, es) -> tuple[list[py.stmt], list[py.expr]]:
         stmts, values = [], []
         for x in es:
-            s, v = self.expr(x)
+            s, v = self.operand(x)
             stmts += s
             values.append(v)
         return stmts, values
+
+    def operand(self, e) -> tuple[list[py.stmt], py.expr]:
+        """expr(e), its value held in a name or a constant (it is read more than once)."""
+        stmts, v = self.expr(e)
+        if type(v) is py.Constant or type(v) is py.Name:
+            return stmts, v
+        t = self.temp()
+        return [*stmts, _set(t, v)], _name(t)
 
     def _Call(self, e):
         if not isinstance(e.fn, ast.Var) or e.fn.name in self.params:
@@ -118,29 +125,65 @@ class BodyCompiler:
                 raise Untranslatable(name)
             return stmts, _call(self.ref(u), _name("run"), _n(py.List, args, py.Load()))
         if name in BUILTINS:
-            return stmts, _call(self.ref(BUILTINS[name][0]), _name("run"), *args)
+            slow = _call(self.ref(BUILTINS[name][0]), _name("run"), *args)
+            fast = getattr(self, "fast_" + name, None)
+            if fast is None:
+                return stmts, slow
+            t = self.temp()
+            test, value = fast(*args)
+            return stmts + [_n(py.If, test, [_set(t, value)], [_set(t, slow)])], _name(t)
         raise Untranslatable(name)
 
     def _BinOp(self, e):
-        ls, x = self.expr(e.left)
-        rs, y = self.expr(e.right)
+        ls, x = self.operand(e.left)
+        rs, y = self.operand(e.right)
         stmts = [*ls, *rs]
-        # operands are names or constants: a later operand's statements may not rebind an earlier one
         slow = _call(self.ref(INFIX[e.op]), _name("run"), x, y)
         if e.op not in ARITHMETIC and e.op not in COMPARISON:
             return stmts, slow
         t = self.temp()
-        k_int = self.ref(int)
-        both_int = _n(py.BoolOp, py.And(), [
-            _n(py.Compare, _call(self.ref(type), x), [py.Is()], [_name(k_int)]),
-            _n(py.Compare, _call(self.ref(type), y), [py.Is()], [_name(k_int)])])
+        both_int = self.ints(x, y)
+        if both_int is False:  # a constant operand that is not an int: the checked builtin only
+            return stmts + [_set(t, slow)], _name(t)
         if e.op in COMPARISON:
-            fast = _n(py.Compare, x, [COMPARISON[e.op]()], [y])
-            return stmts + [_n(py.If, both_int, [_set(t, fast)], [_set(t, slow)])], _name(t)
-        fast = _n(py.BinOp, x, ARITHMETIC[e.op](), y)
-        in_range = _n(py.Compare, _n(py.Constant, -BIG), [py.Lt(), py.Lt()], [_name(t), _n(py.Constant, BIG)])
-        check = _n(py.If, _n(py.UnaryOp, py.Not(), in_range), [_set(t, slow)], [])
-        return stmts + [_n(py.If, both_int, [_set(t, fast), check], [_set(t, slow)])], _name(t)
+            fast = [_set(t, _n(py.Compare, atom(x), [COMPARISON[e.op]()], [atom(y)]))]
+        else:
+            in_range = _n(py.Compare, _n(py.Constant, -BIG), [py.Lt(), py.Lt()], [_name(t), _n(py.Constant, BIG)])
+            fast = [_set(t, _n(py.BinOp, atom(x), ARITHMETIC[e.op](), atom(y))),
+                    _n(py.If, _n(py.UnaryOp, py.Not(), in_range), [_set(t, slow)], [])]
+        if both_int is True:  # both operands are int constants
+            return stmts + fast, _name(t)
+        return stmts + [_n(py.If, both_int, fast, [_set(t, slow)])], _name(t)
+
+    def is_type(self, x: py.expr, cls) -> py.expr:
+        """`type(x) is cls`."""
+        return _n(py.Compare, _call(self.ref(type), atom(x)), [py.Is()], [_name(self.ref(cls))])
+
+    def ints(self, *xs: py.expr):
+        """The test that every operand is an int: True or False when the constants decide it."""
+        tests = []
+        for x in xs:
+            if type(x) is py.Constant:
+                if type(x.value) is not int:
+                    return False
+            else:
+                tests.append(self.is_type(x, int))
+        if not tests:
+            return True
+        return tests[0] if len(tests) == 1 else _n(py.BoolOp, py.And(), tests)
+
+    # builtins whose common case is a plain operation: (test, value) of that case
+
+    def fast_get(self, xs, i):
+        in_bounds = _n(py.Compare, _n(py.Constant, 0), [py.LtE(), py.Lt()], [atom(i), _call(self.ref(len), atom(xs))])
+        test = _n(py.BoolOp, py.And(), [self.is_type(i, int), self.is_type(xs, list), in_bounds])
+        return test, _n(py.Subscript, atom(xs), atom(i), py.Load())
+
+    def fast_len(self, xs):
+        return self.is_type(xs, list), _call(self.ref(len), atom(xs))
+
+    def fast_truthy(self, v):
+        return self.is_type(v, bool), atom(v)
 
     def _Neg(self, e):
         s, x = self.expr(e.operand)
@@ -175,6 +218,11 @@ class BodyCompiler:
         decided = _set(t, _n(py.Constant, not conj))
         right = [*rs, _set(t, as_bool)]
         return ls + [_n(py.If, a, right if conj else [decided], [decided] if conj else right)], _name(t)
+
+
+def atom(x: py.expr) -> py.expr:
+    """A fresh copy of a name or constant (a node is placed once in a tree)."""
+    return _n(py.Constant, x.value) if type(x) is py.Constant else _name(x.id)
 
 
 def static_context(loops: int, in_function: bool) -> dict:
