@@ -81,7 +81,7 @@ PAIRS = {
 
 
 def test_the_ported_boxes_are_these():
-    assert sorted(p.stem for p in PHYSICS.glob("*.world")) == sorted(BOXES)
+    assert sorted(p.stem for p in PHYSICS.glob("*.world") if not p.name.startswith("_")) == sorted(BOXES)
     assert sorted(PAIRS) == sorted(BOXES)
 
 
