@@ -246,6 +246,7 @@ class Repairer:
             return self.rewrites[key]
         ex, d, h = self.ex, self.ex.base[target], self.ex.best(target)
         samples = [a for a in ex.arg_tuples.get(target, ()) if not any(isinstance(x, bool) for x in a)][:8]
+        samples += typical_args(d)
         expected = []
         for args in samples:
             r = self.manual.execute(f"{ex.out}({d.name}({', '.join(self._raw(a) for a in args)}))")
@@ -326,6 +327,27 @@ class Repairer:
                     cond = body[len(pre):len(body) - len(post)]
                     lines[k] = line[:len(line) - len(line.lstrip())] + f"{pre}{neg}({neg}({cond})){post}"
         return "\n".join(lines)
+
+
+TYPICAL = {"int": (0, 1, 2, 3, -2, 5, 4), "str": ("abc", "hello world", "Ab", "b"),
+           "list": ((1, 2, 3, 4, 5), (9, 8, 7), (4, 1, 3, 2), (), (6,))}
+
+
+def typical_args(d, n: int = 14) -> list[tuple]:
+    """Argument tuples of the kind programs pass (small indices inside lists and strings), which
+    separate rewrites that the explorer's wide-ranging probe arguments leave tied (e.g. a slice
+    whose bounds both fall outside the list)."""
+    out = []
+    for k in range(n):
+        args = []
+        for i, p in enumerate(d.params):
+            pool = TYPICAL.get(p.type.name, TYPICAL["int"] + TYPICAL["str"][:2])
+            if p.variadic or p.type.name == "fn":
+                return out
+            args.append(pool[(k * (i + 1) + i * 3) % len(pool)])
+        if tuple(args) not in out:
+            out.append(tuple(args))
+    return out
 
 
 def _swap(a: list, i: int, j: int) -> list:
