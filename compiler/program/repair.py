@@ -149,6 +149,7 @@ class Repairer:
         self.heads = {k: s.word(k).split("{")[0].strip() for k in ("function", "for", "while")
                       if s.has(k) and "{" in s.word(k)}
         self.helpers = self._helpers()
+        self.plain = self._plain_helpers()
         self.rewrites: dict[tuple, object] = {}
 
     # -- helpers: operators that, as believed, compute a plain function
@@ -177,6 +178,92 @@ class Repairer:
                     found[key] = d.name
                     break
         return found
+
+    def _plain_helpers(self) -> dict:
+        """Operators that, as the manual documents them, give a list's length, its i-th element and
+        a range (the loop rewrite writes with them; the operator repair then fixes their calls)."""
+        refs = {"len": (([5, 6, 7],), 3), "index": (([5, 6, 7], 1), 6), "range": ((0, 3), [0, 1, 2])}
+        found = {}
+        for key, (args, want) in refs.items():
+            for target, d in self.ex.base.items():
+                if d.kind != "op" or len(d.params) != len(args) or any(p.variadic for p in d.params):
+                    continue
+                base = next(h for h in self.ex.space[target] if h.is_base)
+                try:
+                    ok = base.unit(context("top"), [list(a) if isinstance(a, list) else a for a in args]) == want
+                except Exception:  # noqa: BLE001 — an operator that fails on these arguments is not it
+                    ok = False
+                if ok:
+                    found[key] = d.name
+                    break
+        return found
+
+    # -- loops whose bindings are believed perturbed
+
+    def loop_bindings_perturbed(self) -> bool:
+        """Whether iteration or a loop's stores are believed to differ from the manual."""
+        return any(t in self.ex.weights and not self.ex.best(t).is_base for t in ("hook iterate", "hook assign"))
+
+    def index_loops(self, text: str) -> str:
+        """Loops rewritten so that what they bind cannot be changed by a perturbed iteration or store:
+        each `for v in e` walks the indices of e (held in a variable) and every variable stored inside a
+        loop holds a one-element list (lists are stored as they are), read through the index operator."""
+        s, mk, h = self.ex.surface, self.ex.list_maker, self.plain
+        if not (self.loop_bindings_perturbed() and mk and {"len", "index", "range"} <= set(h)
+                and all(s.has(k) for k in ("for", "assign"))):
+            return text
+        fpre, fpost = s.word("for").split("{name}")
+        fmid, fend = fpost.split("{expr}")
+        apre, apost = s.word("assign").split("{name}")
+        amid = apost.split("{expr}")[0]
+        fn = s.word("function").split("{name}")[0] if s.has("function") else None
+        zero, out, stored, loop_at, n, region = "0", [], {}, [], 0, 0
+        regions = []  # the region (top level or one function body) of every output line
+        for line in text.split("\n"):
+            ind = len(line) - len(line.lstrip())
+            body = line.strip()
+            if body and ind == 0:
+                region = len(out) + 1 if fn and body.startswith(fn) else 0
+            while loop_at and body and ind <= loop_at[-1]:
+                loop_at.pop()
+            m = re.fullmatch(rf"{re.escape(fpre)}(\w+){re.escape(fmid)}(.*){re.escape(fend)}", body) if fend else None
+            if m:
+                n += 1
+                pad, var = line[:ind], m.group(1)
+                out += [f"{pad}{apre}zl{n}{amid}{m.group(2)}",
+                        f"{pad}{fpre}zi{n}{fmid}{h['range']}({zero}, {h['len']}(zl{n})){fend}",
+                        f"{pad}    {apre}{var}{amid}{h['index']}(zl{n}, zi{n})"]
+                regions += [region] * 3
+                stored.setdefault(region, set()).add(var)
+                loop_at.append(ind)
+                continue
+            a = re.match(rf"{re.escape(apre)}(\w+){re.escape(amid)}", body)
+            if a and loop_at:
+                stored.setdefault(region, set()).add(a.group(1))
+            if s.has("while") and body.startswith(s.word("while").split("{expr}")[0]):
+                loop_at.append(ind)
+            out.append(line)
+            regions.append(region)
+        if not stored:
+            return "\n".join(out)
+        aend = apost.split("{expr}")[1]
+        result = []
+        for k, (line, region) in enumerate(zip(out, regions)):
+            names = stored.get(region, set())
+            ind = len(line) - len(line.lstrip())
+            body = line.strip()
+            a = re.match(rf"{re.escape(apre)}(\w+){re.escape(amid)}(.*){re.escape(aend)}$", body)
+            if region and k + 1 == region:  # a function's header: parameters stored in a loop are wrapped first
+                result.append(line)
+                inner = next((len(x) - len(x.lstrip()) for x in out[k + 1:] if x.strip()), ind + 4)
+                params = re.findall(r"\w+", body[len(fn):].split("(", 1)[-1])
+                result += [f"{' ' * inner}{apre}{p}{amid}{mk}({p}){aend}" for p in params if p in names]
+            elif a and a.group(1) in names:
+                rhs = _read_wrapped(a.group(2), names, h["index"])
+                result.append(f"{line[:ind]}{apre}{a.group(1)}{amid}{mk}({rhs}){aend}")
+            else:
+                result.append(line[:ind] + _read_wrapped(body, names, h["index"]))
+        return "\n".join(result)
 
     # -- scopes
 
@@ -279,7 +366,7 @@ class Repairer:
 
     def repair(self, naive: str) -> str:
         """The naive answer rewritten for the believed world."""
-        text = naive
+        text = self.index_loops(naive)
         for target in self.ex.weights:
             kind, name = target.split(" ", 1)
             h = self.ex.best(target)
@@ -348,6 +435,17 @@ def typical_args(d, n: int = 14) -> list[tuple]:
         if tuple(args) not in out:
             out.append(tuple(args))
     return out
+
+
+def _read_wrapped(text: str, names: set, index: str) -> str:
+    """Reads of these variables (outside string literals) replaced by their one-element list's element."""
+    mask = _outside_strings(text)
+    out, i = [], 0
+    for m in re.finditer(r"(?<![A-Za-z0-9_])[A-Za-z_]\w*(?![A-Za-z0-9_(])", text):
+        if m.group() in names and mask[m.start()]:
+            out += [text[i:m.start()], f"{index}({m.group()}, 0)"]
+            i = m.end()
+    return "".join(out) + text[i:]
 
 
 def _swap(a: list, i: int, j: int) -> list:
