@@ -156,8 +156,12 @@ class Repairer:
 
     def _helpers(self) -> dict:
         refs = {"sub": (("int", "int"), lambda a, b: a - b), "not": (("bool",), lambda a: not a),
-                "rev": (("list",), lambda xs: list(reversed(xs)))}
-        samples = {"int": (0, 3, -4, 7, 12, 1), "bool": (True, False), "list": ([1, 2, 3], [], [5, -1])}
+                "rev": (("list",), lambda xs: list(reversed(xs))), "max": (("nlist",), max),
+                "and": (("bool", "bool"), lambda a, b: a and b), "or": (("bool", "bool"), lambda a, b: a or b),
+                "join": (("strlist", "str"), lambda xs, sep: sep.join(xs))}
+        samples = {"int": (0, 3, -4, 7, 12, 1), "bool": (True, False), "list": ([1, 2, 3], [], [5, -1]),
+                   "nlist": ([1, 2, 3], [5, -1], [0], [-4, -9]), "strlist": (["ab", "c"], ["x"], [], ["a b", ""]),
+                   "str": ("-", "", " ", "ab")}
         found = {}
         for key, (types, ref) in refs.items():
             for target, d in self.ex.base.items():
@@ -166,7 +170,8 @@ class Repairer:
                 h = self.ex.best(target)
                 ok = True
                 for k in range(6):
-                    args = [samples[t][(k + j) % len(samples[t])] for j, t in enumerate(types)]
+                    args = [bool((k >> j) % 2) if t == "bool" else samples[t][(k + j) % len(samples[t])]
+                            for j, t in enumerate(types)]
                     try:
                         ok = h.unit(context("top"), [list(a) if isinstance(a, list) else a for a in args]) \
                             == ref(*args)
@@ -318,6 +323,15 @@ class Repairer:
             out.append(lambda a: f"{neg}({name}({', '.join(a)}))")
             if n == 2:
                 out.append(lambda a: f"{neg}({name}({a[1]}, {a[0]}))")
+        mk, join, top = self.ex.list_maker, self.helpers.get("join"), self.helpers.get("max")
+        if mk and join and n >= 2 and d.returns.name == "str" and all(p.type.name == "str" for p in d.params):
+            out.append(lambda a: f'{join}({mk}({", ".join(a)}), "")')  # strings joined by the list join
+        if mk and top and sub and n == 1 and d.returns.name == d.params[0].type.name == "int":
+            out.append(lambda a: f"{top}({mk}({a[0]}, {sub}(0, {a[0]})))")  # the larger of x and -x
+        if neg and n == 2 and all(p.type.name == "bool" for p in d.params):  # De Morgan
+            for dual in (self.helpers.get("and"), self.helpers.get("or")):
+                if dual:
+                    out.append(lambda a, g=dual: f"{neg}({g}({neg}({a[0]}), {neg}({a[1]})))")
         if rev:
             out.append(lambda a: f"{rev}({name}({', '.join(a)}))")
             for i, p in enumerate(d.params):
@@ -431,7 +445,10 @@ def typical_args(d, n: int = 14) -> list[tuple]:
             pool = TYPICAL.get(p.type.name, TYPICAL["int"] + TYPICAL["str"][:2])
             if p.variadic or p.type.name == "fn":
                 return out
-            args.append(pool[(k * (i + 1) + i * 3) % len(pool)])
+            if p.type.name == "bool":
+                args.append(bool((k >> i) % 2))
+            else:
+                args.append(pool[(k * (i + 1) + i * 3) % len(pool)])
         if tuple(args) not in out:
             out.append(tuple(args))
     return out
