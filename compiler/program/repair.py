@@ -157,9 +157,10 @@ class Repairer:
     def _helpers(self) -> dict:
         refs = {"sub": (("int", "int"), lambda a, b: a - b), "not": (("bool",), lambda a: not a),
                 "rev": (("list",), lambda xs: list(reversed(xs))), "max": (("nlist",), max),
+                "count": (("list", "int"), lambda xs, x: xs.count(x)), "lt": (("int", "int"), lambda a, b: a < b),
                 "and": (("bool", "bool"), lambda a, b: a and b), "or": (("bool", "bool"), lambda a, b: a or b),
                 "join": (("strlist", "str"), lambda xs, sep: sep.join(xs))}
-        samples = {"int": (0, 3, -4, 7, 12, 1), "bool": (True, False), "list": ([1, 2, 3], [], [5, -1]),
+        samples = {"int": (0, 3, -4, 7, 12, 1), "bool": (True, False), "list": ([1, 2, 3], [], [5, -1], [3, 3, 0]),
                    "nlist": ([1, 2, 3], [5, -1], [0], [-4, -9]), "strlist": (["ab", "c"], ["x"], [], ["a b", ""]),
                    "str": ("-", "", " ", "ab")}
         found = {}
@@ -173,8 +174,9 @@ class Repairer:
                     args = [bool((k >> j) % 2) if t == "bool" else samples[t][(k + j) % len(samples[t])]
                             for j, t in enumerate(types)]
                     try:
-                        ok = h.unit(context("top"), [list(a) if isinstance(a, list) else a for a in args]) \
-                            == ref(*args)
+                        got, want = h.unit(context("top"), [list(a) if isinstance(a, list) else a for a in args]), \
+                            ref(*args)
+                        ok = type(got) is type(want) and got == want  # NO is not the count 0
                     except Exception:  # noqa: BLE001 — a helper candidate that fails is not a helper
                         ok = False
                     if not ok:
@@ -264,10 +266,10 @@ class Repairer:
                 params = re.findall(r"\w+", body[len(fn):].split("(", 1)[-1])
                 result += [f"{' ' * inner}{apre}{p}{amid}{mk}({p}){aend}" for p in params if p in names]
             elif a and a.group(1) in names:
-                rhs = _read_wrapped(a.group(2), names, h["index"])
+                rhs = read_wrapped(a.group(2), names, h["index"])
                 result.append(f"{line[:ind]}{apre}{a.group(1)}{amid}{mk}({rhs}){aend}")
             else:
-                result.append(line[:ind] + _read_wrapped(body, names, h["index"]))
+                result.append(line[:ind] + read_wrapped(body, names, h["index"]))
         return "\n".join(result)
 
     # -- scopes
@@ -328,6 +330,9 @@ class Repairer:
             out.append(lambda a: f'{join}({mk}({", ".join(a)}), "")')  # strings joined by the list join
         if mk and top and sub and n == 1 and d.returns.name == d.params[0].type.name == "int":
             out.append(lambda a: f"{top}({mk}({a[0]}, {sub}(0, {a[0]})))")  # the larger of x and -x
+        count, lt = self.helpers.get("count"), self.helpers.get("lt")
+        if count and lt and n == 2 and d.returns.name == "bool":  # membership as a positive count
+            out.append(lambda a: f"{lt}(0, {count}({a[0]}, {a[1]}))")
         if neg and n == 2 and all(p.type.name == "bool" for p in d.params):  # De Morgan
             for dual in (self.helpers.get("and"), self.helpers.get("or")):
                 if dual:
@@ -354,7 +359,7 @@ class Repairer:
             expected.append(None if r.error else tuple(r.lines))
         found = None
         for cand in self.candidates(d, h):
-            ok = bool(samples)
+            ok = any(want is not None for want in expected)
             for args, want in zip(samples, expected):
                 texts = [self._raw(a) for a in args]
                 program, _ = ex.wrap(cand(texts), scope, 0, self.manual)
@@ -363,7 +368,7 @@ class Repairer:
                     break
                 r = self.world.execute(reencode_literals(ex, program, self.world))
                 got = None if r.error else tuple(r.lines)
-                if got != want:
+                if want is not None and got != want:  # where the manual fails, the programmer relied on nothing
                     ok = False
                     break
             if ok:
@@ -378,9 +383,35 @@ class Repairer:
 
     # -- the whole program
 
-    def repair(self, naive: str) -> str:
-        """The naive answer rewritten for the believed world."""
-        text = self.index_loops(naive)
+    def bool_reads_inverted(self) -> bool:
+        """Whether reading a variable that holds a truth value inside a function is believed to invert it."""
+        look = self.world.sem.hooks.get("lookup")
+        try:
+            return look is not None and all(look(context("in_function"), ["v", b]) is (not b) for b in (True, False))
+        except Exception:  # noqa: BLE001 — a hook that fails on truth values does not invert them
+            return False
+
+    def correct_bool_params(self, text: str, bools: set) -> str:
+        """Reads of parameters declared as truth values, inside function bodies, negated back when reading
+        them inside a function is believed to invert them."""
+        s, neg = self.ex.surface, self.helpers.get("not")
+        if not (bools and neg and s.has("function") and self.bool_reads_inverted()):
+            return text
+        fn = s.word("function").split("{name}")[0]
+        out, params = [], set()
+        for line in text.split("\n"):
+            body = line.strip()
+            if body and not line[:1].isspace():
+                params = set(re.findall(r"\w+", body[len(fn):].split("(", 1)[-1])) & bools \
+                    if body.startswith(fn) else set()
+                out.append(line)
+                continue
+            out.append(read_wrapped(line, params, neg, unary=True) if params else line)
+        return "\n".join(out)
+
+    def repair(self, naive: str, bools: set = frozenset()) -> str:
+        """The naive answer rewritten for the believed world (bools: the inputs declared as truth values)."""
+        text = self.correct_bool_params(self.index_loops(naive), set(bools))
         for target in self.ex.weights:
             kind, name = target.split(" ", 1)
             h = self.ex.best(target)
@@ -454,13 +485,19 @@ def typical_args(d, n: int = 14) -> list[tuple]:
     return out
 
 
-def _read_wrapped(text: str, names: set, index: str) -> str:
-    """Reads of these variables (outside string literals) replaced by their one-element list's element."""
+def declared_bools(prompt: str) -> set:
+    """The inputs a task's prompt declares as truth values ("...: flag (bool), xs (list)")."""
+    return set(re.findall(r"(\w+) \(bool\)", prompt))
+
+
+def read_wrapped(text: str, names: set, index: str, unary: bool = False) -> str:
+    """Reads of these variables (outside string literals) replaced by their one-element list's element
+    (unary: by index(v), a one-argument operator applied to them)."""
     mask = _outside_strings(text)
     out, i = [], 0
     for m in re.finditer(r"(?<![A-Za-z0-9_])[A-Za-z_]\w*(?![A-Za-z0-9_(])", text):
         if m.group() in names and mask[m.start()]:
-            out += [text[i:m.start()], f"{index}({m.group()}, 0)"]
+            out += [text[i:m.start()], f"{index}({m.group()})" if unary else f"{index}({m.group()}, 0)"]
             i = m.end()
     return "".join(out) + text[i:]
 
