@@ -24,7 +24,7 @@ import attrs
 from worldspec.compiler.program.believed import Believed, call, context
 from worldspec.compiler.program.hypotheses import build_space
 from worldspec.compiler.program.probegen import quote
-from worldspec.compiler.program.repair import Repairer
+from worldspec.compiler.program.repair import Repairer, declared_bools
 
 PINNED = 0.85  # a dependency this sure is taken as known when a segment is designed or read
 INT_VALUES = (0, 1, 2, 3, -1, 1, 2, 3, 4, 0, -3, 5, 7, 10, 12, -7, 97, 64)
@@ -637,7 +637,7 @@ class Explorer:
             repairer = self._repairers.get(self.map_ids())
             if repairer is None:
                 repairer = self._repairers[self.map_ids()] = Repairer(self)
-            self._answers[key] = repairer.repair(task.naive)
+            self._answers[key] = repairer.repair(task.naive, declared_bools(task.prompt))
         return self._answers[key]
 
     def predict(self, program: str) -> str:

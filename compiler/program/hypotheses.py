@@ -361,6 +361,10 @@ def curated_values(params, rng: random.Random, n: int):
                 args.append([rng.choice(options) for _ in range(rng.randint(0, 4))])
             elif k % 3 == 1 and p.type.name in by_type:  # equal arguments: where strictness shows
                 args.append(by_type[p.type.name])
+            elif k % 3 == 2 and isinstance(by_type.get(p.type.name), str):  # equal but for letter case
+                args.append(by_type[p.type.name].swapcase())
+            elif k % 3 == 2 and p.type.name in ("any", "int") and by_type.get("list"):  # an element of a list
+                args.append(by_type["list"][0])
             else:
                 args.append(options[(k * (j + 1) + 5 * j) % len(options)])
                 by_type.setdefault(p.type.name, args[-1])

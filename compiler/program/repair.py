@@ -149,14 +149,20 @@ class Repairer:
         self.heads = {k: s.word(k).split("{")[0].strip() for k in ("function", "for", "while")
                       if s.has(k) and "{" in s.word(k)}
         self.helpers = self._helpers()
+        self.plain = self._plain_helpers()
         self.rewrites: dict[tuple, object] = {}
 
     # -- helpers: operators that, as believed, compute a plain function
 
     def _helpers(self) -> dict:
         refs = {"sub": (("int", "int"), lambda a, b: a - b), "not": (("bool",), lambda a: not a),
-                "rev": (("list",), lambda xs: list(reversed(xs)))}
-        samples = {"int": (0, 3, -4, 7, 12, 1), "bool": (True, False), "list": ([1, 2, 3], [], [5, -1])}
+                "rev": (("list",), lambda xs: list(reversed(xs))), "max": (("nlist",), max),
+                "count": (("list", "int"), lambda xs, x: xs.count(x)), "lt": (("int", "int"), lambda a, b: a < b),
+                "and": (("bool", "bool"), lambda a, b: a and b), "or": (("bool", "bool"), lambda a, b: a or b),
+                "join": (("strlist", "str"), lambda xs, sep: sep.join(xs))}
+        samples = {"int": (0, 3, -4, 7, 12, 1), "bool": (True, False), "list": ([1, 2, 3], [], [5, -1], [3, 3, 0]),
+                   "nlist": ([1, 2, 3], [5, -1], [0], [-4, -9]), "strlist": (["ab", "c"], ["x"], [], ["a b", ""]),
+                   "str": ("-", "", " ", "ab")}
         found = {}
         for key, (types, ref) in refs.items():
             for target, d in self.ex.base.items():
@@ -165,10 +171,12 @@ class Repairer:
                 h = self.ex.best(target)
                 ok = True
                 for k in range(6):
-                    args = [samples[t][(k + j) % len(samples[t])] for j, t in enumerate(types)]
+                    args = [bool((k >> j) % 2) if t == "bool" else samples[t][(k + j) % len(samples[t])]
+                            for j, t in enumerate(types)]
                     try:
-                        ok = h.unit(context("top"), [list(a) if isinstance(a, list) else a for a in args]) \
-                            == ref(*args)
+                        got, want = h.unit(context("top"), [list(a) if isinstance(a, list) else a for a in args]), \
+                            ref(*args)
+                        ok = type(got) is type(want) and got == want  # NO is not the count 0
                     except Exception:  # noqa: BLE001 — a helper candidate that fails is not a helper
                         ok = False
                     if not ok:
@@ -177,6 +185,92 @@ class Repairer:
                     found[key] = d.name
                     break
         return found
+
+    def _plain_helpers(self) -> dict:
+        """Operators that, as the manual documents them, give a list's length, its i-th element and
+        a range (the loop rewrite writes with them; the operator repair then fixes their calls)."""
+        refs = {"len": (([5, 6, 7],), 3), "index": (([5, 6, 7], 1), 6), "range": ((0, 3), [0, 1, 2])}
+        found = {}
+        for key, (args, want) in refs.items():
+            for target, d in self.ex.base.items():
+                if d.kind != "op" or len(d.params) != len(args) or any(p.variadic for p in d.params):
+                    continue
+                base = next(h for h in self.ex.space[target] if h.is_base)
+                try:
+                    ok = base.unit(context("top"), [list(a) if isinstance(a, list) else a for a in args]) == want
+                except Exception:  # noqa: BLE001 — an operator that fails on these arguments is not it
+                    ok = False
+                if ok:
+                    found[key] = d.name
+                    break
+        return found
+
+    # -- loops whose bindings are believed perturbed
+
+    def loop_bindings_perturbed(self) -> bool:
+        """Whether iteration or a loop's stores are believed to differ from the manual."""
+        return any(t in self.ex.weights and not self.ex.best(t).is_base for t in ("hook iterate", "hook assign"))
+
+    def index_loops(self, text: str) -> str:
+        """Loops rewritten so that what they bind cannot be changed by a perturbed iteration or store:
+        each `for v in e` walks the indices of e (held in a variable) and every variable stored inside a
+        loop holds a one-element list (lists are stored as they are), read through the index operator."""
+        s, mk, h = self.ex.surface, self.ex.list_maker, self.plain
+        if not (self.loop_bindings_perturbed() and mk and {"len", "index", "range"} <= set(h)
+                and all(s.has(k) for k in ("for", "assign"))):
+            return text
+        fpre, fpost = s.word("for").split("{name}")
+        fmid, fend = fpost.split("{expr}")
+        apre, apost = s.word("assign").split("{name}")
+        amid = apost.split("{expr}")[0]
+        fn = s.word("function").split("{name}")[0] if s.has("function") else None
+        zero, out, stored, loop_at, n, region = "0", [], {}, [], 0, 0
+        regions = []  # the region (top level or one function body) of every output line
+        for line in text.split("\n"):
+            ind = len(line) - len(line.lstrip())
+            body = line.strip()
+            if body and ind == 0:
+                region = len(out) + 1 if fn and body.startswith(fn) else 0
+            while loop_at and body and ind <= loop_at[-1]:
+                loop_at.pop()
+            m = re.fullmatch(rf"{re.escape(fpre)}(\w+){re.escape(fmid)}(.*){re.escape(fend)}", body) if fend else None
+            if m:
+                n += 1
+                pad, var = line[:ind], m.group(1)
+                out += [f"{pad}{apre}zl{n}{amid}{m.group(2)}",
+                        f"{pad}{fpre}zi{n}{fmid}{h['range']}({zero}, {h['len']}(zl{n})){fend}",
+                        f"{pad}    {apre}{var}{amid}{h['index']}(zl{n}, zi{n})"]
+                regions += [region] * 3
+                stored.setdefault(region, set()).add(var)
+                loop_at.append(ind)
+                continue
+            a = re.match(rf"{re.escape(apre)}(\w+){re.escape(amid)}", body)
+            if a and loop_at:
+                stored.setdefault(region, set()).add(a.group(1))
+            if s.has("while") and body.startswith(s.word("while").split("{expr}")[0]):
+                loop_at.append(ind)
+            out.append(line)
+            regions.append(region)
+        if not stored:
+            return "\n".join(out)
+        aend = apost.split("{expr}")[1]
+        result = []
+        for k, (line, region) in enumerate(zip(out, regions)):
+            names = stored.get(region, set())
+            ind = len(line) - len(line.lstrip())
+            body = line.strip()
+            a = re.match(rf"{re.escape(apre)}(\w+){re.escape(amid)}(.*){re.escape(aend)}$", body)
+            if region and k + 1 == region:  # a function's header: parameters stored in a loop are wrapped first
+                result.append(line)
+                inner = next((len(x) - len(x.lstrip()) for x in out[k + 1:] if x.strip()), ind + 4)
+                params = re.findall(r"\w+", body[len(fn):].split("(", 1)[-1])
+                result += [f"{' ' * inner}{apre}{p}{amid}{mk}({p}){aend}" for p in params if p in names]
+            elif a and a.group(1) in names:
+                rhs = read_wrapped(a.group(2), names, h["index"])
+                result.append(f"{line[:ind]}{apre}{a.group(1)}{amid}{mk}({rhs}){aend}")
+            else:
+                result.append(line[:ind] + read_wrapped(body, names, h["index"]))
+        return "\n".join(result)
 
     # -- scopes
 
@@ -231,6 +325,18 @@ class Repairer:
             out.append(lambda a: f"{neg}({name}({', '.join(a)}))")
             if n == 2:
                 out.append(lambda a: f"{neg}({name}({a[1]}, {a[0]}))")
+        mk, join, top = self.ex.list_maker, self.helpers.get("join"), self.helpers.get("max")
+        if mk and join and n >= 2 and d.returns.name == "str" and all(p.type.name == "str" for p in d.params):
+            out.append(lambda a: f'{join}({mk}({", ".join(a)}), "")')  # strings joined by the list join
+        if mk and top and sub and n == 1 and d.returns.name == d.params[0].type.name == "int":
+            out.append(lambda a: f"{top}({mk}({a[0]}, {sub}(0, {a[0]})))")  # the larger of x and -x
+        count, lt = self.helpers.get("count"), self.helpers.get("lt")
+        if count and lt and n == 2 and d.returns.name == "bool":  # membership as a positive count
+            out.append(lambda a: f"{lt}(0, {count}({a[0]}, {a[1]}))")
+        if neg and n == 2 and all(p.type.name == "bool" for p in d.params):  # De Morgan
+            for dual in (self.helpers.get("and"), self.helpers.get("or")):
+                if dual:
+                    out.append(lambda a, g=dual: f"{neg}({g}({neg}({a[0]}), {neg}({a[1]})))")
         if rev:
             out.append(lambda a: f"{rev}({name}({', '.join(a)}))")
             for i, p in enumerate(d.params):
@@ -246,13 +352,14 @@ class Repairer:
             return self.rewrites[key]
         ex, d, h = self.ex, self.ex.base[target], self.ex.best(target)
         samples = [a for a in ex.arg_tuples.get(target, ()) if not any(isinstance(x, bool) for x in a)][:8]
+        samples += typical_args(d)
         expected = []
         for args in samples:
             r = self.manual.execute(f"{ex.out}({d.name}({', '.join(self._raw(a) for a in args)}))")
             expected.append(None if r.error else tuple(r.lines))
         found = None
         for cand in self.candidates(d, h):
-            ok = bool(samples)
+            ok = any(want is not None for want in expected)
             for args, want in zip(samples, expected):
                 texts = [self._raw(a) for a in args]
                 program, _ = ex.wrap(cand(texts), scope, 0, self.manual)
@@ -261,7 +368,7 @@ class Repairer:
                     break
                 r = self.world.execute(reencode_literals(ex, program, self.world))
                 got = None if r.error else tuple(r.lines)
-                if got != want:
+                if want is not None and got != want:  # where the manual fails, the programmer relied on nothing
                     ok = False
                     break
             if ok:
@@ -276,9 +383,35 @@ class Repairer:
 
     # -- the whole program
 
-    def repair(self, naive: str) -> str:
-        """The naive answer rewritten for the believed world."""
-        text = naive
+    def bool_reads_inverted(self) -> bool:
+        """Whether reading a variable that holds a truth value inside a function is believed to invert it."""
+        look = self.world.sem.hooks.get("lookup")
+        try:
+            return look is not None and all(look(context("in_function"), ["v", b]) is (not b) for b in (True, False))
+        except Exception:  # noqa: BLE001 — a hook that fails on truth values does not invert them
+            return False
+
+    def correct_bool_params(self, text: str, bools: set) -> str:
+        """Reads of parameters declared as truth values, inside function bodies, negated back when reading
+        them inside a function is believed to invert them."""
+        s, neg = self.ex.surface, self.helpers.get("not")
+        if not (bools and neg and s.has("function") and self.bool_reads_inverted()):
+            return text
+        fn = s.word("function").split("{name}")[0]
+        out, params = [], set()
+        for line in text.split("\n"):
+            body = line.strip()
+            if body and not line[:1].isspace():
+                params = set(re.findall(r"\w+", body[len(fn):].split("(", 1)[-1])) & bools \
+                    if body.startswith(fn) else set()
+                out.append(line)
+                continue
+            out.append(read_wrapped(line, params, neg, unary=True) if params else line)
+        return "\n".join(out)
+
+    def repair(self, naive: str, bools: set = frozenset()) -> str:
+        """The naive answer rewritten for the believed world (bools: the inputs declared as truth values)."""
+        text = self.correct_bool_params(self.index_loops(naive), set(bools))
         for target in self.ex.weights:
             kind, name = target.split(" ", 1)
             h = self.ex.best(target)
@@ -326,6 +459,47 @@ class Repairer:
                     cond = body[len(pre):len(body) - len(post)]
                     lines[k] = line[:len(line) - len(line.lstrip())] + f"{pre}{neg}({neg}({cond})){post}"
         return "\n".join(lines)
+
+
+TYPICAL = {"int": (0, 1, 2, 3, -2, 5, 4), "str": ("abc", "hello world", "Ab", "b"),
+           "list": ((1, 2, 3, 4, 5), (9, 8, 7), (4, 1, 3, 2), (), (6,))}
+
+
+def typical_args(d, n: int = 14) -> list[tuple]:
+    """Argument tuples of the kind programs pass (small indices inside lists and strings), which
+    separate rewrites that the explorer's wide-ranging probe arguments leave tied (e.g. a slice
+    whose bounds both fall outside the list)."""
+    out = []
+    for k in range(n):
+        args = []
+        for i, p in enumerate(d.params):
+            pool = TYPICAL.get(p.type.name, TYPICAL["int"] + TYPICAL["str"][:2])
+            if p.variadic or p.type.name == "fn":
+                return out
+            if p.type.name == "bool":
+                args.append(bool((k >> i) % 2))
+            else:
+                args.append(pool[(k * (i + 1) + i * 3) % len(pool)])
+        if tuple(args) not in out:
+            out.append(tuple(args))
+    return out
+
+
+def declared_bools(prompt: str) -> set:
+    """The inputs a task's prompt declares as truth values ("...: flag (bool), xs (list)")."""
+    return set(re.findall(r"(\w+) \(bool\)", prompt))
+
+
+def read_wrapped(text: str, names: set, index: str, unary: bool = False) -> str:
+    """Reads of these variables (outside string literals) replaced by their one-element list's element
+    (unary: by index(v), a one-argument operator applied to them)."""
+    mask = _outside_strings(text)
+    out, i = [], 0
+    for m in re.finditer(r"(?<![A-Za-z0-9_])[A-Za-z_]\w*(?![A-Za-z0-9_(])", text):
+        if m.group() in names and mask[m.start()]:
+            out += [text[i:m.start()], f"{index}({m.group()})" if unary else f"{index}({m.group()}, 0)"]
+            i = m.end()
+    return "".join(out) + text[i:]
 
 
 def _swap(a: list, i: int, j: int) -> list:
