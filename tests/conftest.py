@@ -90,6 +90,15 @@ def fake_openai(openai_server, monkeypatch):
     openai_server.clear()
 
 
+def certified_folder(folder, worlds: int) -> dict:
+    """`worldspec check FOLDER --json` with every one of its `worlds` certified and no problem; the report."""
+    r = CliRunner().invoke(cli_main, ["check", str(folder), "--json"])
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.output)
+    assert report["certified"] == report["worlds"] == worlds and not report["problems"]
+    return report
+
+
 def run_boxes_at_20_at_2(folder, tmp_path, monkeypatch) -> dict:
     """`worldspec run FOLDER --preset 20@2` with the built-in agents; the summary of a valid run."""
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")

@@ -1,10 +1,9 @@
 """The published Oracle benchmark's CIRCUIT boxes re-expressed as worlds (docs/oracle-published.md)."""
 
-import json
 from pathlib import Path
 
 import pytest
-from conftest import run_boxes_at_20_at_2
+from conftest import certified_folder, run_boxes_at_20_at_2
 from click.testing import CliRunner
 
 from worldspec.cli import main
@@ -97,10 +96,7 @@ def test_every_published_circuit_box_is_ported():
 
 
 def test_the_folder_certifies_with_the_published_counts():
-    r = CliRunner().invoke(main, ["check", str(CIRCUIT), "--json"])
-    assert r.exit_code == 0, r.output
-    report = json.loads(r.output)
-    assert report["certified"] == report["worlds"] == 15 and not report["problems"]
+    report = certified_folder(CIRCUIT, 15)
     assert report["counts"]["family_difficulty"] == {"CRI/easy": 5, "CRI/hard": 10}
 
 

@@ -1,10 +1,9 @@
 """The published Oracle benchmark's CODE boxes re-expressed as worlds (docs/oracle-published-code.md)."""
 
-import json
 from pathlib import Path
 
 import pytest
-from conftest import run_boxes_at_20_at_2
+from conftest import certified_folder, run_boxes_at_20_at_2
 from click.testing import CliRunner
 
 from worldspec.cli import main
@@ -110,10 +109,7 @@ def test_the_boxes_share_one_debugger_that_is_not_a_world_of_its_own():
 
 
 def test_the_folder_certifies():
-    r = CliRunner().invoke(main, ["check", str(CODE), "--json"])
-    assert r.exit_code == 0, r.output
-    report = json.loads(r.output)
-    assert report["certified"] == report["worlds"] == len(BOXES) and not report["problems"]
+    report = certified_folder(CODE, len(BOXES))
     assert report["counts"]["family_difficulty"] == {"CII/easy": len(EASY), "CII/hard": len(HARD)}
 
 

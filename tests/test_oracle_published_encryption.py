@@ -1,10 +1,9 @@
 """The published Oracle benchmark's ENCRYPTION boxes re-expressed as worlds (docs/oracle-published-encryption.md)."""
 
-import json
 from pathlib import Path
 
 import pytest
-from conftest import run_boxes_at_20_at_2
+from conftest import certified_folder, run_boxes_at_20_at_2
 from click.testing import CliRunner
 
 from worldspec.cli import main
@@ -53,10 +52,7 @@ def test_every_published_encryption_box_is_ported():
 
 
 def test_the_folder_certifies_with_the_published_counts():
-    r = CliRunner().invoke(main, ["check", str(ENCRYPTION), "--json"])
-    assert r.exit_code == 0, r.output
-    report = json.loads(r.output)
-    assert report["certified"] == report["worlds"] == 20 and not report["problems"]
+    report = certified_folder(ENCRYPTION, 20)
     assert report["counts"]["family_difficulty"] == {"ERI/easy": 11, "ERI/hard": 9}
 
 

@@ -1,13 +1,10 @@
 """The published Oracle benchmark's GAME boxes (GSI) re-expressed as worlds (docs/oracle-published-game.md)."""
 
-import json
 from pathlib import Path
 
 import pytest
-from conftest import run_boxes_at_20_at_2
-from click.testing import CliRunner
+from conftest import certified_folder, run_boxes_at_20_at_2
 
-from worldspec.cli import main
 from worldspec.compiler import load_world
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,10 +64,7 @@ def test_every_published_game_box_is_ported():
 
 
 def test_the_folder_certifies_with_the_published_counts():
-    r = CliRunner().invoke(main, ["check", str(GAME), "--json"])
-    assert r.exit_code == 0, r.output
-    report = json.loads(r.output)
-    assert report["certified"] == report["worlds"] == 12 and not report["problems"]
+    report = certified_folder(GAME, 12)
     assert report["counts"]["family_difficulty"] == {"GSI/easy": 6, "GSI/hard": 6}
 
 

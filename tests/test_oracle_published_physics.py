@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_boxes_at_20_at_2
+from conftest import certified_folder, run_boxes_at_20_at_2
 from click.testing import CliRunner
 
 from worldspec.cli import main
@@ -103,10 +103,7 @@ def test_the_ported_boxes_are_these():
 
 
 def test_the_folder_certifies():
-    r = CliRunner().invoke(main, ["check", str(PHYSICS), "--json"])
-    assert r.exit_code == 0, r.output
-    report = json.loads(r.output)
-    assert report["certified"] == report["worlds"] == len(BOXES) and not report["problems"]
+    report = certified_folder(PHYSICS, len(BOXES))
     assert report["counts"]["family_difficulty"] == {"PSI/easy": len(EASY), "PSI/hard": len(HARD)}
 
 

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_boxes_at_20_at_2
+from conftest import certified_folder, run_boxes_at_20_at_2
 from click.testing import CliRunner
 
 from worldspec.cli import main
@@ -114,10 +114,7 @@ def test_every_ported_box_is_here():
 
 @pytest.mark.slow  # certifies every box a second time (each box is certified below): the cross-box checks
 def test_the_folder_certifies():
-    r = CliRunner().invoke(main, ["check", str(PUZZLE), "--json"])
-    assert r.exit_code == 0, r.output
-    report = json.loads(r.output)
-    assert report["certified"] == report["worlds"] == len(BOXES) and not report["problems"]
+    report = certified_folder(PUZZLE, len(BOXES))
     assert report["counts"]["family_difficulty"] == {"IPI/easy": len(EASY), "IPI/hard": len(HARD)}
 
 
