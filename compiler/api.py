@@ -45,15 +45,20 @@ class Verdict:
 
 @attrs.frozen
 class Budget:
-    rounds: int = 4
-    calls_per_round: int = 12
-    max_calls: int = 48
-    units_per_call: int = 5
-    unit_costs: tuple[tuple[str, int], ...] = (("output", 1), ("output_in_loop", 3))
-    feedback_lines: int = 15
+    """A milestone world's exploration budget. The defaults are ExplorationBench's (appendix A.4,
+    "Interaction budget and control conditions"; §4 for the three answers); a spec's `budget`
+    block overrides any of them."""
+
+    rounds: int = 4  # four exploration rounds, milestones M0..M4
+    calls_per_round: int = 12  # at most 12 tool calls (AlienCode) or proofs (AlienLogic) a round
+    max_calls: int = 48  # AlienLogic's cap across the run
+    units_per_call: int = 5  # probe units one call may spend; a call over the cap runs nothing
+    unit_costs: tuple[tuple[str, int], ...] = (("output", 1), ("output_in_loop", 3))  # 1 per top-level EMIT
+    # argument, 3 per EMIT inside a loop body (fixed, not multiplied by the iterations)
+    feedback_lines: int = 15  # feedback is cut to 15 lines and 600 characters a call
     feedback_chars: int = 600
-    answers: int = 3
-    shots: int = 1
+    answers: int = 3  # every task is answered three times at each milestone
+    shots: int = 1  # attempts per answer
 
     def cost(self, kind: str) -> int:
         return dict(self.unit_costs).get(kind, 1)

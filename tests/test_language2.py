@@ -487,3 +487,32 @@ def test_a_runaway_number_of_passes_stops_at_the_step_limit():
     for program in ("for x in [1]:\n    x", "while false:\n    x = 1"):
         fb = many.probe(program)
         assert fb.status == "limit" and "step limit" in fb.text, fb.text
+
+
+# ---------------------------------------------------------------- hooks that share parameter names
+
+
+def demo_with_rule(rule: str) -> str:
+    """worlds/demo.world's text with one more rule, placed before R5."""
+    text = open(os.path.join(ROOT, "worlds", "demo.world"), encoding="utf-8").read()
+    at = text.index('rule R5 ')
+    return text[:at] + rule + "\n\n" + text[at:]
+
+
+@pytest.mark.parametrize("hook, body, program, manual, truth", [
+    # truthy(v) and show(v) share a parameter name: truthy's override by show's body is a rule
+    ("truthy(v)", "show(v)", 'UPON 0:\n    EMIT(1)\nDEFAULT:\n    EMIT(2)', ["2"], ["1"]),
+    # int_literal(n) and branch_order(n) too: an int literal written as range(n) is a rule
+    ("int_literal(n)", "range(n)", "EMIT(3)", ["3"], ["[0, 1, 2]"]),
+])
+def test_a_hook_given_another_hooks_standard_body_is_a_rule(tmp_path, hook, body, program, manual, truth):
+    """A hook line is the kernel's standard (fast path) only when its body is ITS OWN standard body:
+    once, `hook truthy(v) = show(v)` was taken for the standard truthy and silently ignored."""
+    path = tmp_path / "w.world"
+    path.write_text(demo_with_rule(f'rule R9 "a hook with a look-alike body" {{\n  hook {hook} = {body}\n'
+                                   f'  statement "The hook is {body}."\n  equation "({body})"\n}}'))
+    world = load_world(str(path))
+    only = world.variant(["R9"])
+    assert only.sem.hooks[hook.split("(")[0]] is not None
+    assert list(world.base_world().execute(program).lines) == manual
+    assert list(only.execute(program).lines) == truth

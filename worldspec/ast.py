@@ -172,54 +172,66 @@ class Definition:
 
 
 @attrs.frozen
-class Field:
+class Keyed:
+    """What a kind-specific line starts with: its key word, its arguments and where it stands."""
+
+    key: str
+    args: tuple[Expr, ...]
+    span: Span = attrs.field(eq=False)
+
+
+@attrs.frozen
+class Field(Keyed):
     """A kind-specific field: `goal "A & B"`, `move if x then 1 else 0`, ..."""
 
-    key: str
-    args: tuple[Expr, ...]
-    span: Span = attrs.field(eq=False)
-
 
 @attrs.frozen
-class GenericItem:
+class GenericItem(Keyed):
     """A kind-specific top-level item (`KEY args`) or block (`KEY NAME ["note"] { fields }`)."""
 
-    key: str
-    name: str
-    note: str
-    args: tuple[Expr, ...]
-    fields: tuple[Field, ...]
-    span: Span = attrs.field(eq=False)
+    name: str = ""
+    note: str = ""
+    fields: tuple[Field, ...] = ()
 
 
-@attrs.frozen
-class RuleDecl:
-    id: str
-    title: str
-    override: Definition | None  # program worlds; other kinds use fields
-    statement: str
-    equation: str
+@attrs.frozen(kw_only=True)
+class Declared:
+    """What a declared block (`rule`, `example`) has whatever it declares: its id, where it
+    stands, and the kind-specific fields a kind reads from it."""
+
+    id: str  # carried to the compiled world and the report ("R14", "E3")
     span: Span = attrs.field(eq=False)
     fields: tuple[Field, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class RuleDecl(Declared):
+    """`rule R14 "title" { ... }`: one perturbed rule, the hidden truth the manual leaves out."""
+
+    title: str
+    override: Definition | None  # program worlds; other kinds use fields
+    statement: str  # the rule in words, for grading a rule report
+    equation: str  # the rule as an equation a rule report may state instead
     equation_span: Span = attrs.field(eq=False, default=NOSPAN)
 
 
 @attrs.frozen
 class HerringDecl:
+    """`herring H1 TARGET "note"`: something that looks perturbed and is not."""
+
     id: str
     target: str  # operator or hook name
     note: str
     span: Span = attrs.field(eq=False)
 
 
-@attrs.frozen
-class ExampleDecl:
-    id: str
-    labels: tuple[tuple[str, str], ...]
+@attrs.frozen(kw_only=True)
+class ExampleDecl(Declared):
+    """`example E1 { ... }`: a worked example shown before exploration, with its reference program."""
+
+    labels: tuple[tuple[str, str], ...]  # (key, value) labels such as the task band
     prompt: str
-    program: str
-    span: Span = attrs.field(eq=False)
-    fields: tuple[Field, ...] = ()
+    program: str  # run in the true world to show its output
     program_span: Span = attrs.field(eq=False, default=NOSPAN)
 
 

@@ -319,8 +319,10 @@ class _ToAst:
         fields = {x[0]: x[1:] for x in rest if isinstance(x, tuple)}
         extra = tuple(x for x in rest if isinstance(x, ast.Field))
         equation, equation_span = fields.get("equation", ("", ast.NOSPAN))
-        return ("rule", ast.RuleDecl(str(c[0]), c[1], c[2], fields.get("statement", ("",))[0], equation,
-                                     _span(self._file, c[0]), extra, equation_span), self._sp(meta))
+        return ("rule", ast.RuleDecl(id=str(c[0]), title=c[1], override=c[2],
+                                     statement=fields.get("statement", ("",))[0], equation=equation,
+                                     span=_span(self._file, c[0]), fields=extra, equation_span=equation_span),
+                self._sp(meta))
 
     def gfield(self, meta, c):
         return ast.Field(str(c[0]), tuple(c[1]), _span(self._file, c[0]))
@@ -331,12 +333,12 @@ class _ToAst:
         return c[0]  # the token itself: its position locates the item
 
     def generic_item(self, meta, c):
-        item = ast.GenericItem(str(c[0]), "", "", tuple(c[1]), (), _span(self._file, c[0]))
+        item = ast.GenericItem(str(c[0]), tuple(c[1]), _span(self._file, c[0]))
         return ("generic", item, self._sp(meta))
 
     def generic_block(self, meta, c):
         key, name, note, *fields = c
-        item = ast.GenericItem(str(key), str(name), note or "", (), tuple(fields), _span(self._file, key))
+        item = ast.GenericItem(str(key), (), _span(self._file, key), name=str(name), note=note or "", fields=tuple(fields))
         return ("generic", item, self._sp(meta))
 
     def example_program(self, meta, c):
@@ -364,8 +366,9 @@ class _ToAst:
         program = next((x for x in c[1:] if isinstance(x, tuple) and len(x) == 3 and x[0] == "program"),
                        ("program", "", None))
         extra = tuple(x for x in c[1:] if isinstance(x, ast.Field))
-        return ("example", ast.ExampleDecl(str(c[0]), labels, prompt, program[1], _span(self._file, c[0]), extra,
-                                           program[2] or _span(self._file, c[0])), self._sp(meta))
+        span = _span(self._file, c[0])
+        return ("example", ast.ExampleDecl(id=str(c[0]), labels=labels, prompt=prompt, program=program[1], span=span,
+                                           fields=extra, program_span=program[2] or span), self._sp(meta))
 
     def task(self, meta, c):
         tid = str(c[0])

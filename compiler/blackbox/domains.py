@@ -39,6 +39,16 @@ PRINTABLE = "".join(c for c in string.printable if c not in "\n\r\t\x0b\x0c")
 # ---------------------------------------------------------------- domains
 
 
+def sized_problem(v, want: type, called: str, lo: int, hi: int, unit: str) -> str | None:
+    """Why v is not a `want` (a string or a list) of lo..hi `unit`s; None when it is."""
+    if type(v) is not want:
+        return f"expected {called}, got {_kind(v)}"
+    if lo <= len(v) <= hi:
+        return None
+    shown = str(lo) if lo == hi else f"{lo} to {hi}"
+    return f"expected {shown} {unit}, got {len(v)}"
+
+
 class Domain:
     """The values one input may take: checked, drawn, enumerated (when small) and described."""
 
@@ -196,11 +206,9 @@ class StrDomain(Domain):
     str_like = True
 
     def check(self, v):
-        if type(v) is not str:
-            return f"expected a string, got {_kind(v)}"
-        if not self.lo <= len(v) <= self.hi:
-            want = str(self.lo) if self.lo == self.hi else f"{self.lo} to {self.hi}"
-            return f"expected {want} characters, got {len(v)}"
+        why = sized_problem(v, str, "a string", self.lo, self.hi, "characters")
+        if why:
+            return why
         bad = sorted({c for c in v if c not in self.alphabet})
         if bad:
             return f"the character(s) {''.join(bad)!r} are not allowed (only {self._alpha()})"
@@ -258,11 +266,9 @@ class ListDomain(Domain):
     kind = "list"
 
     def check(self, v):
-        if type(v) is not list:
-            return f"expected a list, got {_kind(v)}"
-        if not self.lo <= len(v) <= self.hi:
-            want = str(self.lo) if self.lo == self.hi else f"{self.lo} to {self.hi}"
-            return f"expected {want} elements, got {len(v)}"
+        why = sized_problem(v, list, "a list", self.lo, self.hi, "elements")
+        if why:
+            return why
         for i, x in enumerate(v):
             why = self.element.check(x)
             if why:

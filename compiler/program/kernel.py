@@ -20,6 +20,7 @@ while such a run is in progress, and restored when the last one ends).
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import sys
@@ -615,11 +616,8 @@ class ProgramCompiler:
             return lambda run: code
         return _fold(jump, [word], node, _jump_code)
 
-    def _break_(self, node):
-        return self._jump(node, "break")
-
-    def _continue_(self, node):
-        return self._jump(node, "continue")
+    _break_ = functools.partialmethod(_jump, word="break")
+    _continue_ = functools.partialmethod(_jump, word="continue")
 
     def _return_(self, node):
         self._placed(node, "return", self.in_function, "a function body")

@@ -36,6 +36,7 @@ Why it is safe (each point is tested in tests/test_kernel_ast.py):
 from __future__ import annotations
 
 import ast as py
+import functools
 import types
 
 from lark import Token, Tree
@@ -702,11 +703,8 @@ class AstCompiler(ProgramCompiler):
             return [_n(py.Break) if word == "break" else _n(py.Continue)]
         return self.control(_call(self.obj(self._jump(node, word)), _name("run")))
 
-    def g_break_(self, node):
-        return self.g_jump(node, "break")
-
-    def g_continue_(self, node):
-        return self.g_jump(node, "continue")
+    g_break_ = functools.partialmethod(g_jump, word="break")
+    g_continue_ = functools.partialmethod(g_jump, word="continue")
 
     def g_return_(self, node):
         self._placed(node, "return", self.in_function, "a function body")

@@ -26,35 +26,60 @@ from worldspec.meta import PRIOR, MetaCompiler, Unit
 from worldspec.parser import parse_expr
 from worldspec.values import Ctx, EvalError, Function, LimitError, show
 
-_SET_INDEX = ('if is_list(xs) and is_int(i) and i >= 0 and i < len(xs) '
-              'then concat(take(xs, i), concat([v], drop(xs, i + 1))) '
-              'else error("no element at position " + show(i))')
+# Every hook a world may redefine, with its standard body (the manual's meaning), written as a
+# spec's `hook` line writes it; an indented line continues the one above. Grouped: literals (their
+# value when the program is compiled), control flow, printing, variables, indexing, calls.
+STANDARD_HOOKS = """
+int_literal(n) = n
+str_literal(s) = s
+float_literal(x) = x
+list_literal(xs) = xs
 
-HOOKS: dict[str, tuple[tuple[str, ...], str]] = {
-    "int_literal": (("n",), "n"),
-    "str_literal": (("s",), "s"),
-    "float_literal": (("x",), "x"),
-    "list_literal": (("xs",), "xs"),
-    "truthy": (("v",), "truthy(v)"),
-    "iterate": (("xs",), "xs"),
-    "passes": (("kind", "n"), "n"),
-    "jump": (("word",), "word"),
-    "branch_order": (("n",), "range(n)"),
-    "else_runs": (("held",), "not held"),
-    "show": (("v",), "show(v)"),
-    "output": (("parts",), 'join(parts, " ")'),
-    "assign": (("name", "v"), "v"),
-    "lookup": (("name", "v"), "v"),
-    "update": (("name", "old", "v"), "v"),
-    "assign_many": (("names", "vs"), "vs"),
-    "for_many": (("names", "item"), "item"),
-    "index": (("xs", "i"), "get(xs, i)"),
-    "slice": (("xs", "lo", "hi"), "slice(xs, lo, hi)"),
-    "set_index": (("xs", "i", "v"), _SET_INDEX),
-    "arguments": (("args",), "args"),
-    "returned": (("v", "args"), "v"),
-    "no_return": (("last", "args"), "none"),
-}
+truthy(v) = truthy(v)
+iterate(xs) = xs
+passes(kind, n) = n
+jump(word) = word
+branch_order(n) = range(n)
+else_runs(held) = not held
+
+show(v) = show(v)
+output(parts) = join(parts, " ")
+
+assign(name, v) = v
+lookup(name, v) = v
+update(name, old, v) = v
+assign_many(names, vs) = vs
+for_many(names, item) = item
+
+index(xs, i) = get(xs, i)
+slice(xs, lo, hi) = slice(xs, lo, hi)
+set_index(xs, i, v) = if is_list(xs) and is_int(i) and i >= 0 and i < len(xs)
+    then concat(take(xs, i), concat([v], drop(xs, i + 1)))
+    else error("no element at position " + show(i))
+
+arguments(args) = args
+returned(v, args) = v
+no_return(last, args) = none
+"""
+
+
+def hook_table(text: str) -> dict[str, tuple[tuple[str, ...], str]]:
+    """hook name -> (its parameters, its body's text), read from lines `name(a, b) = body`."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        if line.startswith(" ") and lines:
+            lines[-1] += " " + line.strip()
+        elif line.strip():
+            lines.append(line.strip())
+    table = {}
+    for line in lines:
+        head, body = line.split(" = ", 1)
+        name, params = head.rstrip(")").split("(")
+        table[name] = (tuple(p.strip() for p in params.split(",")), body)
+    return table
+
+
+HOOKS: dict[str, tuple[tuple[str, ...], str]] = hook_table(STANDARD_HOOKS)
 # Hooks the kernel always calls through the table (their statements are rare, their defaults
 # not worth a fast path); every other hook at its standard definition costs nothing.
 CALLED_HOOKS = ("index", "slice", "set_index", "update", "assign_many", "for_many")
@@ -67,15 +92,16 @@ def standard_body(hook: str) -> ast.Expr:
 
 
 @functools.cache
-def standard_body_for(names: tuple[str, ...], standard: tuple[str, ...]) -> ast.Expr:
-    """The standard hook body written with an author's own parameter names."""
-    text = HOOKS_BY_PARAMS[standard]
-    for new, old in zip(names, standard):
-        text = re.sub(rf"\b{old}\b", new, text)
+def standard_body_for(hook: str, names: tuple[str, ...]) -> ast.Expr:
+    """A hook's standard body written with an author's own parameter names (renamed all at once,
+    so that swapped names stay swapped). Keyed by the hook, not its parameters: several hooks
+    share parameter names and differ in body (`truthy(v)` and `show(v)`)."""
+    params, text = HOOKS[hook]
+    rename = dict(zip(params, names))
+    text = re.sub(r"\b[A-Za-z_][A-Za-z_0-9]*\b", lambda m: rename.get(m.group(), m.group()), text)
     return parse_expr(text, "<standard>")
 
 
-HOOKS_BY_PARAMS = {params: body for params, body in HOOKS.values()}
 HOOK_PARAMS = {name: params for name, (params, _) in HOOKS.items()}
 
 
@@ -246,8 +272,8 @@ def is_standard(d: ast.Definition) -> bool:
     """Whether a hook line keeps the standard body (the kernel's fast path)."""
     if d.kind != "hook":
         return False
-    std_params = HOOKS[d.name][0]
-    return d.body == standard_body_for(tuple(p.name for p in d.params), std_params)
+    plain = not any(p.lazy or p.variadic or p.default is not None for p in d.params)  # else: compiled,
+    return plain and d.body == standard_body_for(d.name, tuple(p.name for p in d.params))  # which says why
 
 
 class SemanticsBuilder:
