@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from worldspec.cli import main
 from worldspec.compiler import compile_spec, load_world
 from worldspec.compiler.api import PROTOCOLS, Feedback, Rule, Task, ToolSpec, Verdict, World
+from worldspec.compiler.program import world as program_world
 from worldspec.diagnostics import SpecError
 from worldspec.parser import parse_spec
 
@@ -504,3 +505,19 @@ def test_an_ambiguous_statement_form_is_an_error_at_its_entry(old, new, key):
     with pytest.raises(SpecError, match=f"the {key} form .* makes the syntax ambiguous") as e:
         compile_spec(parse_spec(text, "demo.world"))
     assert e.value.span.line == line and "strict-mode" in e.value.render()
+
+
+@pytest.mark.parametrize("path", [os.path.join(ROOT, "worlds", "aliencode.world"), DEMO] + sorted(
+    os.path.join(ROOT, "tests", "worlds", "lang", f) for f in os.listdir(os.path.join(ROOT, "tests", "worlds", "lang"))
+    if f.endswith(".world")))
+def test_requires_skips_only_knockouts_that_cannot_change_a_verdict(path, monkeypatch):
+    """requires() skips knocking out an operator's rule when no answer of the task names the
+    operator; run every knockout instead, and every task needs exactly the same rules."""
+    skipping = load_world(path)
+    if skipping.kind != "program":
+        pytest.skip("not a program world")
+    skipped = {t.id: skipping.requires(t.id) for t in skipping.tasks}
+    monkeypatch.setattr(program_world, "unreached", lambda rule, words: False)
+    every = load_world(path)
+    assert {t.id: every.requires(t.id) for t in every.tasks} == skipped
+    assert any(skipped.values())

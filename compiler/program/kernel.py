@@ -358,11 +358,12 @@ class ProgramCompiler:
 
     def program(self, tree: Tree):
         """The closure that runs a whole program (on a deep stack if the caller's runs out)."""
-        self.crafted = self.known | defined_functions(tree)
-        block = self.block(tree.children)
-        depth = self.max_depth
+        return program_runner(self.block_of(tree), self.max_depth)
 
-        return program_runner(block, depth)
+    def block_of(self, tree: Tree):
+        """The closures of a whole program's statements (compiling checks it: its errors raise here)."""
+        self.crafted = self.known | defined_functions(tree)
+        return self.block(tree.children)
 
     def block(self, stmts):
         """The closure that runs a list of statements."""

@@ -275,6 +275,17 @@ class Tiered:
             self.spent += run.steps - before
 
 
+def tiered_program(sem, source: str, known_functions, words, tree: Tree):
+    """The code that runs a whole program (on a deep stack if the caller's runs out): the closure
+    kernel's until the program has run NATIVE_AFTER_STEPS steps, then native code. The closure
+    compiler checks the program (its errors are the program's); the AST compiler is built only
+    when the program turns hot, since most probes never do."""
+    closure = ProgramCompiler(sem, source, known_functions, words)
+    block = closure.block_of(tree)
+    return program_runner(Tiered(block, lambda: AstCompiler(sem, source, known_functions, words).native(tree)),
+                          closure.max_depth)
+
+
 class AstCompiler(ProgramCompiler):
     """Tree -> Python ast -> functions, with the semantics table bound at compile time.
 
@@ -338,16 +349,8 @@ class AstCompiler(ProgramCompiler):
     # ------------------------------------------------------------ programs
 
     def program(self, tree: Tree):
-        """The code that runs a whole program (on a deep stack if the caller's runs out): the closure
-        kernel's until the program has run NATIVE_AFTER_STEPS steps, then native code."""
-        block = self.block_of(tree)
-        return program_runner(Tiered(block, lambda: AstCompiler(self.sem, self.source, self.known,
-                                                                self.words).native(tree)), self.max_depth)
-
-    def block_of(self, tree: Tree):
-        """The closure kernel's code for a whole program (its checks raise the program's errors)."""
-        self.crafted = self.known | defined_functions(tree)
-        return self.block(tree.children)
+        """The code that runs a whole program: tiered_program's."""
+        return tiered_program(self.sem, self.source, self.known, self.words, tree)
 
     def native(self, tree: Tree):
         """The generated code for a whole program, `code(run)`; None when Python refuses the module

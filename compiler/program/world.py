@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Iterator
 
 import attrs
+from lark import Token
 
-from worldspec.compiler.api import CaseResult, Feedback, Task, ToolSpec, Verdict, WorldHeader
+from worldspec.compiler.api import CaseResult, Feedback, Rule, Task, ToolSpec, Verdict, WorldHeader
 from worldspec.compiler.common import capped_feedback
 from worldspec.compiler.program import equations, information, kernel, kernel_ast
 from worldspec.compiler.program.certify import certify_program
@@ -79,6 +80,12 @@ def _cached(cache: dict, key, compute):
     return hit
 
 
+def unreached(rule: Rule, words: frozenset[str] | None) -> bool:
+    """Whether a rule cannot touch runs that name only these words: it redefines an operator none
+    of them names (a hook is reached by the kernel itself, so a hook's rule always may)."""
+    return words is not None and rule.target.startswith("op ") and rule.target[3:] not in words
+
+
 @attrs.frozen(eq=False)
 class ProgramWorld(WorldHeader):
     """A world whose probes and answers are programs in its own language (built with keywords)."""
@@ -136,7 +143,7 @@ class ProgramWorld(WorldHeader):
 
         def compile_():
             tree = self.parse(text)
-            return tree, kernel_ast.AstCompiler(self.sem, text, known_functions, self.surface.words).program(tree)
+            return tree, kernel_ast.tiered_program(self.sem, text, known_functions, self.surface.words, tree)
         key = (self.sem.applied, text, tuple(sorted(known_functions)))
         return _cached(self.builder.program_cache, key, compile_)
 
@@ -286,10 +293,28 @@ class ProgramWorld(WorldHeader):
 
             def flips(knocked, answers):
                 return (knocked.verify(task_id, a).passed != verdict[a] for a in answers)
+            words = self.words_reached(task_id, references + naive)
             cache[task_id] = frozenset(
                 r.id for r in true.rules
-                if all(flips(true.knockout(r.id), references)) or any(flips(true.knockout(r.id), naive)))
+                if not unreached(r, words)
+                and (all(flips(true.knockout(r.id), references)) or any(flips(true.knockout(r.id), naive))))
         return cache[task_id]
+
+    def words_reached(self, task_id: str, answers) -> frozenset[str] | None:
+        """Every word a task's grading runs can name: the tokens of its answers (or of a prediction's
+        program) and of the call that grades a function; None when one of them does not parse.
+        An operator is reached only by its name (called, or passed as a value), so an operator
+        missing from these words runs in no grading of the task."""
+        data = self.task_data[task_id]
+        texts = (data.program,) if data.task.shape == "predict" else answers
+        words = {data.function, *data.inputs}
+        for text in texts:
+            try:
+                tree = self.parse(text)
+            except kernel.ProgramError:
+                return None
+            words.update(str(t) for t in tree.scan_values(lambda v: isinstance(v, Token)))
+        return frozenset(words)
 
     # ------------------------------------------------------------ rules and tools
 
