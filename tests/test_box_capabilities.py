@@ -18,6 +18,7 @@ from worldspec.compiler.blackbox.literals import parse_assignments, parse_litera
 from worldspec.compiler.game.engine import expected_score
 from worldspec.diagnostics import SpecError
 from worldspec.parser import parse_spec
+from worldspec.values import Ctx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORLDS = os.path.join(HERE, "worlds", "oracle")
@@ -420,3 +421,80 @@ def test_a_goal_box_over_free_text_without_an_answer_line_is_checked_not_crashed
     assert sum(v in ("ab", "cd", "ef") for v in draws) == 0 and min(map(len, draws)) >= 190
     report = w.certify()
     assert not report["problems"] and any("checked by sampling" in n for n in report["notes"])
+
+
+# ---------------------------------------------------------------- long computations: step limits and precomputed defs
+
+
+LONG = '''world "Long sums" version 1
+kind blackbox
+seed 5
+summary "A box whose answer takes about n thousand steps of the meta-language."
+family CII
+difficulty easy
+def work(n) = fold(fn(a, i) => a + sum(map(fn(j) => j % 7, range(1000))), 0, range(n))
+domain n, int(1, 300)
+hidden work(n)
+answer program
+solution "fn(n) => n * 2997"
+test 2
+test 250
+STEPS
+budget { turns 10 shots 1 }
+'''
+
+
+def long_box(steps: str = "", *changes: str):
+    text = LONG.replace("STEPS", steps)
+    for old, new in zip(changes[::2], changes[1::2]):
+        assert old in text
+        text = text.replace(old, new)
+    return compile_spec(parse_spec(text, "long-sums.world"))
+
+
+def test_a_box_may_allow_more_steps_per_call_up_to_a_ceiling():
+    # the default (200,000 steps per call) cannot compute the test n = 250: the diagnostic says what to raise
+    with pytest.raises(SpecError) as e:
+        long_box()
+    assert "step limit reached (200000 steps)" in e.value.message and "step_limit N (at most 1,000,000)" in e.value.hint
+    w = long_box("step_limit 400000")
+    assert w.max_steps == 400_000 and w.tests[1].expected == 250 * 2997
+    fb = w.probe("300")
+    assert fb.status == "ok" and fb.text == str(300 * 2997)
+    # an answer program runs under the box's limit too: the same work passes, twice the work stops at the limit
+    [task] = w.tasks
+    same_work = "fn(n) => fold(fn(a, i) => a + sum(map(fn(j) => j % 7, range(1000))), 0, range(n))"
+    assert w.verify(task, same_work).score == 1.0
+    twice = w.verify(task, same_work.replace("range(n))", "range(2 * n)) / 2"))
+    assert twice.cases[0].passed and "step limit reached (400000 steps)" in twice.cases[1].got
+    # an admitted input that needs more steps than the box allows is a certification problem that says so
+    report = long_box("step_limit 400000", "int(1, 300)", "int(1, 600)").certify()
+    assert any("f fails on the admitted input" in p and "step limit reached (400000 steps)" in p
+               and "step_limit N" in p for p in report["problems"])
+    for bad in ["step_limit 1000001", "step_limit 0", 'step_limit "many"', "step_limit 5.5"]:
+        with pytest.raises(SpecError, match="must be a whole number from 1 to 1,000,000"):
+            long_box(bad)
+
+
+TABLE = "def TABLE() = map(fn(k) => k * sum(map(fn(j) => j % 7, range(1000))), range(301))"
+
+
+def test_a_precomputed_def_is_computed_once_when_the_world_is_compiled():
+    lines = ("def work(n) = fold(fn(a, i) => a + sum(map(fn(j) => j % 7, range(1000))), 0, range(n))", TABLE,
+             "hidden work(n)", "hidden get(TABLE(), n)")
+    w = long_box("step_limit 400000\nprecompute TABLE", *lines)
+    assert w.probe("300").text == str(300 * 2997)
+    ctx = Ctx(w.max_steps)
+    assert w.hidden(ctx, [300]) == 300 * 2997 and ctx.steps < 10  # reading the table costs (almost) nothing
+    plain = long_box("step_limit 400000", *lines)  # without precompute every query builds the table again
+    ctx = Ctx(plain.max_steps)
+    assert plain.hidden(ctx, [300]) == 300 * 2997 and ctx.steps > 300_000
+    # the precomputation itself runs under the box's step limit, and only a def without parameters has one value
+    with pytest.raises(SpecError) as e:
+        long_box("precompute TABLE", *lines)
+    assert "precompute TABLE fails: step limit reached (200000 steps)" in e.value.message
+    assert "step_limit" in e.value.hint
+    with pytest.raises(SpecError, match="the def takes parameters"):
+        long_box("step_limit 400000\nprecompute work")
+    with pytest.raises(SpecError, match="precompute names defs"):
+        long_box("precompute TABEL", *lines)

@@ -18,8 +18,8 @@ EASY = ["balls-completely-elastic-collision", "balls-completely-elastic-collisio
         "freefall-elastic-collision", "freefall-inelastic-collision", "freefall-infheight",
         "horizontal-projectile-infheight", "oblique-projectile-infheight", "pendulum", "simple-harmonic-horizontal",
         "simple-harmonic-vertical"]
-HARD = ["ball-air-resistance", "balls-collision", "bullet-object", "harmonic-friction", "incline-plane-block",
-        "river-boat", "three-balls-collision"]
+HARD = ["ball-air-resistance", "balls-collision", "bullet-object", "double-pendulum", "harmonic-friction",
+        "incline-plane-block", "river-boat", "three-balls-collision"]
 PROGRAM = ["psi-h-ball-air-resistance", "psi-h-harmonic-friction"]  # the published "simulation" boxes
 BOXES = [f"psi-e-{b}" for b in EASY] + [f"psi-h-{b}" for b in HARD]
 
@@ -94,6 +94,9 @@ PAIRS = {
     "psi-h-bullet-object": [
         ("1.7", obj((24.68, 0.0, 0.0), (76.44, 0.0, 0.0))), ("4.2", obj((70.88, 0.0, 0.0), (433.52, 0.0, 0.0))),
         ("-2.5", obj((219.45, 0.0, 0.0), (-520.56, 0.0, 0.0)))],
+    "psi-h-double-pendulum": [
+        ("1.7", obj((-0.49, -0.87, 0.0), (-0.99, -1.74, 0.0))), ("80", obj((-0.0, -1.0, 0.0), (0.66, -1.75, 0.0))),
+        ("0", obj((0.71, -0.71, 0.0), (1.41, -1.41, 0.0))), ("33.3", obj((0.52, -0.85, 0.0), (0.84, -1.8, 0.0)))],
 }
 
 
@@ -170,3 +173,27 @@ def test_oracle_scores_every_box_fully_at_20_at_2(tmp_path, monkeypatch):
     assert len(oracle) == len(BOXES) and all(x["best"] == 100.0 for x in oracle)
     assert summary["accuracy"]["oracle"]["cells"] == {"PSI/easy": {"accuracy": 100.0, "boxes": len(EASY)},
                                                       "PSI/hard": {"accuracy": 100.0, "boxes": len(HARD)}}
+
+
+def test_the_double_pendulum_resumes_one_precomputed_run_and_takes_a_program():
+    """The published double_pendulum (rtol 1e-8 RK45 from 0 to t) is answered from its run to 100 s, computed once."""
+    world = load_world(PHYSICS / "psi-h-double-pendulum.world")
+    assert world.max_steps == 600_000  # the run to 100 s takes about 463,000 steps, once, when the world is compiled
+    # (query, published answer): the domain's end, a time below the first step (integrated from 0), and the end of
+    # one of the published run's steps (resumed where an attempt reaches t exactly)
+    for query, want in [("100", obj((-0.42, -0.91, 0.0), (-1.3, -1.38, 0.0))),
+                        ("0.001", obj((0.71, -0.71, 0.0), (1.41, -1.41, 0.0))),
+                        ("0.019512323996468888", obj((0.71, -0.71, 0.0), (1.41, -1.42, 0.0)))]:
+        fb = world.session().probe(query)
+        assert fb.status == "ok" and json.loads(fb.text) == want, (query, fb.text)
+    for text in ["-1", "100.5", "soon"]:
+        fb = world.session().probe(text)
+        assert fb.status == "rejected" and fb.units == 1, text
+    [task] = world.tasks
+    assert task.shape == "program"
+    v = world.verify(task, task.solution)
+    assert v.passed and v.score == 1.0 and len(v.cases) == 6
+    # a single pendulum of the first arm (the second one ignored) fails most test times
+    single = 'fn(t) => let a = 0.7853981633974483 * cos(sqrt(10) * t) in {"object1": [sin(a), -cos(a), 0.0], ' \
+             '"object2": [2 * sin(a), -2 * cos(a), 0.0]}'
+    assert world.verify(task, single).score < 0.5

@@ -29,7 +29,7 @@ import math
 import random
 
 from worldspec.compiler.blackbox.domains import MAX_ENUM, render
-from worldspec.compiler.blackbox.grading import compile_program, program_results
+from worldspec.compiler.blackbox.grading import compile_program, more_steps, program_results
 from worldspec.compiler.items import hard_easy_pairs
 from worldspec.values import EvalError, LimitError, same
 
@@ -217,9 +217,11 @@ def admitted_inputs(w, problems: list[str]) -> dict:
         problems.append(f"the predicate admits too little: {len(distinct)} distinct admitted inputs in "
                         f"{ADMIT_DRAWS} draws from the domains")
     for text, values in distinct.items():
-        out = outcome(w, values)
-        if out[0] != "ok":
-            problems.append(f"f fails on the admitted input {text}: {out[1]}")
+        try:
+            w.evaluate(values)
+        except EvalError as e:
+            problems.append(" ".join(filter(None, (f"f fails on the admitted input {text}: {e.message}",
+                                                   more_steps(e)))))
             break
     return distinct
 
@@ -331,7 +333,7 @@ def check_solution(w, problems: list[str], notes: list[str]) -> None:
     except Exception as e:  # noqa: BLE001 - InputError from the answer compiler, reported as a problem
         problems.append(f"the reference program does not compile: {e}")
         return
-    results = program_results(unit, [list(c.values) for c in w.tests])
+    results = program_results(unit, [list(c.values) for c in w.tests], w.max_steps)
     wrong = [c.id for c, (st, got) in zip(w.tests, results) if st != "ok" or not w.grading.close(got, c.expected)]
     if wrong:
         problems.append(f"the reference program gets test(s) {', '.join(wrong)} wrong")

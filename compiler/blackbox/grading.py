@@ -16,7 +16,8 @@ A program answer is one expression of the meta-language (docs/language.md):
 either a function such as `fn(t) => [2 * t, 0.0]` or an expression over the
 box's input names. It is parsed and compiled by the spec's own compiler, which
 knows only the builtins (no params, no defs, no names that reach Python), and
-runs under a step limit, so an agent's program is never Python.
+runs under a step limit (the box's own, `step_limit`, PROGRAM_STEPS unless it
+declares one), so an agent's program is never Python.
 """
 from __future__ import annotations
 
@@ -29,11 +30,14 @@ from worldspec.compiler.blackbox.literals import parse_literals, single_string
 from worldspec.diagnostics import SpecError, SpecErrors
 from worldspec.meta import MetaCompiler, Unit
 from worldspec.parser import parse_expr
-from worldspec.values import Ctx, EvalError, Function, LimitError, same, show
+from worldspec.values import MAX_STEPS, Ctx, EvalError, Function, LimitError, same, show
 
 TOLERANCE_MODES = ("relative", "absolute")
 NORMALISATIONS = ("spaces", "case")
-PROGRAM_STEPS = 200_000
+PROGRAM_STEPS = MAX_STEPS  # a box that declares `step_limit N` gives its programs N
+# The most meta-language steps a box may allow each call with `step_limit` (five times the default, MAX_STEPS): a
+# call at the ceiling takes seconds, well within the runner's wall-clock deadline for a probe (runner/sandbox.py).
+STEP_CEILING = 1_000_000
 MAX_PROGRAM_CHARS = 4000
 
 
@@ -111,6 +115,13 @@ def unwrap(text: str) -> str:
 # ---------------------------------------------------------------- answers that are programs
 
 
+def more_steps(err: EvalError) -> str:
+    """The hint for a call that ran out of steps: the box may allow more (up to the ceiling)."""
+    if isinstance(err, LimitError) and err.message.startswith("step limit"):
+        return f"A box may allow more steps per call with step_limit N (at most {STEP_CEILING:,})."
+    return ""
+
+
 def compile_program(text, names: list[str]) -> Unit:
     """An agent's program (one meta-language expression over `names`) compiled; InputError when it is not one."""
     if not isinstance(text, str) or not text.strip():
@@ -127,9 +138,9 @@ def compile_program(text, names: list[str]) -> Unit:
         raise InputError("the program nests too deeply") from None
 
 
-def run_program(unit: Unit, values: list):
+def run_program(unit: Unit, values: list, max_steps: int = PROGRAM_STEPS):
     """The program's result on one input (a function value is applied to the inputs); raises EvalError."""
-    ctx = Ctx(PROGRAM_STEPS)
+    ctx = Ctx(max_steps)
     try:
         out = unit(ctx, list(values))
         if isinstance(out, Function):
@@ -142,12 +153,12 @@ def run_program(unit: Unit, values: list):
         raise LimitError("a value grew too large") from None
 
 
-def program_results(unit: Unit, inputs: list[list]) -> list[tuple[str, object]]:
-    """("ok", value) or ("error", message) of the program on each input."""
+def program_results(unit: Unit, inputs: list[list], max_steps: int = PROGRAM_STEPS) -> list[tuple[str, object]]:
+    """("ok", value) or ("error", message) of the program on each input, each run under `max_steps` steps."""
     out = []
     for values in inputs:
         try:
-            out.append(("ok", run_program(unit, values)))
+            out.append(("ok", run_program(unit, values, max_steps)))
         except EvalError as e:
             out.append(("error", e.message))
     return out

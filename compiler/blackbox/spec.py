@@ -22,6 +22,8 @@ Spec items (docs/oracle-worlds.md has the reference):
     within 0.01, absolute                   # numbers (also inside lists and maps) within 0.01 count as equal
     normalise spaces                        # string answers ignore whitespace (exact by default)
     hypothesis sort(xs), "sorting"          # a simple hypothesis the tests must refute (hard boxes)
+    step_limit 600000                       # meta-language steps each call may take (default 200,000)
+    precompute TABLE                        # a def without parameters, computed once when the world is compiled
     budget { turns 10 shots 1 }
 
 Where the box has a plausible but wrong description, `base { op f(...) = ... "doc" }`
@@ -37,18 +39,19 @@ from worldspec import ast
 from worldspec.compiler.api import Kind, Rule, Task
 from worldspec.compiler.blackbox.certify import cross_checks
 from worldspec.compiler.blackbox.domains import Domain, domain_of, render
-from worldspec.compiler.blackbox.grading import NORMALISATIONS, TOLERANCE_MODES, Grading
+from worldspec.compiler.blackbox.grading import NORMALISATIONS, STEP_CEILING, TOLERANCE_MODES, Grading, more_steps
 from worldspec.compiler.blackbox.manual import render_box_manual
-from worldspec.compiler.blackbox.world import NO_STATE, BlackBoxWorld, TestCase
+from worldspec.compiler.blackbox.world import NO_STATE, BlackBoxWorld, TestCase, call_unit
 from worldspec.compiler.common import check_definitions, draw_params, interpolate, meta_compiler
 from worldspec.compiler.items import (box_budget, box_labels, chosen_word, chosen_words, constant_reader,
                                       family_and_difficulty, group_items, note, one, reject_program_sections, switch)
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler, Unit
-from worldspec.values import EvalError, same
+from worldspec.values import MAX_STEPS, EvalError, same
 
 ITEMS = ("family", "difficulty", "domain", "hidden", "predicate", "test", "goal", "within", "normalise",
-         "hypothesis", "state", "next", "noise", "rejection", "answer", "solution", "sample_input")
+         "hypothesis", "state", "next", "noise", "rejection", "answer", "solution", "sample_input", "step_limit",
+         "precompute")
 BLOCKS = ("test",)
 TEST_FIELDS = ("given", "ask", "extract")
 RESERVED_NAMES = ("target", "state", "output")
@@ -63,6 +66,8 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
     params = draw_params(spec, seed)
     mc = meta_compiler(spec, params)
     constant = constant_reader(mc)
+    max_steps = read_step_limit(items, spec, constant)
+    precompute(items, mc, max_steps)
     family, difficulty = family_and_difficulty(items, spec)
     inputs = read_inputs(items, spec, params, mc, constant)
     names = [n for n, _ in inputs]
@@ -97,13 +102,49 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
         memory=memory, next_state=next_state, noise=tuple(noise),
         rejection_costs=switch(items, spec, "rejection", "turn", "free"),
         answer_domain=answer_domain, program_answer=program_answer, solution_program=solution,
-        input_samples=read_samples(items, inputs, constant))
+        input_samples=read_samples(items, inputs, constant), max_steps=max_steps)
     world = attrs.evolve(world, tests=answer_tests(world, items))
     world = attrs.evolve(world, tasks=box_tasks(world, variant(frozenset())))
     return attrs.evolve(world, manual=render_box_manual(spec, world, params))
 
 
 # ---------------------------------------------------------------- reading the items
+
+
+def read_step_limit(items: dict, spec: ast.Spec, constant) -> int:
+    """The meta-language steps each call of the box's code (and each answer program) may take: `step_limit N`."""
+    g = one(items, "step_limit", spec, required=False)
+    if g is None:
+        return MAX_STEPS
+    n = constant(g.args[0]) if len(g.args) == 1 else None
+    if type(n) is not int or not 1 <= n <= STEP_CEILING:
+        shown = f"{n:,}" if type(n) is int else "not one whole number"
+        raise SpecError(g.span, f"step_limit is {shown}; it must be a whole number from 1 to {STEP_CEILING:,}",
+                        f"The default is {MAX_STEPS:,} steps per call; for example: step_limit 600000")
+    return n
+
+
+def precompute(items: dict, mc: MetaCompiler, max_steps: int) -> None:
+    """Each def named by `precompute NAME` (no parameters) computed once, now, under the box's step limit; every
+    call of it then returns that value at no cost (a table that many queries read, such as a trajectory)."""
+    for g in items["precompute"]:
+        for a in g.args:
+            if not isinstance(a, ast.Var) or a.name not in mc.defs:
+                raise SpecError(a.span, "precompute names defs of this world", "For example: precompute TABLE")
+            u = mc.defs[a.name]
+            if u.arity or u.variadic:
+                raise SpecError(a.span, f"precompute {a.name}: the def takes parameters",
+                                "Only a def without parameters has a single value to compute once.")
+            mc.finish()
+            if u.uses_ctx:
+                raise SpecError(a.span, f"precompute {a.name}: the def reads where it runs, so it has no single "
+                                "value", "")
+            try:
+                value = call_unit(u, [], max_steps)
+            except EvalError as err:
+                raise SpecError(a.span, f"precompute {a.name} fails: {err.message}", more_steps(err)) from None
+            # every compiled call holds this Unit: its body becomes the value
+            u.body, u.nslots = (lambda frame, v=value: v), 0
 
 
 def read_inputs(items: dict, spec: ast.Spec, params: dict, mc: MetaCompiler,
@@ -375,7 +416,7 @@ def answer_tests(w: BlackBoxWorld, items: dict) -> tuple[TestCase, ...]:
             want = w.answer_of(case)
         except EvalError as err:
             raise SpecError(g.span, f"the hidden function fails on this test: {err.message}",
-                            "Every test's answer is computed by f.") from None
+                            more_steps(err) or "Every test's answer is computed by f.") from None
         out.append(attrs.evolve(case, expected=want))
     return tuple(out)
 

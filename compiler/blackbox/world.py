@@ -27,7 +27,7 @@ from worldspec.compiler.blackbox.domains import Domain, format_input, literal, p
 from worldspec.compiler.blackbox.grading import Grading, compile_program, program_results
 from worldspec.compiler.items import BoxWorld
 from worldspec.meta import Unit
-from worldspec.values import Ctx, EvalError, LimitError, same
+from worldspec.values import MAX_STEPS, Ctx, EvalError, LimitError, same
 
 # A box without a goal: f takes only the inputs (a goal box's f also takes `target`).
 NO_GOAL = object()
@@ -57,7 +57,7 @@ class TestCase:
         return bool(self.values) and not self.given and self.extract is None
 
 
-def call_unit(unit: Unit, args: list, max_steps: int = 200_000):
+def call_unit(unit: Unit, args: list, max_steps: int = MAX_STEPS):
     """Run a compiled meta-language function; Python's own limits become LimitError."""
     try:
         return unit(Ctx(max_steps), list(args))
@@ -95,9 +95,9 @@ class BoxSession:
         w = self.world
         noise = [self.rng.random() for _ in w.noise] if self.rng is not None else []
         args = w.arguments(values, self.target, self.state, noise)
-        out = call_unit(self.unit, args)
+        out = call_unit(self.unit, args, w.max_steps)
         if w.next_state is not None:
-            self.state = call_unit(w.next_state, args + [out])
+            self.state = call_unit(w.next_state, args + [out], w.max_steps)
         self.queries += 1
         return out
 
@@ -148,6 +148,7 @@ class BlackBoxWorld(BoxWorld):
     program_answer: bool = False  # the one test asks for a program, run on every test input
     solution_program: str = ""
     input_samples: tuple = ()  # (values, ...): example inputs for the manual and the probe generator
+    max_steps: int = MAX_STEPS  # meta-language steps each call may take (`step_limit`, at most STEP_CEILING)
 
     # ------------------------------------------------------------ inputs
 
@@ -214,7 +215,7 @@ class BlackBoxWorld(BoxWorld):
         for given in case.given:
             s.send(given)
         out = s.send(case.values)
-        return out if case.extract is None else call_unit(case.extract, [out])
+        return out if case.extract is None else call_unit(case.extract, [out], self.max_steps)
 
     def admits(self, values, state=NO_STATE) -> str | None:
         """None when every domain and predicate admits the values; otherwise the reason."""
@@ -225,7 +226,7 @@ class BlackBoxWorld(BoxWorld):
         extra = [self.memory if state is NO_STATE else state] if self.stateful else []
         for unit, reason in self.predicates:
             try:
-                ok = call_unit(unit, list(values) + extra)
+                ok = call_unit(unit, list(values) + extra, self.max_steps)
             except EvalError as e:
                 return f"{reason} (the check failed: {e.message})"
             if not ok:
@@ -290,7 +291,7 @@ class BlackBoxWorld(BoxWorld):
         best = min(seen, key=lambda vo: distance(vo[0], target), default=None)
         if best is None:
             return ""
-        out = best[1] if case.extract is None else _try_extract(case.extract, best[1])
+        out = best[1] if case.extract is None else _try_extract(case.extract, best[1], self.max_steps)
         if self.program_answer:
             return f"fn({', '.join(n for n, _ in self.inputs)}) => {literal(out)}"
         return render(out)
@@ -374,7 +375,7 @@ class BlackBoxWorld(BoxWorld):
             unit = compile_program(answer, names)
         except InputError as e:
             return ScoredVerdict(tid, False, f"incorrect: {e}", (), 0.0)
-        results = program_results(unit, [list(c.values) for c in self.tests])
+        results = program_results(unit, [list(c.values) for c in self.tests], self.max_steps)
         cases = []
         for c, (status, got) in zip(self.tests, results):
             ok = status == "ok" and self.grading.close(got, c.expected)
@@ -421,9 +422,9 @@ class BlackBoxWorld(BoxWorld):
         return certify_box(self, progress)
 
 
-def _try_extract(unit: Unit, out):
+def _try_extract(unit: Unit, out, max_steps: int):
     try:
-        return call_unit(unit, [out])
+        return call_unit(unit, [out], max_steps)
     except EvalError:
         return out
 
