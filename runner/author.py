@@ -80,7 +80,10 @@ def author(brief, from_file, kind, model, test_model, out, max_rounds, extra, ch
     check`; its diagnostics or certification problems go back verbatim, asking for a
     corrected file, for at most --max-rounds drafts. A certified world then gets a
     test pass: --extra held-out tasks or test questions, each kept only if the world
-    still certifies with it. Model calls share `worldspec run`'s cache and retries.
+    still certifies with it; rejected ones go back once, with the reasons, for
+    corrected ones. Drafts are checked as if they stood at --out, so an `include`
+    is found relative to --out's folder. Model calls share `worldspec run`'s cache
+    and retries (--api-base, --cache, --no-cache, --max-retries, ...).
 
     Exit status: 0 certified (written to --out), 1 not certified within --max-rounds
     (the best draft that compiles is written to --out), 2 bad input.
@@ -121,7 +124,8 @@ def author(brief, from_file, kind, model, test_model, out, max_rounds, extra, ch
         raise BadInput(str(e)) from None
     say = (lambda line: None) if p["quiet"] else (lambda line: click.echo(line, err=True))
     runtime = Runtime(log, cache=cache, max_connections=1, retry=retry)
-    session = Author(runtime, writer, kind, reference, check_timeout, say, tester)
+    session = Author(runtime, writer, kind, reference, check_timeout, say, tester,
+                     home=os.path.dirname(os.path.abspath(out)))
     transcript = Transcript(log)
     try:
         outcome = asyncio.run(drive(session, transcript, brief, example_name, example_text, max_rounds, extra))
@@ -171,7 +175,7 @@ def finish(outcome: Outcome, session: Author, out: str, folder: str) -> int:
         click.echo(f"certified in {outcome.rounds} round(s): wrote {out} ({best.tasks} tasks)")
         if outcome.accepted or outcome.rejected:
             click.echo(f"test pass: {len(outcome.accepted)} held-out item(s) added, {len(outcome.rejected)} rejected "
-                       f"(see {folder}/items-reply.md)")
+                       f"(the replies: {folder}/items-*.md)")
     elif best.compiles:
         click.echo(f"not certified after {outcome.rounds} round(s); the best draft (round {outcome.best_round}, "
                    f"{len(best.problems)} problem(s)) is written to {out}. What still fails:")
