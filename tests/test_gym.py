@@ -95,3 +95,31 @@ def test_a_round_ends_when_its_calls_are_spent(env):
 def test_a_world_of_another_protocol_is_refused():
     with pytest.raises(EpisodeError, match="turn@shot"):
         WorldEnv(os.path.join(WORLDS, "oracle-extra", "cii-e01-running-maximum.world"))
+
+
+def test_an_action_that_is_not_text_is_refused_before_anything_is_charged(env):
+    env.reset(seed=0)
+    for bad in (None, 5, b"EMIT(1)", ["EMIT(1)"]):
+        with pytest.raises(ValueError, match="an action is text"):
+            env.step(bad)
+    _, _, _, _, info = env.step("```\nx\n```")
+    assert info["task"] == env.world.tasks[1].id  # the refused actions answered nothing
+    for _ in env.world.tasks[1:]:
+        _, _, _, _, info = env.step("```\nx\n```")
+    assert info["phase"] == "explore"
+    with pytest.raises(ValueError, match="an action is text"):
+        env.step(None)
+    assert info["charges"]["calls"] == 0
+    obs, _, _, _, info = env.step("EMIT(1)\n" * 10_000)  # longer than the action space: the world's own feedback
+    assert "too long" in obs and info["charges"]["attempted"] == 1
+
+
+def test_a_closed_environment_and_an_unknown_render_mode_are_refused_plainly():
+    env = WorldEnv("demo")
+    env.reset(seed=0)
+    env.close()
+    for call in (lambda: env.step("EMIT(1)"), lambda: env.reset(seed=0)):
+        with pytest.raises(RuntimeError, match="environment is closed"):
+            call()
+    with pytest.raises(ValueError, match="render_mode 'human' is not supported"):
+        WorldEnv("demo", render_mode="human")

@@ -16,6 +16,11 @@ then the next milestone. The episode terminates after the last milestone.
 `info` holds the phase ("answer" or "explore"), the task shown, the charges and budget
 (calls used and left, probe units, rounds), what the last call cost, and at the end of a
 milestone its record (accuracy, verdicts per task). A world of another protocol is refused.
+
+An action that is not text (None, bytes, a number) is refused with a ValueError before anything is
+charged; text longer than the action space's bound is not refused: as an answer it is graded like
+any other, as a probe it gets the feedback `worldspec run` gives (the program is too long). A
+closed environment refuses reset() and step().
 """
 from __future__ import annotations
 
@@ -45,6 +50,9 @@ class WorldEnv(gymnasium.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 1}  # fps: the checker asks; text has no frame rate
 
     def __init__(self, world="demo", seed: int | None = None, render_mode: str | None = None):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode {render_mode!r} is not supported: a text world renders as "
+                             f"{', '.join(map(repr, self.metadata['render_modes']))} (or None)")
         self.world = load(world, seed) if isinstance(world, str) else world
         self.render_mode = render_mode
         self.observation_space = AnyText(MAX_OBSERVATION, min_length=0)
@@ -73,6 +81,7 @@ class WorldEnv(gymnasium.Env):
         return {**info, **extra}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        self._open()
         super().reset(seed=seed)
         self.episode = Episode(self.world, self._grader)
         system, opening = self.episode.opening()
@@ -80,8 +89,12 @@ class WorldEnv(gymnasium.Env):
         return self._last, self._info()
 
     def step(self, action: str):
+        self._open()
         if self.episode is None:
             raise RuntimeError("call reset() before step()")
+        if not isinstance(action, str):
+            raise ValueError(f"an action is text (a str: an answer, a program, or '' to end a round), "
+                             f"not {type(action).__name__}")
         if self._queue:
             return self._answer(action)
         return self._explore(action)
@@ -118,6 +131,10 @@ class WorldEnv(gymnasium.Env):
             return self._last, 0.0, False, False, self._info(**extra)
         self._last = f"{text}\n\n{self._open_milestone()}"
         return self._last, 0.0, False, False, self._info(**extra)
+
+    def _open(self) -> None:
+        if self._loop.is_closed():
+            raise RuntimeError("this environment is closed; make a new one (WorldEnv or gymnasium.make)")
 
     def render(self):
         if self.render_mode == "ansi":
