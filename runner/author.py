@@ -22,7 +22,8 @@ import click
 from worldspec.cli import EXIT_PROBLEMS, BadInput, guarded
 from worldspec.runner import sandbox
 
-from .authoring import AUTHOR_KINDS, Author, AuthorSetupError, Outcome, Transcript, kind_material, read_text
+from .authoring import (AUTHOR_KINDS, Author, AuthorSetupError, Outcome, Transcript, kind_material, read_text,
+                        write_text)
 from .cache import CacheError, ResponseCache
 from .log import FinishedRun, RunDirError, RunLog
 from .models import LitellmModel, ModelError, RetryPolicy
@@ -169,8 +170,7 @@ def finish(outcome: Outcome, session: Author, out: str, folder: str) -> int:
     transcript = Transcript(session.runtime.log)
     transcript.write("best.world", outcome.best_text)
     if best.compiles:
-        with open(out, "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.write(outcome.best_text)
+        write_text(out, outcome.best_text)
     if best.certified:
         click.echo(f"certified in {outcome.rounds} round(s): wrote {out} ({best.tasks} tasks)")
         if outcome.accepted or outcome.rejected:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Callable
@@ -80,6 +81,12 @@ def read_text(path: str | os.PathLike, what: str) -> str:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise AuthorSetupError(f"cannot read {what} {path}: {getattr(e, 'strerror', None) or e}") from None
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write a model's text as UTF-8; a lone surrogate it held (UTF-8 cannot encode one) is written as
+    its escape `\\udXXX`, which a draft's check then reports like any other text."""
+    Path(path).write_text(text, encoding="utf-8", errors="backslashreplace")
 
 
 def kind_material(kind: str, doc: str | None = None, example: str | None = None) -> tuple[str, str, str]:
@@ -185,8 +192,8 @@ def check_draft(path: str, timeout: float | None = None, home: str | None = None
     checked = path
     if home is not None:
         fd, checked = tempfile.mkstemp(prefix=".worldspec-draft-", suffix=".world", dir=home)
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.write(Path(path).read_text(encoding="utf-8", errors="surrogateescape"))
+        os.close(fd)
+        shutil.copyfile(path, checked)
     try:
         report, _ = certification(checked, None, None, timeout, "--check-timeout")
     except (SpecError, SpecErrors, RemoteSpecError) as e:
@@ -220,7 +227,7 @@ class Transcript:
 
     def write(self, name: str, text: str) -> Path:
         path = self.dir / name
-        path.write_text(text, encoding="utf-8", errors="surrogateescape")
+        write_text(path, text)
         return path
 
     def round(self, n: int, prompt: str, reply: Reply, check: Check) -> None:

@@ -30,7 +30,7 @@ matplotlib.use("Agg")  # files only, never a window
 import matplotlib.pyplot as plt  # noqa: E402 — after choosing the backend
 
 from . import metrics  # noqa: E402
-from .log import LoggedRun, load_run  # noqa: E402
+from .log import LoggedRun, LogError, load_run  # noqa: E402
 
 
 OUTPUTS = ("trajectories.jsonl", "summary.json", "report.md", "curves-*.png")  # what a run writes beside its log
@@ -464,6 +464,8 @@ def summarize(runs: Sequence[LoggedRun], dirs: Sequence) -> tuple[Layout, dict, 
     protocols = sorted({r.protocol for r in runs})
     if len(protocols) != 1:
         raise ReportError(f"cannot merge runs of different protocols ({', '.join(protocols)})")
+    if protocols[0] not in LAYOUTS:
+        raise ReportError(f"no report for runs of protocol {protocols[0]!r} (known: {', '.join(sorted(LAYOUTS))})")
     layout = LAYOUTS[protocols[0]]
     records = sorted((rec for r in runs for rec in r.records.values()), key=_record_key)
     stamp = merged_validity([validity(r) for r in runs], dirs)
@@ -478,7 +480,14 @@ def markdown(layout: Layout, summary: dict, images: Sequence[str] = ()) -> str:
 
 def write_report(dirs: Sequence[str | Path], out: str | Path | None, *, plots: bool = True) -> tuple[dict, str]:
     """Merge runs; returns (summary, markdown). Writes the output files when `out` is given."""
-    layout, summary, records = summarize([load_run(d) for d in dirs], dirs)
+    try:
+        runs = [load_run(d) for d in dirs]
+    except LogError as e:
+        raise ReportError(str(e)) from None
+    for run in runs:
+        if run.header is None:
+            raise ReportError(f"{run.path} has no header line; it is not a worldspec run log")
+    layout, summary, records = summarize(runs, dirs)
     if out is None:
         return summary, markdown(layout, summary)
     out = Path(out)

@@ -241,3 +241,16 @@ def test_an_overrun_names_check_timeout_for_author_and_timeout_for_check(fake_op
     assert "raise --timeout for a slow machine" in report["problems"][0]
     r = CliRunner().invoke(main, ["check", "demo", "--timeout", "0.01"])
     assert r.exit_code == EXIT_PROBLEMS and "raise --timeout" in r.output
+
+
+def test_a_reply_with_a_lone_surrogate_is_a_diagnostic_not_a_crash(fake_openai, tmp_path):
+    lone = "\ud800"  # UTF-8 cannot encode it; a provider sends it as the JSON escape
+    author_server(fake_openai, [DEMO.replace('world "Demo"', f'world "De{lone}mo"'), DEMO])
+    out = tmp_path / "lone.world"
+    r = author(fake_openai, out, "--extra", "0")
+    assert r.exit_code == 0, r.output
+    assert "internal error" not in r.output and "round 1/6: does not compile (1 diagnostic)" in r.output
+    folder = tmp_path / "lone.world.author"
+    assert "unknown escape" in (folder / "round-1-check.txt").read_text()  # written as its escape \ud800
+    assert '"De\\ud800mo"' in (folder / "round-1.world").read_text(encoding="utf-8")
+    assert out.read_text() == DEMO
