@@ -86,13 +86,16 @@ def author(brief, from_file, kind, model, test_model, out, max_rounds, extra, ch
     is found relative to --out's folder. Model calls share `worldspec run`'s cache
     and retries (--api-base, --cache, --no-cache, --max-retries, ...).
 
-    Exit status: 0 certified (written to --out), 1 not certified within --max-rounds
-    (the best draft that compiles is written to --out), 2 bad input.
+    \b
+    Exit status: 0 certified (written to --out); 1 not certified within
+    --max-rounds (the best draft that compiles is written to --out); 2 bad input.
 
     \b
     Examples:
       worldspec author "a stack language whose manual is wrong about POP order" --model M --out worlds/mine.world
       worldspec author --from-file brief.md --kind blackbox --model M --out boxes/mine.world --max-rounds 8
+      worldspec author --from-file brief.md --model M --out worlds/mine.world --resume   (after a stop)
+      worldspec author "..." --model openai/my-model --api-base http://127.0.0.1:8000/v1 --out mine.world
     """
     if bool(brief) == bool(from_file):
         raise click.UsageError("give the brief as an argument or with --from-file (one of them)")

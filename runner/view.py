@@ -310,6 +310,7 @@ def view(run_dir, out, world):
     Examples:
       worldspec view runs/builtin && xdg-open runs/builtin/view.html
       worldspec view runs/gpt --world aliencode --out gpt.html
+      xdg-open 'gpt.html#system=openai/gpt-4o-mini&condition=autonomous'   (filtered)
     """
     try:
         path = write_view(run_dir, out, world)

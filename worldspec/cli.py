@@ -154,6 +154,10 @@ def main():
       worldspec probe demo "EMIT(100)"        run one probe, as an agent would
       worldspec check demo                    certify a world
       worldspec run demo --out runs/demo      the exploration protocol, built-in agents
+      worldspec view runs/demo                the run as one HTML page (runs/demo/view.html)
+      worldspec play demo                     explore a world yourself
+      worldspec author "BRIEF" --model M --out mine.world
+                                              a model writes a world; check steers it
     """
 
 
