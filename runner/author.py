@@ -99,6 +99,8 @@ def author(brief, from_file, kind, model, test_model, out, max_rounds, extra, ch
     """
     if bool(brief) == bool(from_file):
         raise click.UsageError("give the brief as an argument or with --from-file (one of them)")
+    if not os.path.basename(out):
+        raise BadInput(f"--out {out!r} names no file: give the .world file to write, e.g. --out worlds/mine.world")
     if os.path.exists(out) and not resume:
         raise BadInput(f"{out} already exists; choose another --out (or --resume the authoring that wrote it)")
     try:

@@ -254,3 +254,11 @@ def test_a_reply_with_a_lone_surrogate_is_a_diagnostic_not_a_crash(fake_openai, 
     assert "unknown escape" in (folder / "round-1-check.txt").read_text()  # written as its escape \ud800
     assert '"De\\ud800mo"' in (folder / "round-1.world").read_text(encoding="utf-8")
     assert out.read_text() == DEMO
+
+
+def test_an_out_that_names_no_file_is_refused_before_any_call(fake_openai, tmp_path):
+    author_server(fake_openai, [DEMO])
+    for out in ("", str(tmp_path / "folder") + "/"):
+        r = author(fake_openai, out)
+        assert r.exit_code == EXIT_INPUT and "names no file" in r.output, r.output
+    assert fake_openai.requests == [] and not list(tmp_path.iterdir())
