@@ -123,3 +123,15 @@ def test_a_closed_environment_and_an_unknown_render_mode_are_refused_plainly():
             call()
     with pytest.raises(ValueError, match="render_mode 'human' is not supported"):
         WorldEnv("demo", render_mode="human")
+
+
+def test_a_terminated_episode_grants_no_more_probes_until_reset(env):
+    rewards, infos = play(env, lambda tid: "```\nx\n```")
+    assert infos[-1]["phase"] == "done"
+    calls = infos[-1]["charges"]["calls"]
+    for action in ("EMIT(1)", "", "```\nx\n```"):
+        with pytest.raises(RuntimeError, match="the episode is over"):
+            env.step(action)
+    assert env.episode.charges()["calls"] == calls  # nothing ran after the end
+    obs, info = env.reset(seed=0)
+    assert info["phase"] == "answer" and env.step("```\nx\n```")[4]["task"] == env.world.tasks[1].id

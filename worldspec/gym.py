@@ -20,7 +20,7 @@ milestone its record (accuracy, verdicts per task). A world of another protocol 
 An action that is not text (None, bytes, a number) is refused with a ValueError before anything is
 charged; text longer than the action space's bound is not refused: as an answer it is graded like
 any other, as a probe it gets the feedback `worldspec run` gives (the program is too long). A
-closed environment refuses reset() and step().
+closed environment refuses reset() and step(); a terminated episode refuses step() until reset().
 """
 from __future__ import annotations
 
@@ -64,6 +64,7 @@ class WorldEnv(gymnasium.Env):
         self._queue: list = []  # the tasks of the current milestone still to answer
         self._verdicts: dict = {}
         self._last = ""
+        self._over = False  # the episode terminated: step() needs a reset() first
 
     def _run(self, coro):
         return self._loop.run_until_complete(coro)
@@ -84,6 +85,7 @@ class WorldEnv(gymnasium.Env):
         self._open()
         super().reset(seed=seed)
         self.episode = Episode(self.world, self._grader)
+        self._over = False
         system, opening = self.episode.opening()
         self._last = "\n\n".join((system, opening, self._open_milestone()))
         return self._last, self._info()
@@ -92,6 +94,8 @@ class WorldEnv(gymnasium.Env):
         self._open()
         if self.episode is None:
             raise RuntimeError("call reset() before step()")
+        if self._over:
+            raise RuntimeError("the episode is over (it terminated at its last milestone); call reset() for another")
         if not isinstance(action, str):
             raise ValueError(f"an action is text (a str: an answer, a program, or '' to end a round), "
                              f"not {type(action).__name__}")
@@ -112,6 +116,7 @@ class WorldEnv(gymnasium.Env):
         if prompt is None:
             info = {**self._info(verdict=verdict, milestone=record), "phase": "done"}
             self._last = f"Milestone M{record['t']}: accuracy {record['accuracy']:.1f}%. The episode is over."
+            self._over = True
             return self._last, reward, True, False, info
         self._last = prompt if self.episode.slots() else f"{prompt}\n\n{self._open_milestone()}"  # nothing to explore
         return self._last, reward, False, False, self._info(verdict=verdict, milestone=record)
