@@ -130,6 +130,16 @@ def load_run(directory: str | Path, keep: Collection[str] = ()) -> LoggedRun:
     return run
 
 
+def not_a_run(run: LoggedRun) -> str | None:
+    """Why a log that was read holds no run to report or show (no header; an authoring transcript), or None."""
+    if run.header is None:
+        return f"{run.path} has no header line; it is not a worldspec run log"
+    if run.config.get("command") == "author":
+        return (f"{run.path} is the transcript of `worldspec author`, not a run: each round's prompt, reply, "
+                "draft and check are the files beside it")
+    return None
+
+
 def read_event(run: LoggedRun, i: int, ev: dict, keep: Collection[str]) -> None:
     """Take the I-th event EV of a log into RUN."""
     typ = ev.get("type")

@@ -30,7 +30,7 @@ matplotlib.use("Agg")  # files only, never a window
 import matplotlib.pyplot as plt  # noqa: E402 — after choosing the backend
 
 from . import metrics  # noqa: E402
-from .log import LoggedRun, LogError, load_run  # noqa: E402
+from .log import LoggedRun, LogError, load_run, not_a_run  # noqa: E402
 
 
 OUTPUTS = ("trajectories.jsonl", "summary.json", "report.md", "curves-*.png")  # what a run writes beside its log
@@ -485,8 +485,8 @@ def write_report(dirs: Sequence[str | Path], out: str | Path | None, *, plots: b
     except LogError as e:
         raise ReportError(str(e)) from None
     for run in runs:
-        if run.header is None:
-            raise ReportError(f"{run.path} has no header line; it is not a worldspec run log")
+        if not_a_run(run):
+            raise ReportError(not_a_run(run))
     layout, summary, records = summarize(runs, dirs)
     if out is None:
         return summary, markdown(layout, summary)

@@ -27,7 +27,7 @@ from worldspec.cli import BadInput, guarded, load
 
 from . import report as reports
 from .answers import parse_rule_report, reportable_rules, statements
-from .log import LoggedRun, LogError, load_run
+from .log import LoggedRun, LogError, load_run, not_a_run
 from .protocols import PROTOCOLS  # also registers every protocol's report layout (Hold'em's)
 
 SHOWN = ("message", "tool", "box_turn", "judge", "box_answer", "verdict", "lost", "grader_error", "rule_report",
@@ -233,8 +233,8 @@ def page_data(directory: str | Path, world: str | None = None) -> dict:
         run = load_run(directory, keep=SHOWN)
     except (FileNotFoundError, LogError) as e:
         raise ViewError(str(e)) from None
-    if run.header is None:
-        raise ViewError(f"{run.path} has no header line; it is not a worldspec run log")
+    if not_a_run(run):
+        raise ViewError(not_a_run(run))
     w = run_world(run, world) if world else None
     try:
         return run_data(run, directory, w)

@@ -189,3 +189,12 @@ def test_the_explorer_agent_runs_on_every_program_world_and_is_refused_elsewhere
                                       "--out", str(tmp_path / "x")])
         assert r.exit_code == EXIT_INPUT and said in r.output and "Traceback" not in r.output, r.output
     assert load_world(lang).kind == "program"
+
+
+def test_an_authoring_transcript_is_not_taken_for_a_run(tmp_path):
+    folder = damaged(tmp_path, "mine.world.author",
+                     event(type="header", config={"command": "author", "kind": "program"}, world={"out": "mine.world"})
+                     + event(type="author_round", round=1, certified=True))
+    for args in (["view", str(folder)], ["report", str(folder), "--out", str(tmp_path / "r")]):
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == EXIT_INPUT and "transcript of `worldspec author`, not a run" in r.output, r.output
