@@ -487,7 +487,11 @@ def write_report(dirs: Sequence[str | Path], out: str | Path | None, *, plots: b
     for run in runs:
         if not_a_run(run):
             raise ReportError(not_a_run(run))
-    layout, summary, records = summarize(runs, dirs)
+    try:
+        layout, summary, records = summarize(runs, dirs)
+    except (KeyError, TypeError, AttributeError) as e:  # a record worldspec did not write (log.LogError's kin)
+        raise ReportError(f"a trajectory record in {', '.join(map(str, dirs))} is not in the shape worldspec "
+                          f"writes ({type(e).__name__}: {e}); the log is damaged or from another program") from None
     if out is None:
         return summary, markdown(layout, summary)
     out = Path(out)

@@ -190,7 +190,7 @@ def milestones(conv: str, record: dict | None, events: list[dict], rule_texts: d
                      text_of(v.get("answer") or "")] for v in got_verdicts]
         item = {"t": t, "accuracy": rec.get("accuracy"), "calls": rec.get("calls"),
                 "units": rec.get("probe_units"), "tokens": rec.get("tokens"),
-                "tasks": {str(k): v for k, v in (rec.get("tasks") or {}).items()},
+                "tasks": {str(k): v for k, v in rec["tasks"].items()} if isinstance(rec.get("tasks"), dict) else {},
                 "verdicts": {"head": ["task", "answer", "verdict", "outcome", "detail", "answer text"],
                              "rows": verdicts}}
         if "rules" in got or rec.get("rules_total"):

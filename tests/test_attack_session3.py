@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 import pytest
 from click.testing import CliRunner
@@ -17,9 +18,10 @@ from worldspec.compiler import load_world
 from worldspec.runner.log import LogError, load_run
 from worldspec.runner.models import ScriptedModel
 from worldspec.runner.report import LABELS, label, write_report
-from worldspec.runner.view import MAX_TEXT, ViewError, page_data, render
+from worldspec.runner.view import MAX_TEXT, ViewError, page_data, render, write_view
 
 from runner_fakes import FakeWorld, policy_reply
+from test_view import browser, rendered_dom
 
 WORLDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worlds")
 MARKUP = "</title></script><script>alert(1)</script><img src=x onerror=alert(2)>"
@@ -89,26 +91,50 @@ def test_a_damaged_event_names_its_place_in_the_log(fake_run, tmp_path):
         load_run(folder)
 
 
+def odd_log(run, tmp_path):
+    """A run's log with events of the right shape but odd fields, and markup wherever text goes."""
+    head, conv = lines_of(run)[0], conv_of(run)
+    header = json.loads(head)
+    header["world"]["name"] = MARKUP
+    odd = [event(type="message", conv=conv, message="just text " + MARKUP),
+           event(type="message", conv=conv, message={"role": MARKUP, "content": MARKUP, "tool_calls": [
+               "x", 5, {"function": 3}, {"function": {"name": MARKUP, "arguments": MARKUP}}]}),
+           event(type="milestone", conv=conv, record={}),
+           event(type="milestone", conv=conv, record={"t": "x", "accuracy": MARKUP, "tasks": [1, 2]}),
+           event(type="verdict", conv=conv, t=[1], task=None, answer_index=[2]),
+           event(type="verdict", conv=conv, t="x", task={"a": 1}, answer=MARKUP),
+           event(type="rule_report", conv=conv, t="x", correct=MARKUP, extraneous=[MARKUP]),
+           event(type="reply", key="k", purpose="rules", conv=conv, t=1, reply="text"),
+           event(type="tool", conv=conv, call_id=[1], program=MARKUP, feedback={"x": MARKUP}),
+           event(type="trajectory", conv=MARKUP, record={"system": MARKUP, "condition": MARKUP, "status": MARKUP,
+                                                         "milestones": [{"t": 0, "accuracy": MARKUP}]})]
+    return damaged(tmp_path, "odd", json.dumps(header) + "\n" + "".join(odd))
+
+
 def test_odd_events_the_page_can_still_show_render(fake_run, tmp_path):
     """Events of the right shape with odd fields (text for a message, junk tool calls, a milestone without
     its number, a rule report's reply as text) are shown, not refused."""
-    head, conv = lines_of(fake_run)[0], conv_of(fake_run)
-    odd = [event(type="message", conv=conv, message="just text " + MARKUP),
-           event(type="message", conv=conv, message={"role": "assistant", "tool_calls": ["x", 5, {"function": 3}]}),
-           event(type="milestone", conv=conv, record={}),
-           event(type="verdict", conv=conv, t=[1], task=None, answer_index=[2]),
-           event(type="verdict", conv=conv, t="x", task={"a": 1}),
-           event(type="reply", key="k", purpose="rules", conv=conv, t=1, reply="text"),
-           event(type="tool", conv=conv, call_id=[1], program=MARKUP, feedback={"x": MARKUP})]
-    folder = damaged(tmp_path, "odd", head + "".join(odd))
+    folder = odd_log(fake_run, tmp_path)
     r = CliRunner().invoke(main, ["view", str(folder)])
     assert r.exit_code == 0, r.output
     page = (folder / "view.html").read_text(encoding="utf-8")
     assert "<script>alert" not in page and "<img" not in page
-    (traj,) = page_data(folder)["trajectories"]
+    traj = {t["conv"]: t for t in page_data(folder)["trajectories"]}[conv_of(fake_run)]
     assert traj["chat"][0]["content"].startswith("just text") and traj["chat"][1]["calls"]
+    # a report needs every field of a record: the one without its world is refused, in one paragraph
     r = CliRunner().invoke(main, ["report", str(folder), "--out", str(tmp_path / "r"), "--no-plots"])
-    assert r.exit_code == 0 and "internal error" not in r.output, r.output
+    assert r.exit_code == EXIT_INPUT and "not in the shape worldspec writes (KeyError: 'world')" in r.output, r.output
+
+
+def test_the_odd_page_runs_to_its_end_in_chromium_and_makes_no_element_of_markup(fake_run, tmp_path):
+    folder = odd_log(fake_run, tmp_path)
+    page = write_view(folder, tmp_path / "view.html")
+    dom = rendered_dom(page)
+    assert dom.rendered == "2"  # the page's script drew both trajectories, to its end
+    text = subprocess.run([browser(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                           "--user-data-dir=" + str(tmp_path / "profile"), "--dump-dom", page.resolve().as_uri()],
+                          capture_output=True, text=True, timeout=120).stdout
+    assert "<img" not in text and "alert(1)</script>" not in text and text.count("<script") == 2
 
 
 def test_a_log_of_an_unknown_protocol_is_refused_by_report_and_shown_by_view(tmp_path):
