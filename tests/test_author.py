@@ -6,6 +6,7 @@ from click.testing import CliRunner
 
 from worldspec.cli import EXIT_INPUT, EXIT_PROBLEMS, certification, main
 from worldspec.compiler import load_world, resolve_world_path
+from worldspec.compiler.suite import world_files
 from worldspec.runner.authoring import AUTHOR_KINDS, extract_items, extract_world, kind_material
 
 DEMO = open(resolve_world_path("demo"), encoding="utf-8").read()
@@ -227,6 +228,8 @@ def test_a_drafts_includes_resolve_next_to_out_and_no_hidden_draft_is_left_there
     assert "round-1.world:" in check1 and "'_missing.world'" in check1
     assert str(home) not in check1 and ".worldspec-draft-" not in check1
     assert sorted(p.name for p in home.iterdir()) == ["_part.world", "mine.world", "mine.world.author"]
+    # the folder, as a suite, holds the world alone: not the transcript's drafts (round-N.world, best.world)
+    assert (home / "mine.world.author" / "round-1.world").exists() and world_files(str(home)) == [str(out)]
 
 
 def test_an_overrun_names_check_timeout_for_author_and_timeout_for_check(fake_openai, tmp_path):
