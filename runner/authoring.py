@@ -370,7 +370,7 @@ class Author:
         transcript.write("items-reply.md", reply.content or "")
         accepted, rejected = [], []
         items = extract_items(reply.content, spec.item)[:count]
-        world, check, first = await self.try_items(world, check, items, 1, transcript, accepted, rejected)
+        world, check, first = self.try_items(world, check, items, 1, transcript, accepted, rejected)
         if not first:
             return world, check, accepted, rejected
         prompt = items_repair_prompt(spec, first)
@@ -380,13 +380,12 @@ class Author:
         reply = await self.ask(messages, "author:items", "author:items", 2, 2)
         transcript.write("items-repair-reply.md", reply.content or "")
         items = extract_items(reply.content, spec.item)[:len(first)]
-        world, check, _ = await self.try_items(world, check, items, len(accepted) + len(rejected) + 1, transcript,
-                                               accepted, rejected)
+        world, check, _ = self.try_items(world, check, items, len(accepted) + len(rejected) + 1, transcript,
+                                         accepted, rejected)
         return world, check, accepted, rejected
 
-    async def try_items(self, world: str, check: Check, items: list[str], first: int, transcript: Transcript,
-                        accepted: list[str], rejected: list[tuple[str, str]],
-                        ) -> tuple[str, Check, list[tuple[str, str]]]:
+    def try_items(self, world: str, check: Check, items: list[str], first: int, transcript: Transcript,
+                  accepted: list[str], rejected: list[tuple[str, str]]) -> tuple[str, Check, list[tuple[str, str]]]:
         """Add each item that keeps WORLD certified with one more task (numbered from FIRST in the
         transcript); (the world, its check, the items rejected here with why), appending to ACCEPTED
         and REJECTED."""

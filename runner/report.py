@@ -184,7 +184,8 @@ def milestone_markdown(summary: dict, images: Sequence[str]) -> list[str]:
         if len(conds) > 1:
             lines += ["", "Endpoints by condition (Best@n for autonomous; the best of the "
                       "control trajectories otherwise), with the gain from each condition's own M0.", ""]
-            lines += table(["System", *conds], [[label(s)] + [_endpoint(idx.get((s, c))) for c in conds] for s in systems])
+            lines += table(["System", *conds],
+                           [[label(s)] + [_endpoint(idx.get((s, c))) for c in conds] for s in systems])
         lines += ["", "Milestone curves of the best trajectories (accuracy % at M0..MN; σ = "
                   "population standard deviation of the per-pass scores at the last milestone):", ""]
         for r in rs:
