@@ -257,7 +257,7 @@ def run_data(run: LoggedRun, directory: Path, w=None) -> dict:
         trajectories.append({
             "id": f"traj-{i}", "conv": str(conv), **conv_fields(conv, record, events),
             "status": str(rec.get("status", "unfinished")), "valid": rec.get("valid"),
-            "endpoint": rec.get("endpoint"), "lost": short(rec.get("lost", 0)),
+            "endpoint": rec.get("endpoint"), "lost": rec.get("lost", 0),
             "record": [[k, short(v)] for k, v in rec.items() if k != "milestones"],
             "chat": chat(events), "probes": probes(events), "answers": box_answers(events),
             "milestones": milestones(conv, record, events, rule_texts, w),
