@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -135,3 +136,14 @@ def test_a_terminated_episode_grants_no_more_probes_until_reset(env):
     assert env.episode.charges()["calls"] == calls  # nothing ran after the end
     obs, info = env.reset(seed=0)
     assert info["phase"] == "answer" and env.step("```\nx\n```")[4]["task"] == env.world.tasks[1].id
+
+
+def test_a_world_is_a_name_a_path_or_a_world_and_nothing_else():
+    for bad in (5, None):
+        with pytest.raises(TypeError, match="world is a .world file, a bundled world's name or a compiled world"):
+            WorldEnv(bad)
+    env = WorldEnv(Path(WORLDS) / "demo.world")
+    try:
+        assert env.world.name == "Demo"
+    finally:
+        env.close()

@@ -25,6 +25,7 @@ closed environment refuses reset() and step(); a terminated episode refuses step
 from __future__ import annotations
 
 import asyncio
+import os
 
 import gymnasium
 from gymnasium import spaces
@@ -53,7 +54,10 @@ class WorldEnv(gymnasium.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} is not supported: a text world renders as "
                              f"{', '.join(map(repr, self.metadata['render_modes']))} (or None)")
-        self.world = load(world, seed) if isinstance(world, str) else world
+        self.world = load(os.fspath(world), seed) if isinstance(world, (str, os.PathLike)) else world
+        if not hasattr(self.world, "protocol"):
+            raise TypeError(f"world is a .world file, a bundled world's name or a compiled world, not "
+                            f"{type(world).__name__}")
         self.render_mode = render_mode
         self.observation_space = AnyText(MAX_OBSERVATION, min_length=0)
         self.action_space = AnyText(MAX_ACTION, min_length=0)
