@@ -7,6 +7,7 @@ from click.testing import CliRunner
 from worldspec.cli import EXIT_INPUT, EXIT_PROBLEMS, certification, main
 from worldspec.compiler import load_world, resolve_world_path
 from worldspec.compiler.suite import world_files
+from worldspec.runner import sandbox
 from worldspec.runner.authoring import AUTHOR_KINDS, extract_items, extract_world, kind_material
 
 DEMO = open(resolve_world_path("demo"), encoding="utf-8").read()
@@ -232,7 +233,11 @@ def test_a_drafts_includes_resolve_next_to_out_and_no_hidden_draft_is_left_there
     assert (home / "mine.world.author" / "round-1.world").exists() and world_files(str(home)) == [str(out)]
 
 
-def test_an_overrun_names_check_timeout_for_author_and_timeout_for_check(fake_openai, tmp_path):
+def test_an_overrun_names_check_timeout_for_author_and_timeout_for_check(fake_openai, tmp_path, monkeypatch):
+    def overrun(*args, **kwargs):  # every certification overruns, whatever the machine's speed
+        raise sandbox.Overrun(0.01, "time")
+
+    monkeypatch.setattr(sandbox, "certify_once", overrun)
     author_server(fake_openai, [DEMO])
     out = tmp_path / "slow.world"
     r = author(fake_openai, out, "--max-rounds", "2", "--check-timeout", "0.01")
