@@ -18,9 +18,13 @@ from worldspec.diagnostics import SpecError, SpecErrors
 
 
 def world_files(path: str) -> list[str]:
-    """Every .world file under `path`, sorted; a file named `_*.world` is a part other worlds include, not a world."""
-    return sorted(os.path.join(d, f) for d, _, fs in os.walk(path) for f in fs
-                  if f.endswith(".world") and not f.startswith("_"))
+    """Every .world file under `path`, sorted; a file named `_*.world` is a part other worlds include, not a
+    world, and neither hidden files and folders nor `worldspec author`'s transcripts (`OUT.author/`) hold worlds."""
+    found = []
+    for d, dirs, fs in os.walk(path):
+        dirs[:] = [x for x in dirs if not x.startswith(".") and not x.endswith(".author")]
+        found += [os.path.join(d, f) for f in fs if f.endswith(".world") and not f.startswith(("_", "."))]
+    return sorted(found)
 
 
 def load_folder(path: str, seed: int | None = None) -> tuple[list, list[str]]:

@@ -22,7 +22,8 @@ import click
 from worldspec.cli import EXIT_PROBLEMS, BadInput, guarded
 from worldspec.runner import sandbox
 
-from .authoring import AUTHOR_KINDS, Author, AuthorSetupError, Outcome, Transcript, kind_material, read_text
+from .authoring import (AUTHOR_KINDS, Author, AuthorSetupError, Outcome, Transcript, kind_material, read_text,
+                        write_text)
 from .cache import CacheError, ResponseCache
 from .log import FinishedRun, RunDirError, RunLog
 from .models import LitellmModel, ModelError, RetryPolicy
@@ -80,18 +81,26 @@ def author(brief, from_file, kind, model, test_model, out, max_rounds, extra, ch
     check`; its diagnostics or certification problems go back verbatim, asking for a
     corrected file, for at most --max-rounds drafts. A certified world then gets a
     test pass: --extra held-out tasks or test questions, each kept only if the world
-    still certifies with it. Model calls share `worldspec run`'s cache and retries.
+    still certifies with it; rejected ones go back once, with the reasons, for
+    corrected ones. Drafts are checked as if they stood at --out, so an `include`
+    is found relative to --out's folder. Model calls share `worldspec run`'s cache
+    and retries (--api-base, --cache, --no-cache, --max-retries, ...).
 
-    Exit status: 0 certified (written to --out), 1 not certified within --max-rounds
-    (the best draft that compiles is written to --out), 2 bad input.
+    \b
+    Exit status: 0 certified (written to --out); 1 not certified within
+    --max-rounds (the best draft that compiles is written to --out); 2 bad input.
 
     \b
     Examples:
       worldspec author "a stack language whose manual is wrong about POP order" --model M --out worlds/mine.world
       worldspec author --from-file brief.md --kind blackbox --model M --out boxes/mine.world --max-rounds 8
+      worldspec author --from-file brief.md --model M --out worlds/mine.world --resume   (after a stop)
+      worldspec author "..." --model openai/my-model --api-base http://127.0.0.1:8000/v1 --out mine.world
     """
     if bool(brief) == bool(from_file):
         raise click.UsageError("give the brief as an argument or with --from-file (one of them)")
+    if not os.path.basename(out):
+        raise BadInput(f"--out {out!r} names no file: give the .world file to write, e.g. --out worlds/mine.world")
     if os.path.exists(out) and not resume:
         raise BadInput(f"{out} already exists; choose another --out (or --resume the authoring that wrote it)")
     try:
@@ -121,7 +130,8 @@ def author(brief, from_file, kind, model, test_model, out, max_rounds, extra, ch
         raise BadInput(str(e)) from None
     say = (lambda line: None) if p["quiet"] else (lambda line: click.echo(line, err=True))
     runtime = Runtime(log, cache=cache, max_connections=1, retry=retry)
-    session = Author(runtime, writer, kind, reference, check_timeout, say, tester)
+    session = Author(runtime, writer, kind, reference, check_timeout, say, tester,
+                     home=os.path.dirname(os.path.abspath(out)))
     transcript = Transcript(log)
     try:
         outcome = asyncio.run(drive(session, transcript, brief, example_name, example_text, max_rounds, extra))
@@ -165,13 +175,12 @@ def finish(outcome: Outcome, session: Author, out: str, folder: str) -> int:
     transcript = Transcript(session.runtime.log)
     transcript.write("best.world", outcome.best_text)
     if best.compiles:
-        with open(out, "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.write(outcome.best_text)
+        write_text(out, outcome.best_text)
     if best.certified:
         click.echo(f"certified in {outcome.rounds} round(s): wrote {out} ({best.tasks} tasks)")
         if outcome.accepted or outcome.rejected:
             click.echo(f"test pass: {len(outcome.accepted)} held-out item(s) added, {len(outcome.rejected)} rejected "
-                       f"(see {folder}/items-reply.md)")
+                       f"(the replies: {folder}/items-*.md)")
     elif best.compiles:
         click.echo(f"not certified after {outcome.rounds} round(s); the best draft (round {outcome.best_round}, "
                    f"{len(best.problems)} problem(s)) is written to {out}. What still fails:")

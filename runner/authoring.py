@@ -13,7 +13,12 @@ coding and refinement model is one conversation and the refiner's judge is the t
   not certified) go back verbatim, asking for a corrected complete file.
 * the test pass (`extra_items`, the paper's Test LLM): a fresh conversation asks for held-out
   tasks or test questions of the certified world; each (`extract_items`) is kept only if the
-  world with it added still compiles, certifies, and has one more task.
+  world with it added still compiles, certifies, and has one more task. The rejected ones go
+  back once, with their checks, asking for corrected items (`items_repair_prompt`).
+
+Drafts are checked from a hidden file in the folder the world will live in (--out's), so that
+an `include "part.world"` is found where the finished world finds it (includes must stay inside
+the world's folder, worldspec/sources.py); the user's file is written only at the end.
 
 Every model call goes through runtime.Runtime (log replay, response cache, retries, the run
 log's request and reply events); each round's draft, check and reply are also written as plain
@@ -21,8 +26,11 @@ files of the transcript folder (`Transcript`), next to the log.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Callable
 
@@ -73,6 +81,12 @@ def read_text(path: str | os.PathLike, what: str) -> str:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise AuthorSetupError(f"cannot read {what} {path}: {getattr(e, 'strerror', None) or e}") from None
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write a model's text as UTF-8; a lone surrogate it held (UTF-8 cannot encode one) is written as
+    its escape `\\udXXX`, which a draft's check then reports like any other text."""
+    Path(path).write_text(text, encoding="utf-8", errors="backslashreplace")
 
 
 def kind_material(kind: str, doc: str | None = None, example: str | None = None) -> tuple[str, str, str]:
@@ -171,17 +185,31 @@ class Check:
 DIAGNOSTIC = re.compile(r"^\S.*:\d+:\d+: error:", re.M)  # the first line of one located diagnostic
 
 
-def check_draft(path: str, timeout: float | None = None) -> Check:
-    """`worldspec check` of one draft file (in the sandbox, under the certification deadline)."""
+def check_draft(path: str, timeout: float | None = None, home: str | None = None) -> Check:
+    """`worldspec check` of one draft file (in the sandbox, under the certification deadline). With HOME (the
+    folder the world will live in: --out's), the draft is checked from a hidden file there, so that its
+    includes are found where the finished world will find them; diagnostics name the draft by its file name."""
+    checked = path
+    if home is not None:
+        fd, checked = tempfile.mkstemp(prefix=".worldspec-draft-", suffix=".world", dir=home)
+        os.close(fd)
+        shutil.copyfile(path, checked)
     try:
-        report, _ = certification(path, None, None, timeout)
+        report, _ = certification(checked, None, None, timeout, "--check-timeout")
     except (SpecError, SpecErrors, RemoteSpecError) as e:
-        # located by the draft's file name only: the prompt (and so the cache key) is the same wherever --out is
-        text = e.render().replace(path, os.path.basename(path))
+        # located by the draft's file name (and its includes relative to HOME) only: the prompt, and so the
+        # cache key, is the same wherever --out is; rendered before the hidden file goes (it quotes its lines)
+        text = e.render().replace(checked, os.path.basename(path))
+        if home is not None:
+            text = text.replace(os.path.join(home, ""), "")
         # one entry per located diagnostic, each with its source lines and hint
         starts = [0] + [m.start() for m in DIAGNOSTIC.finditer(text)][1:]
         parts = [text[a:b].rstrip() for a, b in zip(starts, starts[1:] + [len(text)])]
         return Check(False, tuple(p for p in parts if p) or (text,))
+    finally:
+        if checked != path:
+            with contextlib.suppress(OSError):
+                os.unlink(checked)
     # a certification that overran may not even have compiled the draft: it never counts as compiling
     return Check(not report.get("overrun"), tuple(str(p) for p in report.get("problems", ())), report)
 
@@ -199,7 +227,7 @@ class Transcript:
 
     def write(self, name: str, text: str) -> Path:
         path = self.dir / name
-        path.write_text(text, encoding="utf-8", errors="surrogateescape")
+        write_text(path, text)
         return path
 
     def round(self, n: int, prompt: str, reply: Reply, check: Check) -> None:
@@ -246,6 +274,14 @@ def items_prompt(kind: str, doc: str, world: str, count: int) -> str:
             "world with it added still compiles and certifies (a reference solution must pass).")
 
 
+def items_repair_prompt(spec: AuthorKind, rejected: list[tuple[str, str]]) -> str:
+    reasons = "\n\n".join(f"## Item {i}\n\n```\n{item.rstrip()}\n```\n\nRejected: `worldspec check` of the world "
+                          f"with it added reported:\n\n```\n{why}\n```" for i, (item, why) in enumerate(rejected, 1))
+    return (f"{len(rejected)} of your {spec.item} items were rejected:\n\n{reasons}\n\n"
+            f"Write a corrected version of each rejected item (the accepted ones are in the world now: do not "
+            f"repeat their ids), each complete, in its own fenced code block.")
+
+
 # ---------------------------------------------------------------------------------- the loop
 
 
@@ -276,6 +312,7 @@ class Author:
     check_timeout: float | None = None
     say: Callable[[str], None] = lambda line: None
     test_model: Model | None = None
+    home: str | None = None  # the folder the world will live in (--out's): drafts are checked as if there
     spent: list = attrs.field(factory=list)  # the usage of every live call
 
     async def ask(self, messages: list[dict], purpose: str, conv: str, t: int, prefix: int) -> Reply:
@@ -307,7 +344,7 @@ class Author:
             draft = extract_world(reply.content)
             path = transcript.dir / f"round-{n}.world"
             transcript.write(path.name, draft)
-            check = check_draft(str(path), self.check_timeout) if draft.strip() else \
+            check = check_draft(str(path), self.check_timeout, self.home) if draft.strip() else \
                 Check(False, ("the reply held no .world file: write the complete file in one ```world block",))
             transcript.round(n, prompt, reply, check)
             self.say(f"round {n}/{max_rounds}: {check.summary()}")
@@ -322,28 +359,51 @@ class Author:
 
     async def extra_items(self, world: str, check: Check, count: int, transcript: Transcript,
                           ) -> tuple[str, Check, list[str], list[tuple[str, str]]]:
-        """The paper's test pass: (world with the accepted items, its check, accepted, rejected as (item, why))."""
+        """The paper's test pass: (world with the accepted items, its check, accepted, rejected as (item, why)).
+        Items rejected in the first reply go back with their reasons, once, for corrected ones."""
         spec = AUTHOR_KINDS[self.kind]
         prompt = items_prompt(self.kind, self.doc, world, count)
         self.say(f"test pass: asking {(self.test_model or self.model).name} for {count} {spec.item} item(s)")
-        reply = await self.ask([{"role": "system", "content": ROLE},
-                                {"role": "user", "content": prompt}], "author:items", "author:items", 1, 0)
+        messages = [{"role": "system", "content": ROLE}, {"role": "user", "content": prompt}]
+        reply = await self.ask(messages, "author:items", "author:items", 1, 0)
         transcript.write("items-prompt.md", prompt)
         transcript.write("items-reply.md", reply.content or "")
         accepted, rejected = [], []
-        for i, item in enumerate(extract_items(reply.content, spec.item)[:count], 1):
+        items = extract_items(reply.content, spec.item)[:count]
+        world, check, first = self.try_items(world, check, items, 1, transcript, accepted, rejected)
+        if not first:
+            return world, check, accepted, rejected
+        prompt = items_repair_prompt(spec, first)
+        transcript.write("items-repair-prompt.md", prompt)
+        self.say(f"test pass: {len(first)} {spec.item} item(s) rejected; asking for corrected ones")
+        messages += [reply.message(with_tool_calls=False), {"role": "user", "content": prompt}]
+        reply = await self.ask(messages, "author:items", "author:items", 2, 2)
+        transcript.write("items-repair-reply.md", reply.content or "")
+        items = extract_items(reply.content, spec.item)[:len(first)]
+        world, check, _ = self.try_items(world, check, items, len(accepted) + len(rejected) + 1, transcript,
+                                         accepted, rejected)
+        return world, check, accepted, rejected
+
+    def try_items(self, world: str, check: Check, items: list[str], first: int, transcript: Transcript,
+                  accepted: list[str], rejected: list[tuple[str, str]]) -> tuple[str, Check, list[tuple[str, str]]]:
+        """Add each item that keeps WORLD certified with one more task (numbered from FIRST in the
+        transcript); (the world, its check, the items rejected here with why), appending to ACCEPTED
+        and REJECTED."""
+        now = []
+        for i, item in enumerate(items, first):
             trial = world.rstrip("\n") + "\n\n" + item
             path = transcript.write(f"item-{i}.world", trial)
-            got = check_draft(str(path), self.check_timeout)
+            got = check_draft(str(path), self.check_timeout, self.home)
             if got.certified and got.tasks > check.tasks:
                 world, check = trial, got
                 accepted.append(item)
                 why = None
             else:
                 why = got.feedback() if not got.certified else "it adds no task"
-                rejected.append((item, why))
+                now.append((item, why))
             transcript.log.emit({"type": "author_item", "id": f"author_item:{i}", "item": item,
                                  "accepted": why is None, "why": why})
             self.say(f"test pass: item {i} " + ("accepted" if why is None else
                                                  "rejected: " + (got.problems or (why,))[0].splitlines()[0]))
-        return world, check, accepted, rejected
+        rejected += now
+        return world, check, now

@@ -81,10 +81,12 @@ def run(world_path, overwrite, **params):
       worldspec run aliencode --model M --dry-run
       worldspec run aliencode --model openai/gpt-4o-mini -n 3 --out runs/gpt --resume   (after a crash)
       worldspec run aliencode --out runs/builtin --overwrite   (run it again from the start)
+      worldspec run demo --agent explorer --agent manual --out runs/explorer
+      worldspec run worlds/oracle --preset 10@1 --out runs/oracle
 
     A finished run already in --out is reported, not run again (exit 0); an
-    unfinished one asks for --resume or --overwrite.
-      worldspec run worlds/oracle --preset 10@1 --out runs/oracle
+    unfinished one asks for --resume or --overwrite. Then `worldspec view DIR`
+    shows the run as a page, `worldspec report DIR...` merges runs.
     """
     p = params
     if p["resume"] and not p["out"]:

@@ -49,6 +49,10 @@ class FinishedRun(RunDirError):
     """The run directory already holds this run, finished: there is nothing to do."""
 
 
+class LogError(RunDirError, ValueError):
+    """A log that holds an event in a shape worldspec never writes (a damaged or foreign log)."""
+
+
 def read_events(path: str | Path) -> Iterator[dict]:
     """Events of a log, skipping a final line cut short by a crash."""
     with open(path, "rb") as f:
@@ -59,9 +63,11 @@ def read_events(path: str | Path) -> Iterator[dict]:
             if not raw:
                 continue
             try:
-                yield json.loads(raw)
-            except json.JSONDecodeError:
+                event = json.loads(raw)
+            except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError): no event of worldspec's
                 continue
+            if isinstance(event, dict):
+                yield event
 
 
 @attrs.define
@@ -116,31 +122,54 @@ def load_run(directory: str | Path, keep: Collection[str] = ()) -> LoggedRun:
         raise FileNotFoundError(f"no run log at {path}")
     run = LoggedRun(path)
     for i, ev in enumerate(read_events(path)):
-        typ = ev.get("type")
-        if "id" in ev:
-            run.ids.add(ev["id"])
-        if typ in keep and "conv" in ev:
-            run.events[ev["conv"]].append(ev)
-        if typ == "header" and i == 0:
-            run.header = ev
-        elif typ in ("reply", "reply_failed") and "key" in ev:
-            run.replies[ev["key"]] = merged_reply(run.replies, ev)
-        elif typ == "trajectory":
-            run.records[ev["conv"]] = ev["record"]
-        elif typ == "tool":
-            run.tools[ev["conv"]].append(ev)
-        elif typ == "request" and ev.get("purpose") == "explore":
-            run.explore_turns[ev.get("conv")][ev.get("t")] += 1
-        elif typ == "retry":
-            run.retries += 1
-        elif typ == "lost":
-            run.lost += 1
-        elif typ == "session":
-            run.sessions[ev.get("session", 0)] = ev.get("status")
-            run.started += ev.get("status") == "started"
-            if ev.get("error"):
-                run.errors.append(ev["error"])
+        try:
+            read_event(run, i, ev, keep)
+        except (TypeError, KeyError, AttributeError, LogError) as e:  # a field of another type, or missing
+            raise LogError(f"{path}: event {i + 1} ({str(ev.get('type'))[:40]!r}) is not in the shape worldspec "
+                           f"writes ({type(e).__name__}: {e}); the log is damaged or not a worldspec run log") from None
     return run
+
+
+def not_a_run(run: LoggedRun) -> str | None:
+    """Why a log that was read holds no run to report or show (no header; an authoring transcript), or None."""
+    if run.header is None:
+        return f"{run.path} has no header line; it is not a worldspec run log"
+    if run.config.get("command") == "author":
+        return (f"{run.path} is the transcript of `worldspec author`, not a run: each round's prompt, reply, "
+                "draft and check are the files beside it")
+    return None
+
+
+def read_event(run: LoggedRun, i: int, ev: dict, keep: Collection[str]) -> None:
+    """Take the I-th event EV of a log into RUN."""
+    typ = ev.get("type")
+    if "id" in ev:
+        run.ids.add(ev["id"])
+    if typ in keep and "conv" in ev:
+        run.events[ev["conv"]].append(ev)
+    if typ == "header" and i == 0:
+        if not all(isinstance(ev.get(k, {}), dict) for k in ("config", "world")):
+            raise LogError("its config and world are not objects")
+        run.header = ev
+    elif typ in ("reply", "reply_failed") and "key" in ev:
+        run.replies[ev["key"]] = merged_reply(run.replies, ev)
+    elif typ == "trajectory":
+        if not isinstance(ev["record"], dict):
+            raise LogError("its record is not an object")
+        run.records[ev["conv"]] = ev["record"]
+    elif typ == "tool":
+        run.tools[ev["conv"]].append(ev)
+    elif typ == "request" and ev.get("purpose") == "explore":
+        run.explore_turns[ev.get("conv")][ev.get("t")] += 1
+    elif typ == "retry":
+        run.retries += 1
+    elif typ == "lost":
+        run.lost += 1
+    elif typ == "session":
+        run.sessions[ev.get("session", 0)] = ev.get("status")
+        run.started += ev.get("status") == "started"
+        if ev.get("error"):
+            run.errors.append(ev["error"])
 
 
 def _repair_tail(path: Path) -> None:

@@ -81,7 +81,8 @@ RUN_OPTIONS = (
     click.option("--model", "models", multiple=True, metavar="M",
                  help="A litellm model string (repeatable), e.g. openai/gpt-4o-mini."),
     click.option("--agent", "agents", multiple=True, metavar="A",
-                 help="A built-in agent (repeatable): oracle, manual, replay:DIR[#SYSTEM]; black boxes: "
+                 help="A built-in agent (repeatable): oracle, manual, explorer (program worlds: explores "
+                      "without a model), replay:DIR[#SYSTEM]; black boxes: "
                       "oracle, memorise; pool games: any strategy of the pool."),
     click.option("--api-base", help="Base URL of an OpenAI-compatible server for --model."),
     click.option("--condition", "conditions", multiple=True, type=click.Choice(CONDITIONS),

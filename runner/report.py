@@ -30,7 +30,7 @@ matplotlib.use("Agg")  # files only, never a window
 import matplotlib.pyplot as plt  # noqa: E402 — after choosing the backend
 
 from . import metrics  # noqa: E402
-from .log import LoggedRun, load_run  # noqa: E402
+from .log import LoggedRun, LogError, load_run, not_a_run  # noqa: E402
 
 
 OUTPUTS = ("trajectories.jsonl", "summary.json", "report.md", "curves-*.png")  # what a run writes beside its log
@@ -43,6 +43,16 @@ class ReportError(Exception):
 def slug(s: str) -> str:
     """A name safe in a file name: `curves-<slug>.png`, `runs/<slug>-TIME`."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", s).strip("-").lower() or "run"
+
+
+# what a built-in agent's system id means, for people reading a table or a figure; the id itself stays
+# the agent's name in --agent, the log, summary.json and trajectories.jsonl
+LABELS = {"explorer": "explorer (naive-program repair)"}  # docs/explorer.md: it answers by repairing naive answers
+
+
+def label(system: str) -> str:
+    """A system as a report shows it: a built-in agent's id with what it is."""
+    return LABELS.get(system, system)
 
 
 def num(x, digits: int = 1) -> str:
@@ -120,14 +130,14 @@ def information_markdown(rows: Sequence[dict]) -> list[str]:
             "explorer's hypothesis space given the feedback before it; efficiency = bits / bits the best "
             "probe of the same cost was expected to remove; the probes (by number) that removed nothing.", ""] + \
         table(("World", "System", "Condition", "r", "Bits", "Bits/call", "Efficiency", "Removed nothing"),
-              [(r["world"], r["system"], r["condition"], r["trajectory"], num(r["bits"], 1),
+              [(r["world"], label(r["system"]), r["condition"], r["trajectory"], num(r["bits"], 1),
                 num(r["bits_per_call"], 2), num(r["efficiency"], 2),
                 ", ".join(map(str, r["removed_nothing"])) or "none") for r in rows])
 
 
 def milestone_headline(summary: dict) -> list[str]:
     return table(("World", "System", "Condition", "Best", "Mean", "Worst", "n", "r*"),
-                 [(r["world"], r["system"], r["condition"], num(r["best"]), num(r["mean"]), num(r["worst"]),
+                 [(r["world"], label(r["system"]), r["condition"], num(r["best"]), num(r["mean"]), num(r["worst"]),
                    r["n"], r["best_trajectory"]) for r in summary["results"]])
 
 
@@ -154,7 +164,7 @@ def milestone_markdown(summary: dict, images: Sequence[str]) -> list[str]:
         rows = []
         for s in systems:
             a, o0, a4 = idx.get((s, "autonomous")), idx.get((s, "open-book-m0")), idx.get((s, "a4-open-book"))
-            row = [s] + ([num(a["m0"]), num(a["best"]), num(a["mean"]), num(a["worst"]), a["n"], num(a["gain"])]
+            row = [label(s)] + ([num(a["m0"]), num(a["best"]), num(a["mean"]), num(a["worst"]), a["n"], num(a["gain"])]
                          if a else ["—"] * 6)
             row += [num(o0["best"]) if o0 else "—", num(a4["best"]) if a4 else "—"]
             if a is None:
@@ -174,7 +184,8 @@ def milestone_markdown(summary: dict, images: Sequence[str]) -> list[str]:
         if len(conds) > 1:
             lines += ["", "Endpoints by condition (Best@n for autonomous; the best of the "
                       "control trajectories otherwise), with the gain from each condition's own M0.", ""]
-            lines += table(["System", *conds], [[s] + [_endpoint(idx.get((s, c))) for c in conds] for s in systems])
+            lines += table(["System", *conds],
+                           [[label(s)] + [_endpoint(idx.get((s, c))) for c in conds] for s in systems])
         lines += ["", "Milestone curves of the best trajectories (accuracy % at M0..MN; σ = "
                   "population standard deviation of the per-pass scores at the last milestone):", ""]
         for r in rs:
@@ -184,9 +195,9 @@ def milestone_markdown(summary: dict, images: Sequence[str]) -> list[str]:
             unp = ""
             if any(m.get("unprov_rec") is not None for m in r["curve"]):
                 unp = "; UnprovRec " + " → ".join(num(m.get("unprov_rec")) for m in r["curve"])
-            lines.append(f"- {r['system']} / {r['condition']} (r*={r['best_trajectory']} of "
+            lines.append(f"- {label(r['system'])} / {r['condition']} (r*={r['best_trajectory']} of "
                          f"{r['n']}): {curve} (σ {sig}{reg}{unp})")
-        sources = [f"- {r['system']} / {r['condition']}: " + (
+        sources = [f"- {label(r['system'])} / {r['condition']}: " + (
             f"continues {r['source_trajectory']}" if r.get("source_trajectory") else f"volume of {r['volume']}")
             for r in rs if r.get("source_trajectory") or r.get("volume")]
         if sources:
@@ -196,13 +207,13 @@ def milestone_markdown(summary: dict, images: Sequence[str]) -> list[str]:
         if stated:
             lines += ["", f"Rules stated correctly in the rule report at the last milestone of the best "
                       "trajectory, by id:", ""]
-            lines += [f"- {r['system']} / {r['condition']}: {', '.join(r['rules_stated']) or 'none'} "
+            lines += [f"- {label(r['system'])} / {r['condition']}: {', '.join(r['rules_stated']) or 'none'} "
                       f"({len(r['rules_stated'])}/{r['rules_total']})" for r in stated]
         cov_lines = []
         for r in rs:
             cov, unc = r.get("covered") or {}, r.get("uncovered") or {}
             if r["condition"] == "autonomous" and (cov.get("n") or unc.get("n")):
-                cov_lines.append(f"- {r['system']}: {cov.get('n', 0)} tasks covered (accuracy "
+                cov_lines.append(f"- {label(r['system'])}: {cov.get('n', 0)} tasks covered (accuracy "
                                  f"{num(cov.get('accuracy'))}), {unc.get('n', 0)} not covered (accuracy "
                                  f"{num(unc.get('accuracy'))})")
         if cov_lines:
@@ -239,7 +250,7 @@ def curves_figure(world: str, rs: Sequence[dict], valid: bool = True):
         xs = [m["t"] for m in r["curve"]]
         ticks.update(xs)
         ax.plot(xs, [m["accuracy"] for m in r["curve"]], "-o" if len(xs) > 1 else "s",
-                label=f"{r['system']} / {r['condition']}", markersize=5)
+                label=f"{label(r['system'])} / {r['condition']}", markersize=5)
     ax.set_xticks(sorted(ticks), [f"M{t}" for t in sorted(ticks)])  # milestones are stages, not a scale
     ax.set_xlabel("milestone")
     ax.set_ylabel("held-out accuracy (%)")
@@ -454,6 +465,8 @@ def summarize(runs: Sequence[LoggedRun], dirs: Sequence) -> tuple[Layout, dict, 
     protocols = sorted({r.protocol for r in runs})
     if len(protocols) != 1:
         raise ReportError(f"cannot merge runs of different protocols ({', '.join(protocols)})")
+    if protocols[0] not in LAYOUTS:
+        raise ReportError(f"no report for runs of protocol {protocols[0]!r} (known: {', '.join(sorted(LAYOUTS))})")
     layout = LAYOUTS[protocols[0]]
     records = sorted((rec for r in runs for rec in r.records.values()), key=_record_key)
     stamp = merged_validity([validity(r) for r in runs], dirs)
@@ -468,7 +481,18 @@ def markdown(layout: Layout, summary: dict, images: Sequence[str] = ()) -> str:
 
 def write_report(dirs: Sequence[str | Path], out: str | Path | None, *, plots: bool = True) -> tuple[dict, str]:
     """Merge runs; returns (summary, markdown). Writes the output files when `out` is given."""
-    layout, summary, records = summarize([load_run(d) for d in dirs], dirs)
+    try:
+        runs = [load_run(d) for d in dirs]
+    except LogError as e:
+        raise ReportError(str(e)) from None
+    for run in runs:
+        if not_a_run(run):
+            raise ReportError(not_a_run(run))
+    try:
+        layout, summary, records = summarize(runs, dirs)
+    except (KeyError, TypeError, AttributeError) as e:  # a record worldspec did not write (log.LogError's kin)
+        raise ReportError(f"a trajectory record in {', '.join(map(str, dirs))} is not in the shape worldspec "
+                          f"writes ({type(e).__name__}: {e}); the log is damaged or from another program") from None
     if out is None:
         return summary, markdown(layout, summary)
     out = Path(out)

@@ -16,7 +16,9 @@ Hold'em hands) are left out, and an unfinished run shows what its log holds.
 """
 from __future__ import annotations
 
+import html
 import json
+import re
 from pathlib import Path
 
 import click
@@ -25,7 +27,7 @@ from worldspec.cli import BadInput, guarded, load
 
 from . import report as reports
 from .answers import parse_rule_report, reportable_rules, statements
-from .log import LoggedRun, load_run
+from .log import LoggedRun, LogError, load_run, not_a_run
 from .protocols import PROTOCOLS  # also registers every protocol's report layout (Hold'em's)
 
 SHOWN = ("message", "tool", "box_turn", "judge", "box_answer", "verdict", "lost", "grader_error", "rule_report",
@@ -35,7 +37,9 @@ PROBES = {  # event type -> (turn field, input field, status field, charge field
     "box_turn": ("turn", "input", "status", "counted"),
     "judge": ("turn", "text", "label", "move"),
 }
+PLACEHOLDER = re.compile(r"__(?:TITLE|STYLE|SCRIPT|DATA)__")  # where render puts the page's parts
 MAX_FIELD = 400  # characters of a record field shown in the record table
+MAX_TEXT = 20_000  # characters of one message, probe, feedback or answer shown (the log keeps all of it)
 
 
 class ViewError(Exception):
@@ -46,6 +50,14 @@ def short(value) -> str:
     """A record field as one cell of text."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= MAX_FIELD else text[:MAX_FIELD] + " ..."
+
+
+def text_of(value) -> str:
+    """A long text (a message, a probe, feedback, an answer) as the page shows it, cut at MAX_TEXT."""
+    text = value if isinstance(value, str) else short(value)
+    if len(text) <= MAX_TEXT:
+        return text
+    return text[:MAX_TEXT] + f"\n... ({len(text) - MAX_TEXT:,} more characters: the whole text is in log.jsonl)"
 
 
 def markdown_table(lines: list[str]) -> dict | None:
@@ -69,7 +81,7 @@ def run_table(run: LoggedRun, directory: Path) -> tuple[dict | None, dict]:
 def conv_fields(conv: str, record: dict | None, events: list[dict]) -> dict:
     """System, condition and trajectory of a conversation (from its record, else from its events)."""
     src = record or next((e for e in events if "system" in e), {})
-    parts = conv.split("|")
+    parts = str(conv).split("|")
     return {"system": str(src.get("system", parts[0])),
             "condition": str(src.get("condition", parts[1] if len(parts) > 1 else "")),
             "trajectory": str(src.get("trajectory", parts[2] if len(parts) > 2 else ""))}
@@ -88,7 +100,7 @@ def call_text(name: str, arguments) -> str:
 
 def chat(events: list[dict]) -> list[dict]:
     """The conversation: each message with its tool calls, and a tool result with its charge."""
-    charges = {e.get("call_id"): e for e in events if e["type"] == "tool"}
+    charges = {e.get("call_id"): e for e in events if e["type"] == "tool" and isinstance(e.get("call_id"), str)}
     out = []
     for e in events:
         if e["type"] == "round_end":
@@ -98,16 +110,17 @@ def chat(events: list[dict]) -> list[dict]:
             out.append({"role": "note", "content": short({k: v for k, v in e.items() if k not in ("id", "ts")})})
         elif e["type"] == "message":
             m = e.get("message") or {}
-            item = {"role": str(m.get("role", "?")), "content": m.get("content") or ""}
-            if not isinstance(item["content"], str):
-                item["content"] = short(item["content"])
+            if not isinstance(m, dict):
+                m = {"content": short(m)}
+            item = {"role": str(m.get("role", "?")), "content": text_of(m.get("content") or "")}
             calls = []
             for tc in m.get("tool_calls") or ():
-                fn = tc.get("function") or {}
-                calls.append(call_text(fn.get("name", "?"), fn.get("arguments", "")))
+                fn = tc.get("function") if isinstance(tc, dict) else None
+                calls.append(text_of(call_text(str(fn.get("name", "?")), fn.get("arguments", "")))
+                             if isinstance(fn, dict) else short(tc))
             if calls:
                 item["calls"] = calls
-            tool = charges.get(m.get("tool_call_id")) if item["role"] == "tool" else None
+            tool = charges.get(str(m.get("tool_call_id"))) if item["role"] == "tool" else None
             if tool is not None:
                 item["charge"] = f"{tool.get('status')}: {tool.get('units', 0)} probe units" + \
                     (", feedback truncated" if tool.get("truncated") else "")
@@ -122,8 +135,7 @@ def probes(events: list[dict]) -> dict | None:
         fields = PROBES.get(e["type"])
         if fields:
             turn, text, status, charge = (e.get(f) for f in fields)
-            rows.append([short(turn), text if isinstance(text, str) else short(text), short(status),
-                         short(charge), e.get("feedback") if isinstance(e.get("feedback"), str) else short(e.get("feedback", ""))])
+            rows.append([short(turn), text_of(text), short(status), short(charge), text_of(e.get("feedback", ""))])
     return {"head": ["round/turn", "probe", "status", "charge", "feedback"], "rows": rows} if rows else None
 
 
@@ -149,46 +161,53 @@ def rule_report(event: dict | None, text: str | None, record: dict, world=None) 
     total = record.get("rules_total")
     return {"summary": f"{len(correct)} of {total if total is not None else '?'} rules stated correctly"
                        + (f" ({event.get('outcome')})" if event and event.get("outcome") else ""),
-            "head": head, "rows": rows, "text": text or ""}
+            "head": head, "rows": rows, "text": text_of(text or "")}
 
 
 def milestones(conv: str, record: dict | None, events: list[dict], rule_texts: dict, world=None) -> list[dict]:
     """Each milestone: its scores, its verdicts per task and answer, its rule report."""
     by_t: dict = {}
     for e in events:
-        if e["type"] == "milestone":
-            by_t.setdefault(e["record"]["t"], {})["record"] = e["record"]
+        if e["type"] == "milestone" and isinstance(e.get("record"), dict):
+            by_t.setdefault(milestone_of(e["record"].get("t")), {})["record"] = e["record"]
         elif e["type"] in ("verdict", "lost", "grader_error"):
-            by_t.setdefault(e.get("t"), {}).setdefault("verdicts", []).append(e)
+            by_t.setdefault(milestone_of(e.get("t")), {}).setdefault("verdicts", []).append(e)
         elif e["type"] == "rule_report":
-            by_t.setdefault(e.get("t"), {})["rules"] = e
-    for m in (record or {}).get("milestones", ()):
-        by_t.setdefault(m["t"], {}).setdefault("record", m)
+            by_t.setdefault(milestone_of(e.get("t")), {})["rules"] = e
+    for m in (record or {}).get("milestones") or ():
+        if isinstance(m, dict):
+            by_t.setdefault(milestone_of(m.get("t")), {}).setdefault("record", m)
     out = []
     for t in sorted(by_t, key=lambda x: (x is None, x if isinstance(x, (int, float)) else 0)):
         got = by_t[t]
         rec = got.get("record") or {}
-        order = {tid: i for i, tid in enumerate(rec.get("tasks") or ())}
-        got_verdicts = sorted(got.get("verdicts", ()), key=lambda v: (order.get(v.get("task"), len(order)),
-                                                                     str(v.get("task")), v.get("answer_index") or 0))
+        order = {str(tid): i for i, tid in enumerate(rec.get("tasks") or ())}
+        got_verdicts = sorted(got.get("verdicts", ()), key=lambda v: (order.get(str(v.get("task")), len(order)),
+                                                                     str(v.get("task")), str(v.get("answer_index"))))
         verdicts = [[str(v.get("task")), str(v.get("answer_index", "")),
                      "pass" if v.get("passed") else "lost" if v["type"] == "lost" else "fail",
-                     str(v.get("outcome", v["type"])), str(v.get("detail") or v.get("error") or ""),
-                     v.get("answer") or ""] for v in got_verdicts]
+                     str(v.get("outcome", v["type"])), text_of(v.get("detail") or v.get("error") or ""),
+                     text_of(v.get("answer") or "")] for v in got_verdicts]
         item = {"t": t, "accuracy": rec.get("accuracy"), "calls": rec.get("calls"),
                 "units": rec.get("probe_units"), "tokens": rec.get("tokens"),
-                "tasks": {str(k): v for k, v in (rec.get("tasks") or {}).items()},
+                "tasks": {str(k): v for k, v in rec["tasks"].items()} if isinstance(rec.get("tasks"), dict) else {},
                 "verdicts": {"head": ["task", "answer", "verdict", "outcome", "detail", "answer text"],
                              "rows": verdicts}}
         if "rules" in got or rec.get("rules_total"):
-            item["rules"] = rule_report(got.get("rules"), rule_texts.get((conv, t)), rec, world)
+            text = rule_texts.get((conv, t))
+            item["rules"] = rule_report(got.get("rules"), text if isinstance(text, str) else None, rec, world)
         out.append(item)
     return out
 
 
+def milestone_of(t):
+    """A milestone's number as a key (a log from elsewhere may hold anything there)."""
+    return t if isinstance(t, (int, float, str)) or t is None else short(t)
+
+
 def box_answers(events: list[dict]) -> dict | None:
     rows = [[str(e.get("test")), str(e.get("shot", "")), "pass" if e.get("passed") else "fail",
-             short(e.get("score", "")), str(e.get("detail", "")), str(e.get("answer", ""))]
+             short(e.get("score", "")), text_of(e.get("detail", "")), text_of(e.get("answer", ""))]
             for e in events if e["type"] == "box_answer"]
     return {"head": ["test", "shot", "verdict", "score", "detail", "answer"], "rows": rows} if rows else None
 
@@ -212,13 +231,22 @@ def page_data(directory: str | Path, world: str | None = None) -> dict:
     directory = Path(directory)
     try:
         run = load_run(directory, keep=SHOWN)
-    except FileNotFoundError as e:
+    except (FileNotFoundError, LogError) as e:
         raise ViewError(str(e)) from None
-    if run.header is None:
-        raise ViewError(f"{run.path} has no header line; it is not a worldspec run log")
+    if not_a_run(run):
+        raise ViewError(not_a_run(run))
     w = run_world(run, world) if world else None
-    rule_texts = {(r.get("conv"), r.get("t")): (r.get("reply") or {}).get("content")
-                  for r in run.replies.values() if r.get("purpose") == "rules"}
+    try:
+        return run_data(run, directory, w)
+    except (TypeError, KeyError, AttributeError) as e:  # a field of another shape than worldspec writes
+        raise ViewError(f"{run.path} holds an event worldspec does not write ({type(e).__name__}: {e}); the log "
+                        "is damaged or from another program") from None
+
+
+def run_data(run: LoggedRun, directory: Path, w=None) -> dict:
+    """page_data of a run read from DIRECTORY (W: its world, for rule titles)."""
+    rule_texts = {(str(r.get("conv")), milestone_of(r.get("t"))): r["reply"].get("content")
+                  for r in run.replies.values() if r.get("purpose") == "rules" and isinstance(r.get("reply"), dict)}
     table, summary = run_table(run, directory)
     trajectories = []
     convs = list(run.records) + [c for c in run.events if c not in run.records]
@@ -227,7 +255,7 @@ def page_data(directory: str | Path, world: str | None = None) -> dict:
         events = run.events.get(conv, [])
         rec = record or {}
         trajectories.append({
-            "id": f"traj-{i}", "conv": conv, **conv_fields(conv, record, events),
+            "id": f"traj-{i}", "conv": str(conv), **conv_fields(conv, record, events),
             "status": str(rec.get("status", "unfinished")), "valid": rec.get("valid"),
             "endpoint": rec.get("endpoint"), "lost": rec.get("lost", 0),
             "record": [[k, short(v)] for k, v in rec.items() if k != "milestones"],
@@ -236,7 +264,7 @@ def page_data(directory: str | Path, world: str | None = None) -> dict:
         })
     world = (run.header or {}).get("world", {})
     return {"title": f"worldspec run: {world.get('name', directory.name)}", "directory": str(directory),
-            "protocol": run.protocol, "world": world, "config": run.config,
+            "protocol": str(run.protocol), "world": world, "config": run.config,
             "validity": summary.get("validity") or reports.validity(run), "table": table,
             "trajectories": trajectories}
 
@@ -248,9 +276,10 @@ def embedded_json(data: dict) -> str:
 
 def render(data: dict) -> str:
     """The HTML page of page_data's data."""
-    title = data["title"].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return (PAGE.replace("__TITLE__", title).replace("__STYLE__", STYLE).replace("__SCRIPT__", SCRIPT)
-            .replace("__DATA__", embedded_json(data)))
+    parts = {"__TITLE__": html.escape(str(data["title"])), "__STYLE__": STYLE, "__SCRIPT__": SCRIPT,
+             "__DATA__": embedded_json(data)}
+    # one pass: a title (a world's name) that holds a placeholder's name stays text
+    return PLACEHOLDER.sub(lambda m: parts[m[0]], PAGE)
 
 
 def write_view(directory: str | Path, out: str | Path | None = None, world: str | None = None) -> Path:
@@ -281,6 +310,7 @@ def view(run_dir, out, world):
     Examples:
       worldspec view runs/builtin && xdg-open runs/builtin/view.html
       worldspec view runs/gpt --world aliencode --out gpt.html
+      xdg-open 'gpt.html#system=openai/gpt-4o-mini&condition=autonomous'   (filtered)
     """
     try:
         path = write_view(run_dir, out, world)

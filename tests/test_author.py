@@ -4,8 +4,10 @@ import json
 
 from click.testing import CliRunner
 
-from worldspec.cli import EXIT_INPUT, EXIT_PROBLEMS, main
+from worldspec.cli import EXIT_INPUT, EXIT_PROBLEMS, certification, main
 from worldspec.compiler import load_world, resolve_world_path
+from worldspec.compiler.suite import world_files
+from worldspec.runner import sandbox
 from worldspec.runner.authoring import AUTHOR_KINDS, extract_items, extract_world, kind_material
 
 DEMO = open(resolve_world_path("demo"), encoding="utf-8").read()
@@ -34,6 +36,7 @@ GOOD_TASK = '''task T8 band apply depth single-step shape flat set base {
 '''
 BAD_TASK = GOOD_TASK.replace("T8", "T9").replace('solution "EMIT(PLUCK(xs, GAUGE(STRAND(0, 0))))"',
                                                  'solution "EMIT(PLUCK(xs, 1))"')
+FIXED_TASK = GOOD_TASK.replace("T8", "T9").replace("[0, 5, 6]", "[0, 6, 6]")  # the repair of BAD_TASK
 BRIEF = "a tiny calculation language whose manual is wrong in five places"
 
 
@@ -48,6 +51,8 @@ def author_server(server, drafts):
     """Answer draft rounds with DRAFTS (the last one repeated) and the test pass with two tasks."""
     def respond(body):
         msgs = body["messages"]
+        if "# A certified world" in msgs[1]["content"] and len(msgs) > 2:  # the repair of the rejected ones
+            return {"content": f"Corrected:\n```\n{FIXED_TASK}```\n", "usage": (900, 200)}
         if "# A certified world" in msgs[1]["content"]:
             return {"content": f"```\n{GOOD_TASK}```\n\nand\n\n```\n{BAD_TASK}```\n", "usage": (900, 200)}
         n = sum(m["role"] == "assistant" for m in msgs)
@@ -74,13 +79,14 @@ def test_a_syntax_error_then_an_uncertifiable_rule_then_a_certified_world(fake_o
     # progress per round, the test pass and the costs
     for line in ("round 1/6: does not compile (1 diagnostic)", "round 2/6: compiles, 4 certification problems",
                  "round 3/6: certified (7 tasks)", "test pass: item 1 accepted", "test pass: item 2 rejected",
-                 "1 held-out item(s) added, 1 rejected",
-                 "cost: 4 model call(s) (4 live, 0 from the cache, 0 from the transcript's log), "
-                 "3900 input + 1100 output tokens"):
+                 "test pass: 1 task item(s) rejected; asking for corrected ones", "test pass: item 3 accepted",
+                 "2 held-out item(s) added, 1 rejected",
+                 "cost: 5 model call(s) (5 live, 0 from the cache, 0 from the transcript's log), "
+                 "4800 input + 1300 output tokens"):
         assert line in r.output
-    # the file written is the certified draft with the accepted held-out task, and it certifies
-    assert out.read_text() == DEMO.rstrip("\n") + "\n\n" + GOOD_TASK
-    assert [t.id for t in load_world(str(out)).tasks][-1] == "T8"
+    # the file written is the certified draft with the accepted held-out tasks (one a repair), and it certifies
+    assert out.read_text() == DEMO.rstrip("\n") + "\n\n" + GOOD_TASK + "\n" + FIXED_TASK
+    assert [t.id for t in load_world(str(out)).tasks][-2:] == ["T8", "T9"]
     assert CliRunner().invoke(main, ["check", str(out)]).exit_code == 0
     # each diagnostic went back verbatim: the round files and the requests the server saw
     folder = tmp_path / "mine.world.author"
@@ -90,6 +96,11 @@ def test_a_syntax_error_then_an_uncertifiable_rule_then_a_certified_world(fake_o
     prompt2, prompt3 = (folder / "round-2-prompt.md").read_text(), (folder / "round-3-prompt.md").read_text()
     assert check1.split("\n\n", 1)[1].strip() in prompt2 and "does not compile" in prompt2
     assert check2.split("\n\n", 1)[1].strip() in prompt3 and "certification failed" in prompt3
+    # the rejected task went back with its check, in the test pass's conversation
+    repair = fake_openai.requests[-1]["messages"]
+    assert len(repair) == 4 and "1 of your task items were rejected" in repair[3]["content"]
+    assert "T9" in repair[3]["content"] and "reference solution fails" in repair[3]["content"]
+    assert repair[3]["content"] == (folder / "items-repair-prompt.md").read_text()
     drafts = [b for b in fake_openai.requests if "# A certified world" not in b["messages"][1]["content"]]
     assert [len(b["messages"]) for b in drafts] == [2, 4, 6]
     assert drafts[2]["messages"][3]["content"] == prompt2 and drafts[2]["messages"][5]["content"] == prompt3
@@ -98,8 +109,8 @@ def test_a_syntax_error_then_an_uncertifiable_rule_then_a_certified_world(fake_o
     log = events(out)
     assert log[0]["type"] == "header" and log[0]["config"]["command"] == "author"
     assert [e["certified"] for e in log if e["type"] == "author_round"] == [False, False, True]
-    assert [e["accepted"] for e in log if e["type"] == "author_item"] == [True, False]
-    assert sum(e["type"] == "reply" for e in log) == 4 and log[-1]["status"] == "success"
+    assert [e["accepted"] for e in log if e["type"] == "author_item"] == [True, False, True]
+    assert sum(e["type"] == "reply" for e in log) == 5 and log[-1]["status"] == "success"
 
 
 def test_a_model_that_never_converges_stops_at_max_rounds_and_keeps_the_best_draft(fake_openai, tmp_path):
@@ -195,3 +206,67 @@ def test_a_draft_whose_certification_overruns_never_counts_as_compiling(fake_ope
     assert r.exit_code == EXIT_PROBLEMS, r.output
     assert "round 1/1: certification did not finish within --check-timeout" in r.output
     assert "no draft compiled" in r.output and not out.exists()
+
+
+def test_a_drafts_includes_resolve_next_to_out_and_no_hidden_draft_is_left_there(fake_openai, tmp_path):
+    lines = DEMO.splitlines(keepends=True)
+    start, end = lines.index(next(x for x in lines if x.startswith("task T1 "))), \
+        lines.index(next(x for x in lines if x.startswith("budget {")))
+    home = tmp_path / "worlds"
+    home.mkdir()
+    (home / "_part.world").write_text("".join(lines[start:end]))  # the tasks, beside the world to be
+    main_text = "".join(lines[:start]) + 'include "_part.world"\n\n' + "".join(lines[end:])
+    broken = main_text.replace('include "_part.world"', 'include "_part.world"\ninclude "_missing.world"')
+    author_server(fake_openai, [broken, main_text])
+    out = home / "mine.world"
+    r = author(fake_openai, out, "--extra", "0")
+    assert r.exit_code == 0, r.output
+    assert "round 2/6: certified (7 tasks)" in r.output and "certified in 2 round(s)" in r.output
+    assert out.read_text() == main_text
+    assert CliRunner().invoke(main, ["check", str(out)]).exit_code == 0
+    # the missing include is named relative to --out's folder and the draft by its transcript name
+    check1 = (home / "mine.world.author" / "round-1-check.txt").read_text()
+    assert "round-1.world:" in check1 and "'_missing.world'" in check1
+    assert str(home) not in check1 and ".worldspec-draft-" not in check1
+    assert sorted(p.name for p in home.iterdir()) == ["_part.world", "mine.world", "mine.world.author"]
+    # the folder, as a suite, holds the world alone: not the transcript's drafts (round-N.world, best.world)
+    assert (home / "mine.world.author" / "round-1.world").exists() and world_files(str(home)) == [str(out)]
+
+
+def test_an_overrun_names_check_timeout_for_author_and_timeout_for_check(fake_openai, tmp_path, monkeypatch):
+    def overrun(*args, **kwargs):  # every certification overruns, whatever the machine's speed
+        raise sandbox.Overrun(0.01, "time")
+
+    monkeypatch.setattr(sandbox, "certify_once", overrun)
+    author_server(fake_openai, [DEMO])
+    out = tmp_path / "slow.world"
+    r = author(fake_openai, out, "--max-rounds", "2", "--check-timeout", "0.01")
+    assert r.exit_code == EXIT_PROBLEMS, r.output
+    check = (tmp_path / "slow.world.author" / "round-1-check.txt").read_text()
+    assert "raise --check-timeout" in check and "raise --timeout" not in check
+    assert "raise --check-timeout" in fake_openai.requests[1]["messages"][3]["content"]  # what the model was told
+    report, _ = certification(resolve_world_path("demo"), None, None, 0.01)
+    assert "raise --timeout for a slow machine" in report["problems"][0]
+    r = CliRunner().invoke(main, ["check", "demo", "--timeout", "0.01"])
+    assert r.exit_code == EXIT_PROBLEMS and "raise --timeout" in r.output
+
+
+def test_a_reply_with_a_lone_surrogate_is_a_diagnostic_not_a_crash(fake_openai, tmp_path):
+    lone = "\ud800"  # UTF-8 cannot encode it; a provider sends it as the JSON escape
+    author_server(fake_openai, [DEMO.replace('world "Demo"', f'world "De{lone}mo"'), DEMO])
+    out = tmp_path / "lone.world"
+    r = author(fake_openai, out, "--extra", "0")
+    assert r.exit_code == 0, r.output
+    assert "internal error" not in r.output and "round 1/6: does not compile (1 diagnostic)" in r.output
+    folder = tmp_path / "lone.world.author"
+    assert "unknown escape" in (folder / "round-1-check.txt").read_text()  # written as its escape \ud800
+    assert '"De\\ud800mo"' in (folder / "round-1.world").read_text(encoding="utf-8")
+    assert out.read_text() == DEMO
+
+
+def test_an_out_that_names_no_file_is_refused_before_any_call(fake_openai, tmp_path):
+    author_server(fake_openai, [DEMO])
+    for out in ("", str(tmp_path / "folder") + "/"):
+        r = author(fake_openai, out)
+        assert r.exit_code == EXIT_INPUT and "names no file" in r.output, r.output
+    assert fake_openai.requests == [] and not list(tmp_path.iterdir())

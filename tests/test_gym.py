@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -95,3 +96,54 @@ def test_a_round_ends_when_its_calls_are_spent(env):
 def test_a_world_of_another_protocol_is_refused():
     with pytest.raises(EpisodeError, match="turn@shot"):
         WorldEnv(os.path.join(WORLDS, "oracle-extra", "cii-e01-running-maximum.world"))
+
+
+def test_an_action_that_is_not_text_is_refused_before_anything_is_charged(env):
+    env.reset(seed=0)
+    for bad in (None, 5, b"EMIT(1)", ["EMIT(1)"]):
+        with pytest.raises(ValueError, match="an action is text"):
+            env.step(bad)
+    _, _, _, _, info = env.step("```\nx\n```")
+    assert info["task"] == env.world.tasks[1].id  # the refused actions answered nothing
+    for _ in env.world.tasks[1:]:
+        _, _, _, _, info = env.step("```\nx\n```")
+    assert info["phase"] == "explore"
+    with pytest.raises(ValueError, match="an action is text"):
+        env.step(None)
+    assert info["charges"]["calls"] == 0
+    obs, _, _, _, info = env.step("EMIT(1)\n" * 10_000)  # longer than the action space: the world's own feedback
+    assert "too long" in obs and info["charges"]["attempted"] == 1
+
+
+def test_a_closed_environment_and_an_unknown_render_mode_are_refused_plainly():
+    env = WorldEnv("demo")
+    env.reset(seed=0)
+    env.close()
+    for call in (lambda: env.step("EMIT(1)"), lambda: env.reset(seed=0)):
+        with pytest.raises(RuntimeError, match="environment is closed"):
+            call()
+    with pytest.raises(ValueError, match="render_mode 'human' is not supported"):
+        WorldEnv("demo", render_mode="human")
+
+
+def test_a_terminated_episode_grants_no_more_probes_until_reset(env):
+    rewards, infos = play(env, lambda tid: "```\nx\n```")
+    assert infos[-1]["phase"] == "done"
+    calls = infos[-1]["charges"]["calls"]
+    for action in ("EMIT(1)", "", "```\nx\n```"):
+        with pytest.raises(RuntimeError, match="the episode is over"):
+            env.step(action)
+    assert env.episode.charges()["calls"] == calls  # nothing ran after the end
+    obs, info = env.reset(seed=0)
+    assert info["phase"] == "answer" and env.step("```\nx\n```")[4]["task"] == env.world.tasks[1].id
+
+
+def test_a_world_is_a_name_a_path_or_a_world_and_nothing_else():
+    for bad in (5, None):
+        with pytest.raises(TypeError, match="world is a .world file, a bundled world's name or a compiled world"):
+            WorldEnv(bad)
+    env = WorldEnv(Path(WORLDS) / "demo.world")
+    try:
+        assert env.world.name == "Demo"
+    finally:
+        env.close()

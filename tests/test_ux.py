@@ -430,3 +430,20 @@ def test_the_equation_reader_locates_what_it_cannot_read():
         assert e.value.pos == pos, text
     group = read_sexpr("(get xs (- i 1))")
     assert (group.pos, group[2].pos, group[2][1].pos) == (0, 8, 11)
+
+
+@pytest.mark.parametrize("command", ["list", "check", "manual", "probe", "play", "run", "report", "view", "author",
+                                     "import"])
+def test_every_command_help_shows_examples_of_itself(command):
+    text = CliRunner().invoke(main, [command, "--help"], terminal_width=100).output
+    assert re.search(r"^\s+Examples?:$", text, re.M), text
+    assert f"worldspec {command} " in text.split("Example", 1)[1]
+
+
+def test_the_top_level_help_starts_with_every_kind_of_task_and_run_help_names_the_explorer():
+    text = CliRunner().invoke(main, ["--help"]).output
+    for line in ("worldspec view runs/demo", "worldspec play demo", 'worldspec author "BRIEF" --model M'):
+        assert line in text
+    run = CliRunner().invoke(main, ["run", "--help"], terminal_width=200).output
+    assert re.search(r"--agent A\s.*oracle, manual, explorer", run)
+    assert "worldspec run demo --agent explorer" in run

@@ -154,6 +154,10 @@ def main():
       worldspec probe demo "EMIT(100)"        run one probe, as an agent would
       worldspec check demo                    certify a world
       worldspec run demo --out runs/demo      the exploration protocol, built-in agents
+      worldspec view runs/demo                the run as one HTML page (runs/demo/view.html)
+      worldspec play demo                     explore a world yourself
+      worldspec author "BRIEF" --model M --out mine.world
+                                              a model writes a world; check steers it
     """
 
 
@@ -223,13 +227,15 @@ def check(world, seed, as_json, timeout):
     sys.exit(EXIT_PROBLEMS if report["problems"] or (folder and not report.get("worlds")) else 0)
 
 
-def certification(path: str, seed: int | None, say=None, timeout: float | None = None) -> tuple[dict, str | None]:
-    """(report, note): `check`'s certification of a file or folder; an overrun is the report's one problem.
+def certification(path: str, seed: int | None, say=None, timeout: float | None = None,
+                  option: str = "--timeout") -> tuple[dict, str | None]:
+    """(report, note): `check`'s certification of a file or folder; an overrun is the report's one problem,
+    naming OPTION, the deadline's option of the command that asked (`check --timeout`, `author --check-timeout`).
     A spec that does not compile raises its diagnostic (SpecError, SpecErrors, sandbox.RemoteSpecError)."""
     try:
         return sandbox.certify_once(path, seed, say, timeout)
     except sandbox.Overrun as e:
-        problem = f"certification {e.said}; a spec's code must finish (raise --timeout for a slow machine)"
+        problem = f"certification {e.said}; a spec's code must finish (raise {option} for a slow machine)"
         return {"world": path, "problems": [problem], "overrun": True}, None
 
 

@@ -16,10 +16,16 @@ then the next milestone. The episode terminates after the last milestone.
 `info` holds the phase ("answer" or "explore"), the task shown, the charges and budget
 (calls used and left, probe units, rounds), what the last call cost, and at the end of a
 milestone its record (accuracy, verdicts per task). A world of another protocol is refused.
+
+An action that is not text (None, bytes, a number) is refused with a ValueError before anything is
+charged; text longer than the action space's bound is not refused: as an answer it is graded like
+any other, as a probe it gets the feedback `worldspec run` gives (the program is too long). A
+closed environment refuses reset() and step(); a terminated episode refuses step() until reset().
 """
 from __future__ import annotations
 
 import asyncio
+import os
 
 import gymnasium
 from gymnasium import spaces
@@ -45,7 +51,13 @@ class WorldEnv(gymnasium.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 1}  # fps: the checker asks; text has no frame rate
 
     def __init__(self, world="demo", seed: int | None = None, render_mode: str | None = None):
-        self.world = load(world, seed) if isinstance(world, str) else world
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode {render_mode!r} is not supported: a text world renders as "
+                             f"{', '.join(map(repr, self.metadata['render_modes']))} (or None)")
+        self.world = load(os.fspath(world), seed) if isinstance(world, (str, os.PathLike)) else world
+        if not hasattr(self.world, "protocol"):
+            raise TypeError(f"world is a .world file, a bundled world's name or a compiled world, not "
+                            f"{type(world).__name__}")
         self.render_mode = render_mode
         self.observation_space = AnyText(MAX_OBSERVATION, min_length=0)
         self.action_space = AnyText(MAX_ACTION, min_length=0)
@@ -56,6 +68,7 @@ class WorldEnv(gymnasium.Env):
         self._queue: list = []  # the tasks of the current milestone still to answer
         self._verdicts: dict = {}
         self._last = ""
+        self._over = False  # the episode terminated: step() needs a reset() first
 
     def _run(self, coro):
         return self._loop.run_until_complete(coro)
@@ -73,15 +86,23 @@ class WorldEnv(gymnasium.Env):
         return {**info, **extra}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        self._open()
         super().reset(seed=seed)
         self.episode = Episode(self.world, self._grader)
+        self._over = False
         system, opening = self.episode.opening()
         self._last = "\n\n".join((system, opening, self._open_milestone()))
         return self._last, self._info()
 
     def step(self, action: str):
+        self._open()
         if self.episode is None:
             raise RuntimeError("call reset() before step()")
+        if self._over:
+            raise RuntimeError("the episode is over (it terminated at its last milestone); call reset() for another")
+        if not isinstance(action, str):
+            raise ValueError(f"an action is text (a str: an answer, a program, or '' to end a round), "
+                             f"not {type(action).__name__}")
         if self._queue:
             return self._answer(action)
         return self._explore(action)
@@ -99,6 +120,7 @@ class WorldEnv(gymnasium.Env):
         if prompt is None:
             info = {**self._info(verdict=verdict, milestone=record), "phase": "done"}
             self._last = f"Milestone M{record['t']}: accuracy {record['accuracy']:.1f}%. The episode is over."
+            self._over = True
             return self._last, reward, True, False, info
         self._last = prompt if self.episode.slots() else f"{prompt}\n\n{self._open_milestone()}"  # nothing to explore
         return self._last, reward, False, False, self._info(verdict=verdict, milestone=record)
@@ -118,6 +140,10 @@ class WorldEnv(gymnasium.Env):
             return self._last, 0.0, False, False, self._info(**extra)
         self._last = f"{text}\n\n{self._open_milestone()}"
         return self._last, 0.0, False, False, self._info(**extra)
+
+    def _open(self) -> None:
+        if self._loop.is_closed():
+            raise RuntimeError("this environment is closed; make a new one (WorldEnv or gymnasium.make)")
 
     def render(self):
         if self.render_mode == "ansi":
