@@ -29,7 +29,6 @@ from collections import Counter, defaultdict
 from fractions import Fraction
 from typing import Mapping, Sequence
 
-from worldspec.compiler.api import information_of
 
 REGRESSION_POINTS = 3
 
@@ -347,13 +346,15 @@ def tool_exchanges(messages) -> list[tuple[str, str]]:
     return out
 
 
-def information_record(world, messages) -> dict:
-    """{"information": ...} for a trajectory's record: bits per probe on the world's explorer space
-    (nothing when the world's kind does not measure it)."""
-    exchanges = tool_exchanges(messages)
-    probes = [(p, f, 0 if f.startswith(("rejected", "error: unknown tool", "error: invalid")) else world.charge(p))
-              for p, f in exchanges]
-    scored = information_of(world, probes)
+def information_probes(world, messages) -> tuple[tuple[str, str, int], ...]:
+    """(program, feedback, units charged) of each tool call of a trajectory, as World.information reads them."""
+    return tuple((p, f, 0 if f.startswith(("rejected", "error: unknown tool", "error: invalid")) else world.charge(p))
+                 for p, f in tool_exchanges(messages))
+
+
+def information_record(scored) -> dict:
+    """{"information": ...} for a trajectory's record from World.information's records (nothing for None:
+    the world's kind does not measure it)."""
     if scored is None:
         return {}
     return {"information": information_summary(

@@ -28,7 +28,7 @@ import time
 
 import attrs
 
-from worldspec.compiler.api import Feedback, ScoredVerdict, Verdict
+from worldspec.compiler.api import Explorable, Feedback, ScoredVerdict, Verdict
 
 from .answers import grade_rule_report, parse_rule_report
 from .cache import MessageDigests, ResponseCache, request_key
@@ -141,6 +141,7 @@ class Grader:
         self.slots = slots or asyncio.Semaphore(max(1, (sandbox.workers if sandbox else 2) - 1))
         self._verdicts: dict[tuple[str, str], asyncio.Future] = {}
         self._requires: dict[str, asyncio.Future] = {}
+        self._information: dict[tuple, asyncio.Future] = {}
         self._lock: asyncio.Lock | None = None
         self._prepared: asyncio.Future | None = None  # the workers compiling their copies
 
@@ -161,8 +162,9 @@ class Grader:
         self.origin, self.reason = None, reason
         self.announce()
 
-    async def _call(self, call: str, timeout: float, *args, grading: bool = True):
-        """The world call, in a worker when possible; raises Overrun past the deadline."""
+    async def _call(self, call: str, timeout: float, *args, grading: bool = True, threaded: bool = False):
+        """The world call, in a worker when possible; raises Overrun past the deadline. In process, a
+        `threaded` call runs on a thread of its own (the event loop goes on), others on the loop."""
         if self.origin is not None:
             if self._prepared is None:  # the first call: have the workers compile their copies
                 self._prepared = asyncio.ensure_future(self.sandbox.prepare_async(self.origin))
@@ -182,6 +184,8 @@ class Grader:
             fn = functools.partial(grade_rule_report, self.world)
         else:
             fn = getattr(self.world, call)
+        if threaded:
+            return await asyncio.to_thread(fn, *args)
         if not grading:
             return fn(*args)
         if self._lock is None:
@@ -237,6 +241,21 @@ class Grader:
                 self._overrun("requires", e, task=task.id)
                 return frozenset(r.id for r in self.world.rules)
         return await self._memo(self._requires, task.id, make)
+
+    async def information(self, probes: tuple) -> list | None:
+        """World.information, the bits each probe removed, scored in a worker so that the run goes on
+        meanwhile (it re-reads every probe: seconds). None when the world's kind does not measure it,
+        or when scoring overran its deadline (logged; the trajectory then has no information row)."""
+        if not isinstance(self.world, Explorable):
+            return None
+
+        async def make():
+            try:
+                return await self._call("information", self.deadline("information"), probes, threaded=True)
+            except Overrun as e:
+                self._overrun("information", e, probes=len(probes))
+                return None
+        return await self._memo(self._information, probes, make)
 
     async def rule_report(self, text: str | None) -> dict:
         """answers.grade_rule_report: an overrun report grades as wrong (no rule correct)."""

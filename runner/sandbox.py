@@ -76,6 +76,7 @@ class Deadlines:
     verify: float = 120.0  # every private case of one answer
     rules: float = 120.0  # every statement of one rule report
     requires: float = 300.0  # the reference solution under each rule's knockout
+    information: float = 300.0  # a trajectory's bits per probe (the explorer re-reads every probe)
     certify: float = 1800.0
     # a call's deadline counts from when a worker starts it; past this much more (a worker that
     # never comes up, a call that is never started) the pool counts as unavailable

@@ -262,10 +262,11 @@ class Tiered:
         self.code, self.promote, self.spent = closure, promote, 0
 
     def __call__(self, run):
-        if self.promote is None:
+        promote = self.promote  # read once: another thread may promote the same cached program
+        if promote is None:
             return self.code(run)
         if self.spent > NATIVE_AFTER_STEPS:
-            promote, self.promote = self.promote, None
+            self.promote = None  # meanwhile another thread runs the closures, which are still right
             self.code = promote() or self.code
             return self.code(run)
         before = run.steps

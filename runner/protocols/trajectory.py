@@ -236,7 +236,11 @@ class Trajectory:
                 if explores:
                     explores = False
                     limiter.unreserve()
-            records = await asyncio.gather(*pending)
+            # scored while the last milestones are answered, not after them
+            information = asyncio.ensure_future(
+                self.grader.information(metrics.information_probes(self.world, self.history)))
+            pending.append(information)
+            *records, scored = await asyncio.gather(*pending)
         except BaseException:
             if explores:
                 limiter.unreserve()
@@ -250,7 +254,7 @@ class Trajectory:
             self.error = "the provider refused every request of this trajectory (HTTP 400); check the model settings"
         if self.status == "running":
             self.status = "complete"
-        return self.record(list(records))
+        return self.record(list(records), scored)
 
     def _continue_fork(self) -> None:
         """A4+O: take over the best autonomous trajectory's conversation after its last round."""
@@ -262,7 +266,7 @@ class Trajectory:
                       "rounds": self.world.budget.rounds, "calls": self.c.calls, "probe_units": self.c.units,
                       "tokens": self.c.tokens_in + self.c.tokens_out})
 
-    def record(self, milestones: list[dict]) -> dict:
+    def record(self, milestones: list[dict], information: list | None = None) -> dict:
         dyn = metrics.trajectory_dynamics(milestones)
         lost = sum(m.get("lost", 0) for m in milestones)
         rec = {
@@ -273,7 +277,7 @@ class Trajectory:
         }
         if self.error:
             rec["error"] = self.error
-        rec.update(metrics.information_record(self.world, self.history))
+        rec.update(metrics.information_record(information))
         if self.ended:
             rec["exploration_ended"] = self.ended
         if self.script is not None:
