@@ -6,6 +6,8 @@ Runner helpers (fixtures): `run_world` runs worlds in process with fast retries,
 fake OpenAI-compatible server with a test's API key set.
 """
 import asyncio
+import collections
+import functools
 import json
 import os
 
@@ -21,6 +23,7 @@ from fake_openai import FakeOpenAI  # noqa: E402
 from runner_fakes import FAKE_KIND, FAKE_SPEC  # noqa: E402
 from worldspec.cli import main as cli_main  # noqa: E402
 from worldspec.compiler import KINDS, load_world  # noqa: E402
+from worldspec.compiler.suite import cross_family_problems, world_files  # noqa: E402
 from worldspec.runner.config import RunConfig  # noqa: E402
 from worldspec.runner.experiment import run_experiment  # noqa: E402
 from worldspec.runner.models import RetryPolicy  # noqa: E402
@@ -90,22 +93,66 @@ def fake_openai(openai_server, monkeypatch):
     openai_server.clear()
 
 
-def certified_folder(folder, worlds: int) -> dict:
-    """`worldspec check FOLDER --json` with every one of its `worlds` certified and no problem; the report."""
-    r = CliRunner().invoke(cli_main, ["check", str(folder), "--json"])
+def box_world(path):
+    """load_world(path), compiled once a session (worlds are frozen; a game box's optimum or a code box's
+    traced tests take seconds to compute, and many tests read the same box)."""
+    return _loaded(os.path.abspath(path))
+
+
+def checked(path) -> dict:
+    """`worldspec check WORLD --json` of one world file, run once a session: its report, with exit status 0
+    (every test of a box and its folder's cross-box check read this one certification)."""
+    return _checked(os.path.abspath(path))
+
+
+@functools.cache
+def _loaded(path: str):
+    return load_world(path)
+
+
+@functools.cache
+def _checked(path: str) -> dict:
+    r = CliRunner().invoke(cli_main, ["check", path, "--json"])
     assert r.exit_code == 0, r.output
-    report = json.loads(r.output)
-    assert report["certified"] == report["worlds"] == worlds and not report["problems"]
-    return report
+    return json.loads(r.output)
 
 
-def run_boxes_at_20_at_2(folder, tmp_path, monkeypatch) -> dict:
-    """`worldspec run FOLDER --preset 20@2` with the built-in agents; the summary of a valid run."""
+def certified_folder(folder, worlds: int) -> dict:
+    """What `worldspec check FOLDER --json` checks, from each world's own `check` (`checked`, shared with the
+    per-box tests, so no box is certified twice): all `worlds` certified with no problem, and the kinds'
+    cross-box checks (suite.cross_family_problems) passing. The report's counts, certified and problems."""
+    files = world_files(str(folder))
+    reports = [checked(path) for path in files]
+    problems = [p for r in reports for p in r["problems"]]
+    problems += cross_family_problems([box_world(path) for path in files])
+    certified = sum(not r["problems"] for r in reports)
+    assert certified == len(files) == worlds and not problems, problems
+    cells = collections.Counter(f"{r['family']}/{r['difficulty']}" for r in reports if r.get("family"))
+    return {"worlds": len(files), "certified": certified, "problems": problems,
+            "counts": {"family_difficulty": dict(cells)}}
+
+
+def run_boxes_at_20_at_2(folder, tmp_path, monkeypatch, agent: str = "oracle") -> dict:
+    """`worldspec run FOLDER --preset 20@2 --agent AGENT` (FOLDER: a folder of boxes or one box); the summary
+    of a valid run. The oracle plays every box of a folder (it must score 100% on each); the memoriser, three
+    times its cost, plays an easy and a hard box of each family (`memorise_boxes`)."""
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     monkeypatch.setenv("LITELLM_OFFLINE_MODE", "true")
     out = tmp_path / "run"
-    r = CliRunner().invoke(cli_main, ["run", str(folder), "--preset", "20@2", "--out", str(out)])
+    r = CliRunner().invoke(cli_main, ["run", str(folder), "--preset", "20@2", "--agent", agent, "--out", str(out)])
     assert r.exit_code == 0, r.output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["validity"]["valid"]
     return summary
+
+
+def memorise_boxes(box_files, tmp_path, monkeypatch) -> dict:
+    """The memoriser at 20@2 on each of `box_files` (a run each): {box name: its summary's memorise result}."""
+    out = {}
+    for n, path in enumerate(box_files):
+        (tmp_path / str(n)).mkdir()
+        summary = run_boxes_at_20_at_2(path, tmp_path / str(n), monkeypatch, agent="memorise")
+        [result] = summary["results"]
+        assert result["system"] == "memorise" and result["turns_used"] > 0 and 0.0 <= result["best"] <= 100.0
+        out[path.stem] = result
+    return out

@@ -11,7 +11,7 @@ from worldspec.cli import main
 from worldspec.compiler import World, compile_spec, load_world
 from worldspec.compiler.api import PROTOCOLS
 from worldspec.parser import parse_spec
-from worldspec.compiler.suite import certify_folder, cross_family_problems, world_files
+from worldspec.compiler.suite import cross_family_problems, world_files
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ORACLE = os.path.join(ROOT, "worlds", "oracle-extra")
@@ -24,7 +24,10 @@ WORLDS = {"box": os.path.join(ORACLE, "eri-h02-growing-shift.world"),
 
 @pytest.fixture(scope="module")
 def suite():
-    return certify_folder(ORACLE)
+    """`worldspec check ORACLE --json` (certify_folder in a worker), run once for the tests below."""
+    r = CliRunner().invoke(main, ["check", ORACLE, "--json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.output)
 
 
 def test_every_box_is_certified(suite):
@@ -39,10 +42,8 @@ def test_counts_per_family_and_difficulty(suite):
     assert c["kind"] == {"blackbox": 80, "game": 16}
 
 
-def test_worldspec_check_on_the_folder_reports_the_counts():
-    r = CliRunner().invoke(main, ["check", ORACLE, "--json"])
-    assert r.exit_code == 0, r.output
-    report = json.loads(r.output)
+def test_worldspec_check_on_the_folder_reports_the_counts(suite):
+    report = suite
     assert report["certified"] == report["worlds"] == 96 and not report["problems"]
     assert report["counts"]["family_difficulty"]["IPI/hard"] == 8
     assert report["counts"]["difficulty"] == {"easy": 51, "hard": 45}

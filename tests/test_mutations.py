@@ -2,18 +2,21 @@
 
 A seeded generator deletes, duplicates or replaces one token of the file (the
 replacement drawn from the file's own tokens and punctuation). Every mutant is
-compiled the way `worldspec check` compiles it in its worker (load_world): a
-spec error must render as `file:line:col: error: ...`, the quoted line and a
-caret under the column (what check prints with exit 2), and anything else
-raised is a bug. A mutant that compiles goes through `worldspec check` itself
+compiled the way `worldspec check` compiles it in its worker (load_world; two
+worker processes share the corpus): a spec error must render as
+`file:line:col: error: ...`, the quoted line and a caret under the column
+(what check prints with exit 2), and anything else raised is a bug. A mutant that compiles goes through `worldspec check` itself
 (click's CliRunner against worldspec.cli.main) under a short --timeout, so its
 certification ends with exit 0 or 1 (a stopped certification is exit 1), never
 exit 3.
 """
 from __future__ import annotations
 
+import multiprocessing
+import os
 import random
 import re
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -75,21 +78,35 @@ def assert_located(rendered: str, path: str, text: str, what: str) -> None:
         assert shown[n + 1:n + 3] == [f"  {quoted}", "  " + " " * (at - 1) + "^"], f"{what}:\n{rendered}"
 
 
+def compiled(path: str, index: int) -> str | None:
+    """Mutant `index` written to `path` (one file per mutant) and loaded as check's worker loads it
+    (runner/sandbox.py worker_world): None if it compiles, else its rendered diagnostic."""
+    Path(path).write_text(MUTANTS[index][1], encoding="utf-8")
+    try:
+        load_world(path)
+    except (SpecError, SpecErrors) as e:
+        return e.render()
+    return None
+
+
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory):
-    """Every mutant's outcome: (what, 2, diagnostic) or (what, exit code, output) from check."""
+    """Every mutant's outcome: (what, 2, diagnostic) or (what, exit code, output) from check.
+
+    The mutants are compiled by two fresh worker processes (the machine has two cores), spawned, not
+    forked: by now other tests may have started threads, and a forked child can inherit a held lock."""
     folder = tmp_path_factory.mktemp("mutants")
-    path = str(folder / "aliencode.world")
+    paths = [str(folder / f"{n:03d}" / "aliencode.world") for n in range(len(MUTANTS))]
+    for path in paths:
+        os.mkdir(os.path.dirname(path))
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
+        rendered = list(pool.map(compiled, paths, range(len(MUTANTS)), chunksize=8))
     runner = CliRunner()
     out = []
-    for what, text in MUTANTS:
-        Path(path).write_text(text, encoding="utf-8")
-        try:
-            load_world(path)  # what check's worker does first (runner/sandbox.py worker_world)
-        except (SpecError, SpecErrors) as e:
-            rendered = e.render()
-            assert_located(rendered, path, text, what)
-            out.append((what, 2, rendered))
+    for (what, text), path, diagnostic in zip(MUTANTS, paths, rendered):
+        if diagnostic is not None:
+            assert_located(diagnostic, path, text, what)
+            out.append((what, 2, diagnostic))
             continue
         r = runner.invoke(main, ["check", path, "--timeout", CHECK_TIMEOUT])
         out.append((what, r.exit_code, r.output))

@@ -3,10 +3,8 @@
 from pathlib import Path
 
 import pytest
-from conftest import certified_folder, run_boxes_at_20_at_2
-from click.testing import CliRunner
+from conftest import certified_folder, checked, memorise_boxes, run_boxes_at_20_at_2
 
-from worldspec.cli import main
 from worldspec.compiler import load_world
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,9 +100,9 @@ def test_the_folder_certifies_with_the_published_counts():
 
 @pytest.mark.parametrize("box", BOXES)
 def test_each_box_certifies_without_warnings(box):
-    r = CliRunner().invoke(main, ["check", str(CIRCUIT / f"{box}.world")])
-    assert r.exit_code == 0 and "certified: no problems" in r.output, r.output
-    assert "warning" not in r.output  # no published circuit box has a defect that check reports
+    report = checked(CIRCUIT / f"{box}.world")  # `check BOX --json`, exit 0
+    assert report["problems"] == [] and report["warnings"] == []  # no published circuit box has a defect that check reports
+    assert not any("warning" in note for note in report["notes"])
 
 
 @pytest.mark.parametrize("box", BOXES)
@@ -138,6 +136,11 @@ def test_a_bare_string_of_bits_is_read_where_the_published_parser_reads_it(box):
         assert (fb.status, fb.units) == ("rejected", 1)
     else:
         assert (fb.status, fb.text) == ("ok", PAIRS[box][0][1])
+
+
+def test_the_memoriser_plays_an_easy_and_a_hard_box_at_20_at_2(tmp_path, monkeypatch):
+    played = memorise_boxes([CIRCUIT / "cri-e-swap.world", CIRCUIT / "cri-h-and-tree.world"], tmp_path, monkeypatch)
+    assert sorted(played) == ["cri-e-swap", "cri-h-and-tree"]
 
 
 def test_oracle_scores_every_box_fully_at_20_at_2(tmp_path, monkeypatch):

@@ -3,11 +3,10 @@
 from pathlib import Path
 
 import pytest
-from conftest import certified_folder, run_boxes_at_20_at_2
+from conftest import box_world, certified_folder, checked, memorise_boxes, run_boxes_at_20_at_2
 from click.testing import CliRunner
 
 from worldspec.cli import main
-from worldspec.compiler import load_world
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = ROOT / "worlds" / "oracle" / "code"
@@ -115,14 +114,14 @@ def test_the_folder_certifies():
 
 @pytest.mark.parametrize("box", BOXES)
 def test_each_box_certifies_without_warnings(box):
-    r = CliRunner().invoke(main, ["check", str(CODE / f"{box}.world")])
-    assert r.exit_code == 0 and "certified: no problems" in r.output, r.output
-    assert "warning" not in r.output
+    report = checked(CODE / f"{box}.world")  # `check BOX --json`, exit 0
+    assert report["problems"] == [] and report["warnings"] == []
+    assert not any("warning" in note for note in report["notes"])
 
 
 @pytest.mark.parametrize("box", BOXES)
 def test_published_behaviour_is_pinned(box):
-    world = load_world(CODE / f"{box}.world")
+    world = box_world(CODE / f"{box}.world")
     assert world.protocol == "turn@shot"
     for assignment, query, want in PINS[box]:
         s = world.session()
@@ -132,12 +131,12 @@ def test_published_behaviour_is_pinned(box):
 
 
 def test_a_checkpoint_before_any_assignment_is_refused_and_costs_a_turn():
-    fb = load_world(CODE / "cii-e-exgcd.world").session().probe("(1, 1)")
+    fb = box_world(CODE / "cii-e-exgcd.world").session().probe("(1, 1)")
     assert (fb.status, fb.units) == ("rejected", 1)
 
 
 def test_visits_that_do_not_happen_are_reported_as_the_published_box_reports_them():
-    s = load_world(CODE / "cii-e-exgcd.world").session()
+    s = box_world(CODE / "cii-e-exgcd.world").session()
     s.probe("a = 30; b = 12")
     assert s.probe("(2, 5)").text == "Query iteration 5 exceeds maximum possible visits 2 for checkpoint 2"
     assert s.probe("(7, 1)").text == "Checkpoint 7 does not exist or cannot be queried at current state"
@@ -155,24 +154,29 @@ IN_PLACE = [
 
 @pytest.mark.parametrize("box, query, first, second", IN_PLACE)
 def test_the_sorts_keep_the_list_they_sorted_in_place_as_published(box, query, first, second):
-    s = load_world(CODE / f"{box}.world").session()
+    s = box_world(CODE / f"{box}.world").session()
     s.probe("arr = [5, 2, 9, 1]")
     assert s.probe(query).text == first
     assert s.probe(query).text == second
 
 
 def test_a_zero_divisor_prints_the_error_then_the_visit_message_as_published():
-    s = load_world(CODE / "cii-e-highprecision-divide.world").session()
+    s = box_world(CODE / "cii-e-highprecision-divide.world").session()
     s.probe("a = 5; b = 0")
     assert s.probe("(2, 1)").text == ("Error: Division by zero\n"
                                       "Checkpoint 2 does not exist or cannot be queried at current state")
 
 
 def test_partial_assignments_keep_the_other_inputs():
-    s = load_world(CODE / "cii-e-algebraic-operations.world").session()
+    s = box_world(CODE / "cii-e-algebraic-operations.world").session()
     s.probe("a = 1; b = 2; c = 3")
     assert s.probe("b = 10;").text == 'Set {"a": 1, "b": 10, "c": 3}.'
     assert s.probe("(1, 1)").text == '{"a": 1, "b": 10, "c": 3, "d": 14}'
+
+
+def test_the_memoriser_plays_an_easy_and_a_hard_box_at_20_at_2(tmp_path, monkeypatch):
+    played = memorise_boxes([CODE / "cii-e-factorial-recursion.world", CODE / "cii-h-heap-sort.world"], tmp_path, monkeypatch)
+    assert sorted(played) == ["cii-e-factorial-recursion", "cii-h-heap-sort"]
 
 
 def test_oracle_scores_every_box_fully_at_20_at_2(tmp_path, monkeypatch):

@@ -3,10 +3,8 @@
 from pathlib import Path
 
 import pytest
-from conftest import certified_folder, run_boxes_at_20_at_2
-from click.testing import CliRunner
+from conftest import certified_folder, checked, memorise_boxes, run_boxes_at_20_at_2
 
-from worldspec.cli import main
 from worldspec.compiler import load_world
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,8 +56,7 @@ def test_the_folder_certifies_with_the_published_counts():
 
 @pytest.mark.parametrize("box", BOXES)
 def test_each_box_certifies(box):
-    r = CliRunner().invoke(main, ["check", str(ENCRYPTION / f"{box}.world")])
-    assert r.exit_code == 0 and "certified: no problems" in r.output, r.output
+    assert checked(ENCRYPTION / f"{box}.world")["problems"] == []  # `check BOX --json`, exit 0
 
 
 @pytest.mark.parametrize("box", BOXES)
@@ -91,6 +88,11 @@ def test_test_answers_are_the_published_ones():
             "eri-e-zigzag-cipher": "ZAHIERWTSRPSBITE"}
     for box, answer in want.items():
         assert load_world(ENCRYPTION / f"{box}.world").tasks[0].solution == answer, box
+
+
+def test_the_memoriser_plays_an_easy_and_a_hard_box_at_20_at_2(tmp_path, monkeypatch):
+    played = memorise_boxes([ENCRYPTION / "eri-e-caesar-cipher.world", ENCRYPTION / "eri-h-vigenere-encryption.world"], tmp_path, monkeypatch)
+    assert sorted(played) == ["eri-e-caesar-cipher", "eri-h-vigenere-encryption"]
 
 
 def test_oracle_scores_every_box_fully_at_20_at_2(tmp_path, monkeypatch):

@@ -3,9 +3,8 @@
 from pathlib import Path
 
 import pytest
-from conftest import certified_folder, run_boxes_at_20_at_2
+from conftest import box_world, certified_folder, checked, memorise_boxes, run_boxes_at_20_at_2
 
-from worldspec.compiler import load_world
 
 ROOT = Path(__file__).resolve().parent.parent
 GAME = ROOT / "worlds" / "oracle" / "game"
@@ -70,7 +69,7 @@ def test_the_folder_certifies_with_the_published_counts():
 
 @pytest.mark.parametrize("box", BOXES)
 def test_each_box_certifies_with_warnings_only_for_its_published_defects(box):
-    report = load_world(GAME / f"{box}.world").certify()
+    report = checked(GAME / f"{box}.world")  # `check BOX --json`, exit 0
     assert not report["problems"]
     warnings = report["warnings"]
     assert sum("declared normaliser" in w for w in warnings) == NORMALISER_WARNINGS.get(box, 0)
@@ -81,7 +80,7 @@ def test_each_box_certifies_with_warnings_only_for_its_published_defects(box):
 @pytest.mark.parametrize("box", BOXES)
 def test_published_behaviour_is_pinned(box):
     """The published game, replayed: the opponent's moves (a random one's among the same choices) and the score."""
-    world = load_world(GAME / f"{box}.world")
+    world = box_world(GAME / f"{box}.world")
     mine, theirs, want, *supports = PAIRS[box]
     mine, theirs = mine.split(", "), theirs.split(", ")
     assert world.protocol == "turn@shot" and len(mine) == world.tests[0].horizon
@@ -104,7 +103,7 @@ def test_published_behaviour_is_pinned(box):
 
 @pytest.mark.parametrize("box", [b for b in BOXES if len(PAIRS[b]) == 3])
 def test_a_deterministic_box_plays_the_pinned_game_round_by_round(box):
-    world = load_world(GAME / f"{box}.world")
+    world = box_world(GAME / f"{box}.world")
     mine, theirs, want = PAIRS[box]
     play = world.test_play("g1")
     for a in mine.split(", "):
@@ -119,34 +118,39 @@ def test_what_a_scout_sees_is_the_published_count():
     for box, moves, told in [("gsi-e-load-shoot-defend-defender", ["load", "scout"], "held 1 bullet(s)"),
                              ("gsi-h-load-shoot-defend-attacker", ["load", "scout"], "has 2 bullet(s)"),
                              ("gsi-h-load-shoot-defend-smart", ["load", "scout"], "has 2 bullet(s)")]:
-        play = load_world(GAME / f"{box}.world").test_play("g1")
+        play = box_world(GAME / f"{box}.world").test_play("g1")
         fb = [play.play(m) for m in moves][-1]
         assert told in fb.text.split("\n")[0], (box, fb.text)
 
 
 def test_legal_moves_are_the_published_validation():
-    defender = load_world(GAME / "gsi-e-load-shoot-defend-defender.world").test_play("g4")
+    defender = box_world(GAME / "gsi-e-load-shoot-defend-defender.world").test_play("g4")
     assert defender.play("shoot 1").status == "rejected"  # no bullet yet
     for _ in range(8):
         assert defender.play("load").status == "ok"
     fb = defender.play("load")  # the published defender refuses a ninth bullet
     assert fb.status == "rejected" and fb.units == 0
-    attacker = load_world(GAME / "gsi-h-load-shoot-defend-attacker.world").test_play("g1")
+    attacker = box_world(GAME / "gsi-h-load-shoot-defend-attacker.world").test_play("g1")
     fb = attacker.play("shoot 0")  # the published attacker accepts a shot of no bullets, and it beats a load
     assert fb.status == "ok" and attacker.match.score == 1
-    smart = load_world(GAME / "gsi-h-load-shoot-defend-smart.world").test_play("g1")
+    smart = box_world(GAME / "gsi-h-load-shoot-defend-smart.world").test_play("g1")
     assert smart.play("shoot 0").status == "rejected"
-    cards = load_world(GAME / "gsi-h-comparing-cards-smart.world").test_play("g1")
+    cards = box_world(GAME / "gsi-h-comparing-cards-smart.world").test_play("g1")
     assert cards.play("card 9").status == "rejected"  # 8 cards in the first test game
     assert cards.play("card 8").status == "ok" and cards.play("card 8").status == "rejected"
 
 
 def test_the_smart_shooter_fires_back_once_you_shoot():
-    world = load_world(GAME / "gsi-h-load-shoot-defend-smart.world")
+    world = box_world(GAME / "gsi-h-load-shoot-defend-smart.world")
     play = world.test_play("g2")
     for m in ["load", "shoot 1", "load", "load", "load"]:
         play.play(m)
     assert [r.theirs for r in play.match.rounds] == ["load", "load", "shoot 2", "load", "load"]
+
+
+def test_the_memoriser_plays_an_easy_and_a_hard_box_at_20_at_2(tmp_path, monkeypatch):
+    played = memorise_boxes([GAME / "gsi-e-rps7-cycle.world", GAME / "gsi-h-rps7-mapping.world"], tmp_path, monkeypatch)
+    assert sorted(played) == ["gsi-e-rps7-cycle", "gsi-h-rps7-mapping"]
 
 
 def test_oracle_scores_every_box_as_far_as_the_published_normalisers_allow(tmp_path, monkeypatch):

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import certified_folder, run_boxes_at_20_at_2
+from conftest import certified_folder, checked, memorise_boxes, run_boxes_at_20_at_2
 from click.testing import CliRunner
 
 from worldspec.cli import main
@@ -112,9 +112,9 @@ def test_the_folder_certifies():
 
 @pytest.mark.parametrize("box", BOXES)
 def test_each_box_certifies_without_warnings(box):
-    r = CliRunner().invoke(main, ["check", str(PHYSICS / f"{box}.world")])
-    assert r.exit_code == 0 and "certified: no problems" in r.output, r.output
-    assert "warning" not in r.output
+    report = checked(PHYSICS / f"{box}.world")  # `check BOX --json`, exit 0
+    assert report["problems"] == [] and report["warnings"] == []
+    assert not any("warning" in note for note in report["notes"])
 
 
 @pytest.mark.parametrize("box", BOXES)
@@ -165,6 +165,11 @@ def test_answers_are_graded_within_a_hundredth_per_coordinate():
     assert task.solution and json.loads(task.solution) == obj((0.0, -14.45, 0.0))
     assert world.verify(task, '{"object1": (0.0, -14.459, 0.005)}').passed
     assert not world.verify(task, '{"object1": (0.0, -14.47, 0.0)}').passed
+
+
+def test_the_memoriser_plays_an_easy_and_a_hard_box_at_20_at_2(tmp_path, monkeypatch):
+    played = memorise_boxes([PHYSICS / "psi-e-freefall-infheight.world", PHYSICS / "psi-h-river-boat.world"], tmp_path, monkeypatch)
+    assert sorted(played) == ["psi-e-freefall-infheight", "psi-h-river-boat"]
 
 
 def test_oracle_scores_every_box_fully_at_20_at_2(tmp_path, monkeypatch):

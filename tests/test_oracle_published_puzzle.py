@@ -1,13 +1,10 @@
 """The published Oracle benchmark's PUZZLE boxes re-expressed as worlds (docs/oracle-published-puzzle.md)."""
 
-import json
 from pathlib import Path
 
 import pytest
-from conftest import certified_folder, run_boxes_at_20_at_2
-from click.testing import CliRunner
+from conftest import certified_folder, checked, memorise_boxes, run_boxes_at_20_at_2
 
-from worldspec.cli import main
 from worldspec.compiler import load_world
 from worldspec.runner.answers import extract_answer, fenced
 
@@ -112,7 +109,6 @@ def test_every_ported_box_is_here():
     assert sorted(PAIRS) == sorted(BOXES) == sorted(UNREADABLE)
 
 
-@pytest.mark.slow  # certifies every box a second time (each box is certified below): the cross-box checks
 def test_the_folder_certifies():
     report = certified_folder(PUZZLE, len(BOXES))
     assert report["counts"]["family_difficulty"] == {"IPI/easy": len(EASY), "IPI/hard": len(HARD)}
@@ -125,10 +121,8 @@ WARNINGS = {"ipi-h-quordle": ["goal6 (a published defect, kept): a consistent-gu
 
 @pytest.mark.parametrize("box", BOXES)
 def test_each_box_certifies_with_only_its_kept_defects_as_warnings(box):
-    r = CliRunner().invoke(main, ["check", str(PUZZLE / f"{box}.world"), "--json"])
-    assert r.exit_code == 0, r.output
-    report = json.loads(r.output)
-    assert not report["problems"], r.output
+    report = checked(PUZZLE / f"{box}.world")  # `check BOX --json`, exit 0
+    assert not report["problems"], report["problems"]
     want = WARNINGS.get(box, [])
     assert len(report["warnings"]) == len(want) and all(w.startswith(x) for w, x in zip(report["warnings"], want))
     difficulty = "easy" if box.startswith("ipi-e-") else "hard"
@@ -204,6 +198,11 @@ def test_a_battleship_sea_is_answered_on_seven_lines_as_a_reply_writes_it():
     assert world.verify(task, extract_answer("The sea:\n```\n" + SEA1 + "\n```")).passed
     assert not world.verify(task, SEA1.replace("\n", " ")).passed
     assert not world.verify(task, SEA1.replace("..BBBB.", "..BBBBO")).passed  # bombs are written as water
+
+
+def test_the_memoriser_plays_an_easy_and_a_hard_box_at_20_at_2(tmp_path, monkeypatch):
+    played = memorise_boxes([PUZZLE / "ipi-e-wordle.world", PUZZLE / "ipi-h-nerdle.world"], tmp_path, monkeypatch)
+    assert sorted(played) == ["ipi-e-wordle", "ipi-h-nerdle"]
 
 
 def test_oracle_scores_every_box_fully_at_20_at_2(tmp_path, monkeypatch):
