@@ -5,9 +5,7 @@ from pathlib import Path
 
 import pytest
 from conftest import certified_folder, checked, memorise_boxes, run_boxes_at_20_at_2
-from click.testing import CliRunner
 
-from worldspec.cli import main
 from worldspec.compiler import load_world
 
 ROOT = Path(__file__).resolve().parent.parent
