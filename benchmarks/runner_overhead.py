@@ -39,7 +39,7 @@ from worldspec.runner.models import Reply, ScriptedModel, ToolCall, Usage  # noq
 class TimedWorld:
     """Delegates to a World and adds up the time spent in it."""
 
-    TIMED = ("probe", "verify", "requires", "grade_equation", "charge")
+    TIMED = ("probe", "verify", "requires", "grade_equation", "charge", "information")
 
     def __init__(self, world):
         self._w = world
@@ -157,7 +157,7 @@ def main() -> int:
     wall0, calls0, _, _ = one_run(timed, 0.0, args)
     print(f"\n[latency 0] {calls0} model calls in {wall0:.2f} s")
     print(f"  per call, all in       {1000 * wall0 / calls0:7.3f} ms")
-    print(f"  of which in the world  {1000 * timed.seconds / calls0:7.3f} ms (probe/verify/grading)")
+    print(f"  of which in the world  {1000 * timed.seconds / calls0:7.3f} ms (probe/verify/grading/information)")
     print(f"  runner overhead / call {1000 * (wall0 - timed.seconds) / calls0:7.3f} ms (target < 5 ms)")
     return 0
 

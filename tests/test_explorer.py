@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from worldspec.cli import main
 from worldspec.compiler.api import Explorable, explorer_of, information_of
 from worldspec.compiler.build import load_world
+from worldspec.compiler.program import information
 from worldspec.compiler.program.hypotheses import build_space, read_families, FamilyError
 from worldspec.compiler.program.repair import declared_bools, read_wrapped
 from worldspec.compiler.program.spec import compile_spec
@@ -125,6 +126,27 @@ def test_information_per_probe_counts_repeats_as_removing_nothing():
     summary = metrics.information_summary([attrs.asdict(r) for r in scored])
     assert summary["removed_nothing"] == [2]
     assert summary["calls"] == 2 and summary["efficiency"] < 1
+
+
+def test_information_scored_round_by_round_carries_on_and_equals_one_scoring(monkeypatch):
+    """A trajectory's information is scored after each round; each call carries on from the prefix
+    already read (no probe is planned twice) and the records equal one scoring of the whole."""
+    w = load_world(DEMO)
+    ex = explorer_of(w)
+    probes = []
+    for _ in range(4):
+        p = ex.next_probe()
+        fb = w.probe(p)
+        ex.observe(p, fb.text)
+        probes.append((p, fb.text, fb.units))
+    fed = []
+    feed = information.Scorer.feed
+    monkeypatch.setattr(information.Scorer, "feed", lambda self, ps: (fed.append(len(ps)), feed(self, ps))[1])
+    assert information_of(w, probes[:2]) and information_of(w, probes[:3])
+    round_by_round = information_of(w, probes)
+    assert fed == [2, 1, 1]
+    assert information_of(w, probes) == round_by_round and fed == [2, 1, 1]  # the whole again: no work
+    assert information_of(load_world(DEMO), probes) == round_by_round and fed[-1] == 4  # a fresh world
 
 
 def test_a_models_probe_is_read_as_a_whole_program():

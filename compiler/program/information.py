@@ -8,36 +8,69 @@ program as a whole (Explorer.observe_program). The runner sees only the records.
 """
 from __future__ import annotations
 
+import threading
 import weakref
 
 from worldspec.compiler.api import ProbeInformation
 from worldspec.compiler.program.explorer import Explorer
 
-# builder -> {(seed, probes): records}: identical trajectories (deterministic agents) are scored once
-_SCORED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+class Scorer:
+    """A fresh explorer that has read some probes of a trajectory, and their records so far."""
+
+    def __init__(self, world, seed: int):
+        self.ex = Explorer(world, seed)
+        self.cap = world.budget.units_per_call
+        self.read: tuple = ()  # the probes read, in order
+        self.records: list[ProbeInformation] = []
+
+    def feed(self, probes: tuple) -> None:
+        """Read more probes of the trajectory, in order."""
+        ex, cap = self.ex, self.cap
+        for program, feedback, units in probes:
+            k = len(self.records)
+            segs, expected = ex.plan(cap)
+            if segs:
+                ex.register(segs)  # the explorer's own probe is then read segment by segment
+            if not units or not isinstance(program, str):
+                self.records.append(ProbeInformation(k, 0, 0.0, 0.0))
+                continue
+            best = expected if units >= cap else ex.plan(units)[1]
+            bits = ex.observe(program, feedback or "")
+            self.records.append(ProbeInformation(k, int(units), round(bits, 3), round(max(best, bits), 3)))
+        self.read += probes
+
+
+class _Scorers:
+    """One world's scorers, each under the probes it has read. A trajectory scored round by round
+    asks for a longer prefix each time and carries on from the scorer of its last one; identical
+    trajectories (deterministic agents) share it. Calls may come from threads: one at a time."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.by_read: dict[tuple, Scorer] = {}  # (seed, probes read) -> scorer
+
+    def score(self, world, probes: tuple, seed: int) -> list[ProbeInformation]:
+        with self.lock:
+            done = self.by_read.get((seed, probes))
+            if done is not None:
+                return list(done.records)
+            # the scorer that has read the longest prefix of these probes, or a fresh one
+            n = next((n for n in range(len(probes) - 1, 0, -1) if (seed, probes[:n]) in self.by_read), 0)
+            scorer = self.by_read.pop((seed, probes[:n])) if n else Scorer(world, seed)
+            scorer.feed(probes[n:])
+            self.by_read[(seed, probes)] = scorer
+            return list(scorer.records)
+
+
+# builder -> its scorers (a compiled world's variants share one builder)
+_SCORERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_SCORERS_LOCK = threading.Lock()
 
 
 def score(world, probes, seed: int = 0) -> list[ProbeInformation]:
     """One record per probe; `probes` holds (program, feedback text, units charged)."""
     probes = tuple(tuple(p) for p in probes)
-    memo = _SCORED.setdefault(world.builder, {})
-    if (seed, probes) not in memo:
-        memo[(seed, probes)] = _score(world, probes, seed)
-    return list(memo[(seed, probes)])
-
-
-def _score(world, probes, seed: int) -> list[ProbeInformation]:
-    ex = Explorer(world, seed)
-    cap = world.budget.units_per_call
-    out = []
-    for k, (program, feedback, units) in enumerate(probes):
-        segs, expected = ex.plan(cap)
-        if segs:
-            ex.register(segs)  # the explorer's own probe is then read segment by segment
-        if not units or not isinstance(program, str):
-            out.append(ProbeInformation(k, 0, 0.0, 0.0))
-            continue
-        best = expected if units >= cap else ex.plan(units)[1]
-        bits = ex.observe(program, feedback or "")
-        out.append(ProbeInformation(k, int(units), round(bits, 3), round(max(best, bits), 3)))
-    return out
+    with _SCORERS_LOCK:
+        scorers = _SCORERS.setdefault(world.builder, _Scorers())
+    return scorers.score(world, probes, seed)

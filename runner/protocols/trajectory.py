@@ -165,6 +165,7 @@ class Trajectory:
         self.tool_seq = 0
         self.ended: dict | None = None  # exploration cut short: the conversation outgrew the context
         self.last_record: dict | None = None  # set when the trajectory ends
+        self.scoring: asyncio.Future | None = None  # the information scoring last asked for
         self.replied = 0  # milestone requests the provider answered
         self.refused = 0  # milestone requests refused as bad requests (400, not the context)
 
@@ -230,16 +231,14 @@ class Trajectory:
                     for t in range(1, n + 1):
                         await self.round(t)
                         milestone(t)
+                        self._score_so_far()
             except LostError as e:
                 self.status, self.error = "lost", f"exploration lost to infrastructure: {e}"
             finally:
                 if explores:
                     explores = False
                     limiter.unreserve()
-            # scored while the last milestones are answered, not after them
-            information = asyncio.ensure_future(
-                self.grader.information(metrics.information_probes(self.world, self.history)))
-            pending.append(information)
+            pending.append(self._score_so_far())
             *records, scored = await asyncio.gather(*pending)
         except BaseException:
             if explores:
@@ -265,6 +264,20 @@ class Trajectory:
                       "source_endpoint": f.endpoint, "prefix": len(self.history),
                       "rounds": self.world.budget.rounds, "calls": self.c.calls, "probe_units": self.c.units,
                       "tokens": self.c.tokens_in + self.c.tokens_out})
+
+    def _score_so_far(self) -> asyncio.Future:
+        """Score the information of the probes so far, after the scoring already under way: round by
+        round while the trajectory goes on (each call carries on from the last), so that little is
+        left when exploration ends. The last call's records are the trajectory's."""
+        probes = metrics.information_probes(self.world, self.history)
+        before = self.scoring
+
+        async def score():
+            if before is not None:
+                await asyncio.wait([before])  # its result is superseded; an error shows again here
+            return await self.grader.information(probes)
+        self.scoring = asyncio.ensure_future(score())
+        return self.scoring
 
     def record(self, milestones: list[dict], information: list | None = None) -> dict:
         dyn = metrics.trajectory_dynamics(milestones)
