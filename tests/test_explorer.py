@@ -147,6 +147,12 @@ def test_information_scored_round_by_round_carries_on_and_equals_one_scoring(mon
     assert fed == [2, 1, 1]
     assert information_of(w, probes) == round_by_round and fed == [2, 1, 1]  # the whole again: no work
     assert information_of(load_world(DEMO), probes) == round_by_round and fed[-1] == 4  # a fresh world
+    # past LIVE_SCORERS trajectories in flight, an evicted one is read again from its first probe
+    monkeypatch.setattr(information, "LIVE_SCORERS", 1)
+    w, fed[:] = load_world(DEMO), []
+    other = [(p, "0", u) for p, _, u in probes]
+    assert information_of(w, probes[:2]) and information_of(w, other[:2])
+    assert information_of(w, probes) == round_by_round and fed == [2, 2, 4]
 
 
 def test_a_models_probe_is_read_as_a_whole_program():

@@ -8,6 +8,7 @@ program as a whole (Explorer.observe_program). The runner sees only the records.
 """
 from __future__ import annotations
 
+import collections
 import threading
 import weakref
 
@@ -41,6 +42,11 @@ class Scorer:
         self.read += probes
 
 
+# Live scorers kept per world: an explorer holds tens of MB (AlienCode), so a run with more
+# trajectories in flight than this re-reads an evicted trajectory's probes from the start.
+LIVE_SCORERS = 6
+
+
 class _Scorers:
     """One world's scorers, each under the probes it has read. A trajectory scored round by round
     asks for a longer prefix each time and carries on from the scorer of its last one; identical
@@ -48,19 +54,21 @@ class _Scorers:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.by_read: dict[tuple, Scorer] = {}  # (seed, probes read) -> scorer
+        self.by_read: collections.OrderedDict = collections.OrderedDict()  # (seed, probes read) -> Scorer
+        self.records: dict[tuple, list[ProbeInformation]] = {}  # (seed, probes) -> their records
 
     def score(self, world, probes: tuple, seed: int) -> list[ProbeInformation]:
         with self.lock:
-            done = self.by_read.get((seed, probes))
-            if done is not None:
-                return list(done.records)
-            # the scorer that has read the longest prefix of these probes, or a fresh one
-            n = next((n for n in range(len(probes) - 1, 0, -1) if (seed, probes[:n]) in self.by_read), 0)
-            scorer = self.by_read.pop((seed, probes[:n])) if n else Scorer(world, seed)
-            scorer.feed(probes[n:])
-            self.by_read[(seed, probes)] = scorer
-            return list(scorer.records)
+            if (seed, probes) not in self.records:
+                # the scorer that has read the longest prefix of these probes, or a fresh one
+                n = next((n for n in range(len(probes), 0, -1) if (seed, probes[:n]) in self.by_read), 0)
+                scorer = self.by_read.pop((seed, probes[:n])) if n else Scorer(world, seed)
+                scorer.feed(probes[n:])
+                self.by_read[(seed, probes)] = scorer
+                while len(self.by_read) > LIVE_SCORERS:
+                    self.by_read.popitem(last=False)  # the least recently advanced
+                self.records[(seed, probes)] = list(scorer.records)
+            return list(self.records[(seed, probes)])
 
 
 # builder -> its scorers (a compiled world's variants share one builder)
