@@ -33,6 +33,11 @@ while the other workers keep their warm worlds; loky's reusable executor (built 
 has no per-task timeout — its `timeout` reaps idle workers — so stopping one stuck call means
 shutting down and restarting every worker. pebble is small, pure Python and has no
 dependencies; both re-raise worker exceptions in the caller and report a dead worker.
+
+pebble looks for overdue tasks every 0.1 s, so a call that finished a little past its deadline
+would come back as if it were on time. The worker therefore times each call itself (`timed`) and
+a result that came later than the deadline is an overrun too: a deadline means the same thing
+whatever it is, 0.01 s or 60 s.
 """
 from __future__ import annotations
 
@@ -51,6 +56,7 @@ import resource
 import signal
 import sys
 import threading
+import time
 import weakref
 
 import attrs
@@ -263,6 +269,13 @@ def ready(o: Origin) -> None:
     worker_world(o)
 
 
+def timed(fn, *args) -> tuple[float, object]:
+    """(seconds taken, fn(*args)): a call as a worker runs it, timed where it runs."""
+    t0 = time.monotonic()
+    result = fn(*args)
+    return time.monotonic() - t0, result
+
+
 def _start_worker(memory: int, kind_modules: tuple[str, ...], warm: list) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle
     if memory:
@@ -321,7 +334,7 @@ class Sandbox:
                     self._pool = pebble.ProcessPool(max_workers=self.workers, initializer=_start_worker,
                                                     initargs=(self.memory, self.kind_modules, self._warm),
                                                     context=_context())
-                return self._pool.schedule(fn, args=args, timeout=timeout)
+                return self._pool.schedule(timed, args=(fn, *args), timeout=timeout)
             except (OSError, RuntimeError) as e:  # no processes or semaphores here
                 raise Unavailable(f"the worker pool cannot start ({type(e).__name__}: {e})") from None
 
@@ -335,7 +348,10 @@ class Sandbox:
     @staticmethod
     def _result(future, timeout: float):
         try:
-            return future.result(timeout=0)
+            seconds, result = future.result(timeout=0)
+            if seconds > timeout:  # done before pebble's next look (every 0.1 s), but late all the same
+                raise Overrun(timeout, "time")
+            return result
         except concurrent.futures.TimeoutError:
             raise Overrun(timeout, "time") from None
         except pebble.ProcessExpired as e:

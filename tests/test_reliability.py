@@ -80,6 +80,16 @@ def test_a_call_stuck_in_c_is_stopped_and_the_pool_recovers(slow_sandbox):
     assert slow_sandbox.call(5, abs, -3) == 3
 
 
+def test_a_call_that_finishes_past_its_deadline_is_an_overrun_however_short_the_deadline(slow_sandbox):
+    # pebble looks for overdue tasks every 0.1 s: a 0.05 s call under a 0.01 s deadline used to come
+    # back as on time whenever it finished between two looks (author's --check-timeout test was flaky)
+    for _ in range(5):
+        with pytest.raises(Overrun) as e:
+            slow_sandbox.call(0.01, time.sleep, 0.05)
+        assert e.value.timed_out and "stopped after 0.01 s" in str(e.value)
+    assert slow_sandbox.call(5, time.sleep, 0.01) is None  # within its deadline: the result comes back
+
+
 def hostile_reply(request):
     """The explorer, except that its first probe, its answers to T1 and its M0 rule report hang the world."""
     reply = policy_reply(request)
