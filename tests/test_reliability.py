@@ -406,12 +406,16 @@ def test_a_full_disk_mid_run_exits_3_with_a_message_and_resume_repairs_the_log(t
     assert all(json.loads(line) for line in lines)  # the cut line was repaired, nothing else lost
 
 
-def test_invalid_bytes_on_standard_input_are_a_parse_error_under_a_strict_utf8_locale():
-    r = worldspec("probe", "demo", "-", input=b"EMIT(1)\xff\xfe\n",
+def test_invalid_bytes_on_standard_input_are_bad_input_saying_where_under_a_strict_utf8_locale():
+    r = worldspec("probe", "demo", "-", input=b"EMIT(1)\nEMIT(2)\xff\xfe\n",
                   env={"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8:strict"})
-    assert r.returncode == 0, r.stderr.decode()
-    assert "parse_error" in r.stderr.decode() and "Traceback" not in r.stderr.decode()
-    assert "lone surrogate" in r.stdout.decode()
+    err = r.stderr.decode()
+    assert r.returncode == EXIT_INPUT, err
+    assert "not UTF-8" in err and "0xff on line 2 (offset 15)" in err and "Traceback" not in err
+    assert r.stdout == b""
+    ok = worldspec("probe", "demo", "-", input="EMIT(\"héllo\")\n".encode(),
+                   env={"LC_ALL": "C", "LANG": "C"})  # UTF-8 is read as UTF-8 whatever the locale
+    assert ok.returncode == 0 and "héllo" in ok.stdout.decode("utf-8", "replace"), ok.stderr.decode()
 
 
 def test_request_defaults_cost_minutes_not_hours():

@@ -366,9 +366,16 @@ def probe(world, program, seed):
 
 
 def read_stdin() -> str:
-    """Standard input as text, whatever the locale: bytes that are not UTF-8 become lone surrogates,
-    which a probe reports as a parse error (never a crash of the command)."""
+    """Standard input as UTF-8 text, whatever the locale; bytes that are not UTF-8 are the user's bad
+    input (exit 2, saying where), not a probe: no agent wrote them."""
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:
         return sys.stdin.read()
-    return stream.read().decode("utf-8", "surrogateescape")
+    data = stream.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise click.BadParameter(f"standard input is not UTF-8 text: byte 0x{data[e.start]:02x} on line {line} "
+                                 f"(offset {e.start}) cannot be read. Save the program as UTF-8 "
+                                 "(e.g. iconv -t UTF-8) and try again.", param_hint="PROGRAM") from None
