@@ -229,6 +229,12 @@ PLAY_INPUT = "\n".join([
     ":answer T7",
     "20",
     ".",
+    ":answer T7",
+    "Here it is:",
+    "```text",
+    "20",
+    "```",
+    ".",
     ":answer T99",
     ":examples",
     ":frobnicate",
@@ -253,6 +259,7 @@ def test_play_session_driven_with_input():
     assert "Write a complete program. Before it runs, these variables are already set" in out
     assert "no task T99; :tasks lists them" in out
     assert "PASS: 5/5 cases" in out and "FAIL: 0/5 cases" in out and "PASS: exact output" in out
+    assert out.count("PASS: exact output") == 2  # a fenced answer with a language tag reads as a model's does
     assert "E4 (engineer) Print every element of a list." in out
     assert "unknown command :frobnicate; type :help" in out
     assert "1002" not in out  # nothing runs after :quit

@@ -21,6 +21,7 @@ except ImportError:  # pragma: no cover
     readline = None
 
 from worldspec.cli import guarded, load, seed_option
+from worldspec.runner.answers import extract_answer
 from worldspec.runner.protocols import PROTOCOLS
 
 HELP = """Commands:
@@ -160,7 +161,8 @@ class Session:
                 first = self.read("... ")
             except KeyboardInterrupt:
                 raise Cancelled from None
-            answer = self._block(first, end=".")
+            # read as a model's reply is read: the last fenced block (```json included), or all of it
+            answer = extract_answer(self._block(first, end="."))
             v = w.verify(tid, answer)
             self.write(f"{'PASS' if v.passed else 'FAIL'}: {v.detail}")
         elif cmd == ":budget":
