@@ -498,3 +498,17 @@ def test_a_precomputed_def_is_computed_once_when_the_world_is_compiled():
         long_box("step_limit 400000\nprecompute work")
     with pytest.raises(SpecError, match="precompute names defs"):
         long_box("precompute TABEL", *lines)
+
+
+def test_a_long_output_is_graded_as_a_value_not_only_by_its_exact_text():
+    # the published sieve box's answers are lists of 998 booleans (about 6,500 characters): an answer
+    # written without spaces, or with Python's True/False, used to fail on the 2,000-character query limit
+    w = load_world(os.path.join(HERE, "..", "worlds", "oracle", "code", "cii-h-sieve-of-eratosthenes.world"))
+    t = w.task("s3_c1_1_a")
+    assert len(t.solution) > 6000 and w.verify(t.id, t.solution).passed
+    tight = t.solution.replace(", ", ",")
+    python = t.solution.replace("false", "False").replace("true", "True")
+    assert w.verify(t.id, tight).passed and w.verify(t.id, python).passed
+    flipped = t.solution.replace("true", "false", 1)
+    assert not w.verify(t.id, flipped).passed and not w.verify(t.id, tight[:-8] + "]").passed
+    assert not w.verify(t.id, "[" + ", ".join(["false"] * 20000) + "]").passed  # far past the size: not read

@@ -26,7 +26,7 @@ import math
 import attrs
 
 from worldspec.compiler.api import InputError
-from worldspec.compiler.blackbox.literals import parse_literals, single_string
+from worldspec.compiler.blackbox.literals import MAX_INPUT_CHARS, parse_literals, single_string
 from worldspec.diagnostics import SpecError, SpecErrors
 from worldspec.meta import MetaCompiler, Unit
 from worldspec.parser import parse_expr
@@ -79,13 +79,17 @@ class Grading:
         if not isinstance(answer, str):
             return False
         t = unwrap(answer)
+        shown = show(expected)
+        # an answer is read up to a few times the size of the expected output: a query's 2,000-character
+        # limit would leave a long output (a sieve's 998 booleans) gradable only by its exact text
+        limit = answer_limit(shown)
         if type(expected) is str:
-            quoted = single_string(t)
+            quoted = single_string(t, limit)
             return self.text_equal(t if quoted is None else quoted, expected)
-        if t == show(expected):
+        if t == shown:
             return True
         try:
-            vals = parse_literals(t)
+            vals = parse_literals(t, limit)
         except InputError:
             return False
         return len(vals) == 1 and self.close(vals[0], expected)
@@ -102,6 +106,11 @@ class Grading:
             parts.append("Text answers are compared ignoring " + " and ".join(
                 {"spaces": "whitespace", "case": "letter case"}[n] for n in self.normalise) + ".")
         return " ".join(parts)
+
+
+def answer_limit(shown: str) -> int:
+    """The most characters an answer to the output written `shown` is read from."""
+    return 4 * len(shown) + MAX_INPUT_CHARS
 
 
 def unwrap(text: str) -> str:

@@ -80,9 +80,9 @@ def _number(text: str, negative: bool):
 
 
 class _Reader:
-    def __init__(self, text: str):
-        if len(text) > MAX_INPUT_CHARS:
-            raise InputError(f"the input is too long (more than {MAX_INPUT_CHARS} characters)")
+    def __init__(self, text: str, limit: int = MAX_INPUT_CHARS):
+        if len(text) > limit:
+            raise InputError(f"the input is too long (more than {limit} characters)")
         self.toks = _tokens(text)
         self.i = 0
 
@@ -169,13 +169,14 @@ class _Reader:
         return self.peek()[0] == "end"
 
 
-def parse_literals(text: str) -> list:
-    """Comma-separated literal values (at least one); raises InputError with the reason."""
+def parse_literals(text: str, limit: int = MAX_INPUT_CHARS) -> list:
+    """Comma-separated literal values (at least one) from at most `limit` characters; raises InputError
+    with the reason."""
     if not isinstance(text, str):
         raise InputError("the input must be text")
     if not text.strip():
         raise InputError("the input is empty")
-    r = _Reader(text)
+    r = _Reader(text, limit)
     values = [r.value()]
     while not r.at_end():
         if r.peek()[1] != ",":
@@ -208,13 +209,13 @@ def parse_assignments(text: str) -> list[tuple[str, object]]:
             return out
 
 
-def single_string(text: str) -> str | None:
-    """The string, when the whole text is one quoted string literal (else None)."""
+def single_string(text: str, limit: int = MAX_INPUT_CHARS) -> str | None:
+    """The string, when the whole text (at most `limit` characters) is one quoted string literal (else None)."""
     t = text.strip()
     if len(t) < 2 or t[0] not in "\"'" or t[-1] != t[0]:
         return None
     try:
-        vals = parse_literals(t)
+        vals = parse_literals(t, limit)
     except InputError:
         return None
     return vals[0] if len(vals) == 1 and type(vals[0]) is str else None
