@@ -521,3 +521,20 @@ def test_requires_skips_only_knockouts_that_cannot_change_a_verdict(path, monkey
     every = load_world(path)
     assert {t.id: every.requires(t.id) for t in every.tasks} == skipped
     assert any(skipped.values())
+
+
+@pytest.mark.parametrize("got, expected, same", [
+    ("20.0", "20", True), ("2e1", "20", True), ("[1, 2.0]", "[1, 2]", True), ("x 3.50 y", "x 3.5 y", True),
+    ("-0", "0", True), ("1\n2.0", "1\n2", True),
+    ("21", "20", False), ("20.5", "20", False), ("x1", "x1.0", False), ("0x1F", "0x1F0", False),
+    ("[1, 2]", "[1,2]", False), ("a 3", "b 3", False), ("0.30000000000000004", "0.3", False),
+])
+def test_outputs_compare_as_normalised_text_with_equal_valued_numbers(got, expected, same):
+    # explorationbench.txt A.6: "an equal-valued numeric literal do[es] not decide a verdict"
+    assert program_world.same_output(got, expected) is same
+
+
+def test_a_prediction_written_with_an_equal_valued_literal_passes_and_a_different_value_fails():
+    w = load_world(os.path.join(os.path.dirname(__file__), "..", "worlds", "demo.world"))
+    assert w.verify("T7", "20").passed and w.verify("T7", "20.0").passed and w.verify("T7", "20  \n").passed
+    assert not w.verify("T7", "21").passed and not w.verify("T7", "20.5").passed
