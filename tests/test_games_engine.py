@@ -143,3 +143,14 @@ def test_the_shipped_gsi_opponents_optimum_matches_brute_force():
         for h in range(1, 6):
             best = optimum(w.game, opp, ROW, h)
             assert best.deterministic and best.value == brute_force(w.game, opp, ROW, h), (w.name, h)
+
+
+def test_a_move_sequence_may_be_written_as_a_numbered_or_bulleted_list():
+    w = load_world(next(p for p in world_files(os.path.join(ROOT, "worlds", "oracle-extra")) if "/gsi-" in p))
+    t = next(t for t in w.tasks if t.shape == "moves")
+    moves = t.solution.replace(",", " ").split()
+    assert w.verify(t.id, "\n".join(f"{i}. {m}" for i, m in enumerate(moves, 1))).passed
+    assert w.verify(t.id, "\n".join(f"- {m}" for m in moves)).passed
+    assert w.verify(t.id, "\n".join(f"{i}) {m}" for i, m in enumerate(moves, 1))).passed
+    # a list with one unmarked line is read as written: its markers are then moves that do not exist
+    assert not w.verify(t.id, "\n".join(f"{i}. {m}" for i, m in enumerate(moves, 1)) + "\n" + moves[0]).passed

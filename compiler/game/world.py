@@ -29,6 +29,19 @@ from worldspec.compiler.items import BoxWorld, StatelessSession
 MAX_INPUT_CHARS = 4000
 
 
+# a list item's marker: "1. ", "2) ", "- ", "* ", "• "
+_MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+(?=\S)")
+
+
+def unlisted(text: str) -> str:
+    """Moves written as a numbered or bulleted list, one per line, without the markers (a text in which
+    some line has no marker is left as it is: a marker is then not told from a move)."""
+    lines = [line for line in text.strip().strip("`").splitlines() if line.strip()]
+    if len(lines) < 2 or not all(_MARKER.match(line) for line in lines):
+        return text
+    return "\n".join(_MARKER.sub("", line) for line in lines)
+
+
 @attrs.frozen
 class TestGame:
     """A fresh game of `horizon` rounds against the opponent, the best score possible in it, and the score
@@ -158,6 +171,7 @@ class GameWorld(BoxWorld):
         if len(text) > MAX_INPUT_CHARS:
             raise InputError("the input is too long")
         moves = self.moves_for(seat)
+        text = unlisted(text)
         out = []
         if any(" " in m for m in moves):
             for part in [p for p in re.split(r"[,;\n]+", text.strip().strip("`")) if p.strip()]:
