@@ -69,6 +69,7 @@ GOOD = [
      """, "exists x F(x)"),
     ("identity", "1. a = b premise\n2. L(a, a) premise\n3. L(b, a) eqE 1, 2", "L(b, a)"),
     ("code fences, blank lines, a colon and unicode", "```\n1. ∀x F(x) : premise\n\n2. F(a)  allE 1\n```", "F(a)"),
+    ("a rule named in another letter case", "1. P premise\n2. P -> Q premise\n3. Q IMPE 1, 2", "Q"),
     ("a subproof may be discharged twice without `once`", """
         1. P | P     premise
         2. | P       assume
@@ -188,3 +189,15 @@ def test_generated_proofs_get_a_verdict(text):
 def test_arbitrary_text_gets_a_verdict(text):
     r = verdict(text)
     assert isinstance(r.message, str)
+
+
+def test_a_rule_name_in_another_case_is_read_only_when_one_rule_has_it():
+    rules = {**STANDARD, "r1": STANDARD["impE"], "R1": STANDARD["andE"]}
+    text = "1. P premise\n2. P -> Q premise\n3. Q {} 1, 2"
+    assert check(proofs.read(text.format("r1")), rules).ok
+    bad = check(proofs.read(text.format("r2")), rules)
+    assert not bad.ok and "there is no rule" in bad.message
+    both = {k: v for k, v in rules.items() if k != "r1"}
+    assert not check(proofs.read(text.format("r1")), {**both, "R1": STANDARD["andE"]}).ok  # R1 is not impE
+    failed = check(proofs.read("1. P premise\n2. Q IMPE 1"), STANDARD)
+    assert not failed.ok and failed.rule == "impE"  # blame names the world's rule

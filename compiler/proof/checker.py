@@ -37,6 +37,15 @@ class Result:
         return self.ok and self.complete
 
 
+def rule_named(rules: dict[str, Schema], written: str) -> str | None:
+    """The id of the rule a proof line cites: as written, or in another letter case when exactly one rule
+    has that name in any case (`R55` for `r55`); None when there is none."""
+    if written in rules:
+        return written
+    same = [r for r in rules if r.lower() == written.lower()]
+    return same[0] if len(same) == 1 else None
+
+
 def check(proof: Proof, rules: dict[str, Schema], notation: F.Notation = F.DEFAULT) -> Result:
     """The verdict on a whole proof under `rules` (rule id -> schema)."""
     if proof.error or not proof.lines:
@@ -60,11 +69,13 @@ def check(proof: Proof, rules: dict[str, Schema], notation: F.Notation = F.DEFAU
             return Result(False, False, premises, None, ln.n, "", ln.error, ln.col, frozenset(used), len(lines))
         if ln.kind in ("premise", "assume"):
             continue
-        schema = rules.get(ln.rule)
-        if schema is None:
+        name = rule_named(rules, ln.rule)
+        if name is None:
             known = sorted(rules, key=id_order)
             return fail(f"there is no rule {ln.rule} (rules: {', '.join(known[:40])})")
-        used.add(ln.rule)
+        ln = attrs.evolve(ln, rule=name)  # blame and messages name the rule as the world does
+        schema = rules[name]
+        used.add(name)
         here = chain(ln.ctx)
         cited_lines, cited_subs = [], []
         for c in ln.cites:
