@@ -3,7 +3,8 @@
 * `extract_answer(reply)`: the last fenced code block of a reply, or the whole
   reply if it has none (what every protocol grades); `fenced(text)` writes one.
 * `parse_rule_report(text)`: the lines of a rule report, `op NAME(params) = EQ`,
-  `hook NAME(params) = EQ`, `NAME(params) = EQ`, `rule ID: EQ` or `ID: EQ`.
+  `hook NAME(params) = EQ`, `NAME(params) = EQ`, `rule ID: EQ` or `ID: EQ`, each perhaps a list
+  item (`-`, `*`, `1.`), in backticks or bold, with `=>` or `:=` for `=`.
 * `statements(world, text)`: the equation a report states for each rule, by id.
 * `grade_rule_report(world, text)`: which rules, by id, the report states
   correctly (World.grade_equation decides each); the ids travel unchanged into
@@ -22,9 +23,12 @@ import re
 
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
 
+# A report line as models write them: an optional list marker (`-`, `*`, `1.`, `2)`), the head in
+# backticks or bold or neither, then `=`, `=>`, `:=` or `:` and the equation.
 _REPORT_LINE = re.compile(
-    r"^\s*(?:[-*]\s*)?`?(?:(?P<kind>op|hook|rule)\s+)?(?P<name>[A-Za-z_][\w]*)\s*"
-    r"(?:\((?P<params>[^()]*)\))?\s*(?:=|:)\s*(?P<eq>.+?)`?\s*$")
+    r"^\s*(?:(?:[-*\u2022]|\d+[.)])\s*)?(?:\*\*|__)?`?(?:\*\*|__)?(?:(?P<kind>op|hook|rule)\s+)?"
+    r"(?P<name>[A-Za-z_][\w]*)(?:\*\*|__)?\s*(?:\((?P<params>[^()]*)\))?\s*(?:\*\*|__)?`?\s*(?:=>|:=|=|:)\s*`?"
+    r"(?P<eq>.+?)`?(?:\*\*|__)?\s*$")
 
 
 def extract_answer(text: str | None) -> str:

@@ -67,6 +67,12 @@ def test_answer_is_the_last_fenced_block_or_the_whole_reply(reply, answer):
     ("op LESS(a, b) = (<= a b)", [("op", "LESS", "(<= a b)")]),
     ("r11: A, B |- A & B\nrule r17: A & B |- B ; distinct", [("", "r11", "A, B |- A & B"),
                                                           ("rule", "r17", "A & B |- B ; distinct")]),
+    # the styles models write in: numbered, bold, an arrow or := for the equals sign
+    ("1. op DOUBLE(x) = (* 3 x)\n2) hook int_literal(n) = (^ n 27)",
+     [("op", "DOUBLE", "(* 3 x)"), ("hook", "int_literal", "(^ n 27)")]),
+    ("**op DOUBLE**(x) = (* 3 x)\n- **PLUCK(xs, i)** => (get xs i)\n**op LESS(a, b) := (<= a b)**",
+     [("op", "DOUBLE", "(* 3 x)"), ("", "PLUCK", "(get xs i)"), ("op", "LESS", "(<= a b)")]),
+    ("3. op DOUBLE(x) = UNKNOWN", []),
 ])
 def test_rule_report_lines(text, expected):
     assert parse_rule_report(text) == expected
