@@ -120,12 +120,13 @@ def mentions(groups, text: str) -> bool:
 
 
 def final_value(text: str) -> str:
-    """The answer part of a submission: `\\boxed{..}`, `$`, a leading `x =` and a trailing full stop removed."""
-    t = (text or "").strip()
+    """The answer part of a submission: markdown emphasis, `\\boxed{..}`, `$`, a leading `x =` and a trailing
+    full stop removed."""
+    t = (text or "").strip().strip("*_`").strip()  # markdown emphasis or code: **250**, `250`
     boxed = _BOXED.search(t)
     if boxed:
         t = boxed.group(1)
-    t = t.replace("$", "").strip().rstrip(".").strip()
+    t = t.replace("$", "").strip().rstrip(".").strip().strip("*_`").strip()
     if "=" in t and number(t) is None:
         t = t.rsplit("=", 1)[1].strip()
     return t
