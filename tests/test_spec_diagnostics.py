@@ -476,3 +476,20 @@ def test_field_words_serve_as_kind_specific_keys():
     assert [g.key for g in spec.generic] == ["hidden", "input", "tolerance", "opponent"]
     assert [f.key for f in spec.generic[-1].fields] == ["input", "case"]
     assert str(spec.generic[1].span) == "w.world:4:1"
+
+
+@pytest.mark.parametrize("above, hint", [
+    ("step_limit 1e3\n", "Line 2 writes '1e3': a .world file has no exponent notation"),
+    ("precompute\n\n", "Line 2, `precompute`, has no value, so what follows was read as its value"),
+])
+def test_an_error_caused_by_the_line_above_says_so(above, hint):
+    # newlines do not end an item, so the next line is read as the value: Lark stops at its comma
+    text = 'world "W" version 1\n' + above + 'domain x, int(0, 9)\n'
+    with pytest.raises(SpecError) as info:
+        parse_spec(text, FILE)
+    err = info.value.render()
+    assert "unexpected ','" in err and hint in err
+    plain = 'world "W" version 1\nstep_limit 1000\ndomain x, , int(0, 9)\n'  # an error of its own line
+    with pytest.raises(SpecError) as info:
+        parse_spec(plain, FILE)
+    assert "Line 2" not in info.value.render()

@@ -456,9 +456,34 @@ def _syntax_error(file: str, text: str, err: UnexpectedInput, heads: list[Head])
             hint = "Expected " + ", ".join(expected) + "."
         else:
             hint = "This token cannot start or continue the construct here; compare with docs/language.md."
+        hint = _misread_above(text, heads, line) or hint
     else:  # pragma: no cover - lark raises only the three kinds above
         msg, hint = str(err), ""
     return SpecError(ast.Span(file, line, col), msg, hint)
+
+
+_EXPONENT = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[eE][+-]?\d+\b")
+
+
+def _misread_above(text: str, heads: list[Head], line: int) -> str:
+    """A hint for an error that a line above caused (newlines do not end an item, so the next line is
+    read as its value): a number with an exponent (`1e3` reads as 1, then a name), or an item that
+    has no value (`precompute` alone). "" when neither."""
+    above = [h for h in heads if h.depth == 0 and h.line < line]
+    if not above:
+        return ""
+    lines = text.split("\n")
+    first = above[-1].line
+    for n in range(first, min(line, len(lines)) + 1):
+        m = _EXPONENT.search(lines[n - 1].split("#", 1)[0])
+        if m:
+            return (f"Line {n} writes {m.group()!r}: a .world file has no exponent notation, so it reads as "
+                    f"{m.group().split('e')[0].split('E')[0]} followed by a name. Write the number out in digits.")
+    prev = lines[first - 1].split("#", 1)[0].split()
+    if len(prev) == 1 and first < line:
+        return (f"Line {first}, `{prev[0]}`, has no value, so what follows was read as its value: "
+                f"give it one on the same line.")
+    return ""
 
 
 @functools.cache
