@@ -5,7 +5,8 @@
 * `parse_rule_report(text)`: the lines of a rule report, `op NAME(params) = EQ`,
   `hook NAME(params) = EQ`, `NAME(params) = EQ`, `rule ID: EQ` or `ID: EQ`, each perhaps a list
   item (`-`, `*`, `1.`), in backticks or bold, with `=>` or `:=` for `=`.
-* `statements(world, text)`: the equation a report states for each rule, by id.
+* `statements(world, text)`: the equation a report states for each rule, by id
+  (`stated_equations`: all of them, for rules stacked on one target).
 * `grade_rule_report(world, text)`: which rules, by id, the report states
   correctly (World.grade_equation decides each); the ids travel unchanged into
   the milestone record, summary.json and report.md.
@@ -72,49 +73,54 @@ def _split_target(target: str) -> tuple[str, str]:
     return kind.lower(), name.strip().lower()
 
 
-def statements(world, text: str | None) -> tuple[dict[str, str], list[str]]:
-    """({rule id: the equation a report states for it}, [what it names that is no rule of the world]).
-
-    The last line naming a rule's target wins; a line without a kind (`PLUCK(xs, i) = ...`,
-    `r11: ...`) names the rule whose target has that name."""
+def stated_equations(world, text: str | None) -> tuple[dict[str, list[str]], list[str]]:
+    """({rule id: the equations a report states for it, in order}, [what it names that is no rule of
+    the world]). A line names every rule on its target: rules stacked on one base line (`prior`)
+    share it, so a report states each layer on a line of its own. A line without a kind
+    (`PLUCK(xs, i) = ...`, `r11: ...`) names the rules whose target has that name."""
     rules = reportable_rules(world)
-    by_key = {_split_target(r.target): r for r in rules}
+    by_key: dict[tuple[str, str], list] = {}
     by_name: dict[str, list] = {}
     for r in rules:
+        by_key.setdefault(_split_target(r.target), []).append(r)
         by_name.setdefault(_split_target(r.target)[1], []).append(r)
-    stated: dict[str, str] = {}
+    stated: dict[str, list[str]] = {}
     extraneous = []
     for kind, name, eq in parse_rule_report(text):
         key = (kind.lower(), name.lower())
-        if kind and key in by_key:
-            stated[by_key[key].id] = eq
-        elif not kind and name.lower() in by_name:
-            for r in by_name[name.lower()]:
-                stated[r.id] = eq
-        else:
+        named = by_key.get(key) if kind else by_name.get(name.lower())
+        if not named:
             extraneous.append(f"{kind} {name}".strip())
+        for r in named or ():
+            stated.setdefault(r.id, []).append(eq)
     return stated, extraneous
+
+
+def statements(world, text: str | None) -> tuple[dict[str, str], list[str]]:
+    """({rule id: the equation a report states for it}, [what it names that is no rule of the world]):
+    the last line naming a rule's target (see stated_equations)."""
+    stated, extraneous = stated_equations(world, text)
+    return {rid: eqs[-1] for rid, eqs in stated.items()}, extraneous
 
 
 def grade_rule_report(world, text: str | None) -> dict:
     """{"stated", "correct": [rule ids], "extraneous", "errors"} for one rule report.
 
-    A rule is correct when the equation `statements` finds for it is one World.grade_equation
-    accepts."""
+    A rule is correct when one of the equations stated for it (the last first) is one
+    World.grade_equation accepts: of two layers on one target, each is credited by its own line."""
     rules = reportable_rules(world)
-    stated, extraneous = statements(world, text)
+    stated, extraneous = stated_equations(world, text)
     correct, errors = [], []
     for rule in rules:
-        eq = stated.get(rule.id)
-        if eq is None:
-            continue
-        try:
-            ok = bool(world.grade_equation(rule.id, eq))
-        except Exception as e:  # noqa: BLE001 — an ungradable statement is not correct
-            ok = False
-            errors.append(f"{rule.id}: {type(e).__name__}: {e}")
-        if ok:
-            correct.append(rule.id)
+        for eq in reversed(stated.get(rule.id, ())):
+            try:
+                ok = bool(world.grade_equation(rule.id, eq))
+            except Exception as e:  # noqa: BLE001 — an ungradable statement is not correct
+                ok = False
+                errors.append(f"{rule.id}: {type(e).__name__}: {e}")
+            if ok:
+                correct.append(rule.id)
+                break
     return {"stated": len(stated) + len(extraneous), "correct": correct,
             "extraneous": sorted(set(extraneous)), "errors": errors}
 

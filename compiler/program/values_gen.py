@@ -44,3 +44,36 @@ def values_for(params, rng: random.Random, n: int):
             else:
                 args.append(value_of(p.type, rng))
         yield args
+
+
+# Values where documented behaviours and their perturbations part ways (digits, case, words, signs).
+CURATED = {
+    "int": (0, 1, 2, 3, 1, 2, -1, 4, 5, -7, 12, 97),
+    "str": ("120", "-12", "Ab cD", "a,b", "abc", "", "cart car", "x", "Hello world", "7", "aB", "ab cd"),
+    "list": ([3, 1, 2], [], [5, -2, 5, 0], [4, 8, 15, 16], [1, 2, 1], [9], ["ab", "cd"], [2, 2, 7, 1, 3]),
+    "bool": (True, False),
+}
+
+
+def curated_values(params, rng: random.Random, n: int):
+    """n argument lists that walk through CURATED (every value of a pool shows up when n allows;
+    every third list repeats an argument of the same type; a variadic parameter gets a list)."""
+    pool = {k: list(v) for k, v in CURATED.items()}
+    pool["any"] = [0, "Ab cD", [3, 1, 2], -3, "120", True, 2, "a,b", [], -1, "-12", [5, -2, 5, 0], 7, "abc",
+                   False, "", [1, 2, 1]]
+    for k in range(n):
+        args, by_type = [], {}
+        for j, p in enumerate(params):
+            options = pool.get(p.type.name, pool["any"])
+            if p.variadic:
+                args.append([rng.choice(options) for _ in range(rng.randint(0, 4))])
+            elif k % 3 == 1 and p.type.name in by_type:  # equal arguments: where strictness shows
+                args.append(by_type[p.type.name])
+            elif k % 3 == 2 and isinstance(by_type.get(p.type.name), str):  # equal but for letter case
+                args.append(by_type[p.type.name].swapcase())
+            elif k % 3 == 2 and p.type.name in ("any", "int") and by_type.get("list"):  # an element of a list
+                args.append(by_type["list"][0])
+            else:
+                args.append(options[(k * (j + 1) + 5 * j) % len(options)])
+                by_type.setdefault(p.type.name, args[-1])
+        yield args
