@@ -10,6 +10,11 @@ from typing import Iterator, Protocol, runtime_checkable
 import attrs
 
 
+# How a parse error says that a program stopped in the middle of a construct (a block opened and not
+# yet written): `worldspec play` then reads the block's lines instead of charging the line alone.
+UNFINISHED_PROGRAM = "the program ends too early"
+
+
 @attrs.frozen
 class Feedback:
     """The result of one probe, exactly as an agent sees it."""

@@ -253,7 +253,7 @@ def test_play_session_driven_with_input():
     assert "8\n[1 units; 1/48 calls used]" in out
     assert "5\n4\n[3 units; 2/48 calls used]" in out
     assert "rejected: this program costs 6 probe units" in out
-    assert "[0 units; 2/48 calls used]" in out  # a rejected probe is not a call
+    assert "[0 units; 2/48 calls used; not charged]" in out  # a rejected probe is not a call
     assert "2 of 48 calls, 4 probe units used" in out
     assert re.search(r"^T4\s+scope\s+Define diff\(a, b\) that returns a minus b\.", out, re.M)
     assert "Write a complete program. Before it runs, these variables are already set" in out
@@ -323,3 +323,35 @@ def test_a_probe_may_start_with_a_minus_sign():
     plain = CliRunner().invoke(main, ["probe", box, "--", "-2.5"])
     assert r.exit_code == 0 and r.output == plain.output and "object1" in r.output, r.output
     assert CliRunner().invoke(main, ["probe", box, "3", "--seed", "4"]).exit_code == 0
+
+
+def test_play_keeps_a_boxs_memory_as_one_session():
+    # running-total.world: each output is 2x + the previous output; play probed a fresh box each time
+    path = os.path.join(os.path.dirname(__file__), "worlds", "oracle", "running-total.world")
+    r = cli("play", path, input="5\n1\n3\n:budget\n:explore after_two\n5\n")
+    assert r.exit_code == 0, r.output
+    assert "\n10\n[1 units; 1/6 calls used]" in r.output and "\n12\n[1 units; 2/6 calls used]" in r.output
+    assert "\n18\n[1 units; 3/6 calls used]" in r.output and "3 of 6 calls" in r.output
+    assert "a fresh exploration session for after_two" in r.output and "\n10\n[1 units; 4/6 calls used]" in r.output
+
+
+def test_play_plays_a_round_by_round_game_move_by_move():
+    path = os.path.join(os.path.dirname(__file__), "worlds", "oracle", "bullets.world")
+    r = cli("play", path, input="load\nscout\nload\n:budget\n")
+    assert r.exit_code == 0, r.output
+    assert r.output.count("A new game of") == 1  # one game goes on: every move used to start a new one
+    assert "Round 3" in r.output or "round 3" in r.output, r.output
+
+
+def test_play_opens_a_block_on_a_line_its_syntax_leaves_unfinished(tmp_path):
+    # a world whose while loop reads `AWAIT cond DO` (no colon): its first line alone is unfinished
+    text = open(os.path.join(os.path.dirname(__file__), "..", "worlds", "demo.world"), encoding="utf-8").read()
+    text = text.replace('while    "AWAIT {expr}:"', 'while    "AWAIT {expr} DO"').replace(
+        "AWAIT BELOW(i, n):", "AWAIT BELOW(i, n) DO")
+    path = tmp_path / "do.world"
+    path.write_text(text, encoding="utf-8")
+    r = cli("play", str(path), input="AWAIT BELOW(1, 0) DO\n    EMIT(1)\nEMIT(7)\n\n:budget\n")
+    assert r.exit_code == 0, r.output
+    assert "this line opens a block: nothing ran and nothing is charged" in r.output
+    assert "\n10\n[" in r.output and "1 of 48 calls" in r.output  # one call: the whole block (7 reads 10 here)
+    assert "error" not in r.output.split("opens a block")[-1]

@@ -5,6 +5,9 @@ On a terminal, input has line editing and history (readline; the history is kept
 ~/.cache/worldspec/play_history); Ctrl-C cancels the line, block or answer being typed (or
 the program running), never the session; a runtime error is shown under the program line
 it names, with a caret; before a program runs, the session says which call it is charged as.
+Probes go where the world's protocol sends an agent's (`play_session`): a box with memory or a game
+played round by round is one session, so each query sees the ones before it, and a probe costs
+what the protocol charges for it.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ except ImportError:  # pragma: no cover
     readline = None
 
 from worldspec.cli import guarded, load, seed_option
+from worldspec.compiler.api import UNFINISHED_PROGRAM
 from worldspec.runner.answers import extract_answer
 from worldspec.runner.protocols import PROTOCOLS
 
@@ -30,11 +34,16 @@ HELP = """Commands:
   :tasks             list the held-out tasks
   :task ID           show one task
   :answer ID         write an answer to task ID (end with a line holding only '.') and see the verdict
+  :explore ID        a fresh exploration session for task ID (a box with a target per test explores
+                     each test's target apart; a round-by-round game: that test's length)
+  :block             type a program of several lines (finish it with an empty line)
   :budget            calls and probe units used so far
   :help              this text
   :quit              leave (also Ctrl-D; Ctrl-C only cancels what you are typing)
-Anything else is a program: it runs in the true world and is charged one call, like a tool call
-(a program the world rejects before running, e.g. over the unit limit, is not charged).
+Anything else is a probe: it runs in the true world and is charged as an agent's is (a program
+the world rejects unrun, e.g. over the unit limit, is not charged; one that does not parse is).
+A line ending in ':' opens a block, and so does a line that leaves its program unfinished (a block
+keyword of the world's own syntax); finish a block with an empty line.
 Commands starting with ':' are free."""
 
 HISTORY = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
@@ -89,14 +98,18 @@ class Session:
         self.write = writer or click.echo
         self.calls = 0
         self.units = 0
-        self.max_calls = PROTOCOLS[world.protocol].exploration_calls(world)
+        self.protocol = PROTOCOLS[world.protocol]
+        self.max_calls = self.protocol.exploration_calls(world)
+        self.exploring = self.protocol.play_session(world)
 
     def loop(self) -> None:
         w = self.world
         self.write(f"{w.name}: {w.summary}")
         self.write(f"Budget: {self.max_calls} calls, {w.budget.units_per_call} probe units per call. "
                    f"Type :help for commands.")
-        self.write("Each program you enter runs in the true world and is charged one call; :commands are free.")
+        self.write("Each probe you enter runs in the true world and is charged as an agent's is; :commands are free.")
+        if self.exploring.opening:
+            self.write(self.exploring.opening)
         while True:
             try:
                 line = self.read(f"[{self.calls}/{self.max_calls}]> ")
@@ -165,6 +178,24 @@ class Session:
             answer = extract_answer(self._block(first, end="."))
             v = w.verify(tid, answer)
             self.write(f"{'PASS' if v.passed else 'FAIL'}: {v.detail}")
+        elif cmd.startswith(":explore"):
+            tid = cmd.split(None, 1)[1] if " " in cmd else ""
+            try:
+                task = w.task(tid)
+            except KeyError:
+                self.write(f"no task {tid!r}; :tasks lists them")
+                return True
+            self.exploring = self.protocol.play_session(w, task)
+            self.write(f"a fresh exploration session for {task.id} (the calls used stay used)")
+            if self.exploring.opening:
+                self.write(self.exploring.opening)
+        elif cmd == ":block":
+            self.write("Type the program; finish it with an empty line.")
+            try:
+                first = self.read("... ")
+            except KeyboardInterrupt:
+                raise Cancelled from None
+            self.run(self._block(first))
         elif cmd == ":budget":
             self.write(f"{self.calls} of {self.max_calls} calls, {self.units} probe units used")
         elif cmd.startswith(":"):
@@ -173,17 +204,31 @@ class Session:
             if self.calls >= self.max_calls:
                 self.write("the exploration budget is spent; you can still :answer tasks")
                 return True
-            program = self._block(line) if line.rstrip().endswith(":") else line
-            self.write(f"(running as call {self.calls + 1} of {self.max_calls})")
-            fb = w.probe(program)
-            if fb.status != "rejected":
-                self.calls += 1
-                self.units += fb.units
-            self.write(fb.text)
-            if fb.status == "error" and (shown := caret(program, fb.text)):
-                self.write(shown)
-            self.write(f"[{fb.units} units; {self.calls}/{self.max_calls} calls used]")
+            block = line.rstrip().endswith(":")
+            self.run(self._block(line) if block else line, single=not block)
         return True
+
+    def run(self, program: str, single: bool = False) -> None:
+        """Probe once, charged as the protocol charges an agent; a single line that leaves its program
+        unfinished opens a block (its lines are read, then the whole block runs)."""
+        if self.calls >= self.max_calls:
+            self.write("the exploration budget is spent; you can still :answer tasks")
+            return
+        self.write(f"(running as call {self.calls + 1} of {self.max_calls})")
+        fb = self.exploring.probe(program)
+        if single and fb.status == "parse_error" and UNFINISHED_PROGRAM in fb.text:
+            self.write("(this line opens a block: nothing ran and nothing is charged; type its lines, "
+                       "then an empty line)")
+            self.run(self._block(program))
+            return
+        cost = self.exploring.cost(fb)
+        self.calls += cost
+        self.units += fb.units
+        self.write(fb.text)
+        if fb.status == "error" and (shown := caret(program, fb.text)):
+            self.write(shown)
+        self.write(f"[{fb.units} units; {self.calls}/{self.max_calls} calls used"
+                   f"{'' if cost else '; not charged'}]")
 
 
 @click.command("play")
@@ -194,8 +239,10 @@ def play(world, seed):
     """Explore WORLD yourself: probe, read the manual, list tasks, submit answers.
 
     \b
-    Type a program to run it (a line ending in ':' opens a block; finish it
-    with an empty line). Commands start with ':' - type :help.
+    Type a probe to run it (a line ending in ':', or one that leaves its
+    program unfinished, opens a block; finish it with an empty line). A box
+    with memory, or a game played round by round, is one session, as an
+    agent explores it. Commands start with ':' - type :help.
 
     \b
     Example:

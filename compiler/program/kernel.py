@@ -29,6 +29,7 @@ import threading
 from lark import Token, Tree
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
+from worldspec.compiler.api import UNFINISHED_PROGRAM
 from worldspec.diagnostics import did_you_mean
 from worldspec.meta import Thunk
 from worldspec.parser import unquote
@@ -245,11 +246,11 @@ def _friendly(surface, text: str, e: UnexpectedInput) -> ProgramError:
         ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else "?"
         msg = f"unexpected character {ch!r}"
     elif isinstance(e, UnexpectedEOF):
-        msg = "the program ends too early (an unclosed bracket or an empty block?)"
+        msg = f"{UNFINISHED_PROGRAM} (an unclosed bracket or an empty block?)"
     elif isinstance(e, UnexpectedToken):
         tok = e.token
         if tok.type == "$END":
-            msg = "the program ends too early (an unclosed bracket or an empty block?)"
+            msg = f"{UNFINISHED_PROGRAM} (an unclosed bracket or an empty block?)"
         elif tok.type == "_INDENT":
             msg = "unexpected indentation"
         elif tok.type == "_DEDENT":

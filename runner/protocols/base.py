@@ -12,9 +12,11 @@ import asyncio
 import hashlib
 import json
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 import attrs
+
+from worldspec.compiler.api import Feedback
 
 
 def fingerprint(content) -> str:
@@ -63,6 +65,25 @@ class RunProtocol(Protocol):
 
     def exploration_calls(self, world) -> int:
         """How many exploration calls a player of this world gets (`worldspec play` counts them)."""
+
+    def play_session(self, world, task=None) -> "PlaySession":
+        """What `worldspec play` probes, as this protocol explores the world (for task's target, if any)."""
+
+
+@attrs.frozen
+class PlaySession:
+    """A person's exploration in `worldspec play`: where probes go (the world, or one world session that
+    keeps a box's memory or a round-by-round game), and the calls a probe's feedback costs."""
+
+    probe: Callable[[str], Feedback]
+    cost: Callable[[Feedback], int]
+    opening: str = ""
+
+
+def world_probes(world) -> PlaySession:
+    """Probes of the world itself, one call each unless the world rejects them unrun (the milestone
+    protocol's count: a probe that does not parse still uses its call)."""
+    return PlaySession(world.probe, lambda fb: 0 if fb.status == "rejected" else 1)
 
 
 class OneWorld:

@@ -49,7 +49,7 @@ import attrs
 
 from ..metrics import INTERACTIVE, PASSK, mean
 from ..models import FatalError, LitellmModel, LostError, Model, Reply, Request, Usage
-from .base import Plan, fingerprint
+from .base import Plan, PlaySession, fingerprint, world_probes
 from .turnshot import TurnShotLineup
 
 PASS_K_CAP = 32  # a safety bound on k* (the paper's matched k* were 1 to 8); a capped k* is reported
@@ -445,6 +445,9 @@ class JudgeProtocol:
 
     def exploration_calls(self, world) -> int:
         return world.budget.turns
+
+    def play_session(self, world, task=None) -> PlaySession:
+        return world_probes(world)
 
 
 JUDGE = JudgeProtocol()

@@ -25,7 +25,7 @@ import attrs
 from ..agents import BOX_AGENTS, box_agent
 from ..answers import extract_answer
 from ..models import FatalError, LostError, Model, Request
-from .base import Plan, fingerprint
+from .base import Plan, PlaySession, fingerprint
 
 
 # Replies one exploration turn may take: a turn of a game played round by round is a whole game.
@@ -311,6 +311,12 @@ class TurnShot:
 
     def exploration_calls(self, world) -> int:
         return world.budget.turns
+
+    def play_session(self, world, task=None) -> PlaySession:
+        """One world session, as BoxSession explores: a box keeps its memory, a round-by-round game goes
+        on, and a probe costs the turns the world charges for it (a rejected input: none)."""
+        session = world.session(task)
+        return PlaySession(session.probe, lambda fb: fb.units, session.opening or "")
 
 
 TURNSHOT = TurnShot()
