@@ -266,11 +266,12 @@ def judge(fault: str, reason: str, fix: str, stale: str, problems: list, notes: 
 
 
 def rule_tables(world, requires: dict, find_witness, herring_unchanged, problems: list, say, *,
-                unobservable, answers: str) -> tuple[list, list]:
+                unobservable, answers: str, mismatch=None) -> tuple[list, list]:
     """Observability, coverage and equation of every rule; herrings unchanged (any kind).
 
     `unobservable` is why a rule without a witness is not observable: a text, or a function
-    of the rule id.
+    of the rule id; `mismatch(rule_id, equation)`, where a kind can say it, is where a rule's own
+    equation parts from the rule (an input on which they differ).
     """
     true = world.true_world()
     rules = []
@@ -285,7 +286,9 @@ def rule_tables(world, requires: dict, find_witness, herring_unchanged, problems
             problems.append(f"rule {r.id} ({r.title}) is required by no task: every {answers} still "
                             f"passes with it reverted")
         if not true.grade_equation(r.id, r.equation):
-            problems.append(f"rule {r.id}: its equation {r.equation!r} does not match the rule")
+            where = mismatch(r.id, r.equation) if mismatch else None
+            problems.append(f"rule {r.id}: its equation {r.equation!r} does not match the rule"
+                            + (f": {where}" if where else ""))
         rules.append({"id": r.id, "title": r.title, "target": r.target, "observable": witness is not None,
                       "witness": witness, "tasks": used_by})
     herrings = []

@@ -538,3 +538,14 @@ def test_a_prediction_written_with_an_equal_valued_literal_passes_and_a_differen
     w = load_world(os.path.join(os.path.dirname(__file__), "..", "worlds", "demo.world"))
     assert w.verify("T7", "20").passed and w.verify("T7", "20.0").passed and w.verify("T7", "20  \n").passed
     assert not w.verify("T7", "21").passed and not w.verify("T7", "20.5").passed
+
+
+def test_a_rules_own_wrong_equation_is_reported_with_an_input_where_they_part():
+    text = open(os.path.join(os.path.dirname(__file__), "..", "worlds", "demo.world"), encoding="utf-8").read()
+    w = compile_spec(parse_spec(text.replace('equation  "(get xs (- i 1))"', 'equation  "(get xs (- (len xs) i))"'),
+                                "d.world"))
+    (problem,) = [p for p in w.certify()["problems"] if "equation" in p]
+    assert problem.startswith("rule R2: its equation '(get xs (- (len xs) i))' does not match the rule: with xs = ")
+    assert "the rule gives" in problem and "and the equation" in problem
+    assert program_world.equations.disagreement(w.true_world(), "R2", "(get xs (- i 1))") is None
+    assert "cannot be read" in program_world.equations.disagreement(w.true_world(), "R2", "(get xs")

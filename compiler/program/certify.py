@@ -19,6 +19,7 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from worldspec.compiler.common import (honest_floors, label_counts, recall_only_score, report_header,
                                        rule_tables)
+from worldspec.compiler.program import equations
 from worldspec.compiler.program.probegen import Chooser, HypothesisChooser, ProbeGenerator
 from worldspec.compiler.program.values_gen import values_for
 from worldspec.values import Ctx, EvalError, same
@@ -210,7 +211,8 @@ def certify_program(world, progress=None) -> dict:
     recall_only = recall_only_score(true)
     rules, herrings = rule_tables(
         world, requires, find_witness, herring_unchanged, problems, say,
-        unobservable=lambda rule_id: unobservable(world, rule_id), answers="reference solution")
+        unobservable=lambda rule_id: unobservable(world, rule_id), answers="reference solution",
+        mismatch=functools.partial(equations.disagreement, true))
     witness_problems(world, problems)
     honest_floors(true, requires, {r: d.allow for r, d in world.rule_data.items() if d.allow},
                   {t: d.allow for t, d in world.task_data.items() if d.allow}, problems, notes)

@@ -22,7 +22,7 @@ from worldspec.compiler.program.kernel import call_deep, on_deep_stack
 from worldspec.compiler.program.values_gen import curated_values, values_for
 from worldspec.diagnostics import SpecError, did_you_mean, source_line
 from worldspec.meta import CTX_VARS, MetaCompiler
-from worldspec.values import Ctx, EvalError, same
+from worldspec.values import Ctx, EvalError, same, show
 
 # The notation, as a Lark grammar like the rest of the project's languages. A string's text is
 # kept as written (no escapes are interpreted); an atom is any run of other characters.
@@ -280,12 +280,18 @@ def _agree(a, b) -> bool:
 
 def grade(world, rule_id: str, text: str, samples: int = SAMPLES) -> bool:
     """Whether a stated equation agrees with the true rule everywhere we look."""
+    return disagreement(world, rule_id, text, samples) is None
+
+
+def disagreement(world, rule_id: str, text: str, samples: int = SAMPLES) -> str | None:
+    """Where a stated equation and the true rule part (the arguments, the scope, both outcomes), or
+    why the equation cannot be read; None when they agree everywhere we look."""
     if not isinstance(text, str) or not text.strip():
-        return False
+        return "no equation"
     try:
         stated = compile_equation(world, rule_id, text.strip())
-    except (EquationError, SpecError):
-        return False
+    except (EquationError, SpecError) as e:
+        return f"it cannot be read: {getattr(e, 'message', e)}"
     true_op = world.builder.rule_op(rule_id)
     params = world.builder.base[world.builder.rules[rule_id].override.target].params
     variadic = bool(params) and params[-1].variadic
@@ -296,6 +302,24 @@ def grade(world, rule_id: str, text: str, samples: int = SAMPLES) -> bool:
     for args in itertools.chain(edges, values_for(params, rng, samples)):
         true_args = args[:-1] + list(args[-1]) if variadic else args
         for ctx in _contexts():
-            if not _agree(_outcome(true_op.unit, ctx, true_args), _outcome(stated, ctx, args)):
-                return False
-    return True
+            want, got = _outcome(true_op.unit, ctx, true_args), _outcome(stated, ctx, args)
+            if not _agree(want, got):
+                names = ", ".join(f"{p.name} = {_value(a)}" for p, a in zip(params, args))
+                return (f"with {names or 'no arguments'}{_scope(ctx)} the rule gives {_shown(want)} "
+                        f"and the equation {_shown(got)}")
+    return None
+
+
+def _scope(ctx) -> str:
+    where = [w for w, on in (("in a function", ctx.in_function), (f"in a loop (pass {ctx.iteration + 1})",
+                                                                   ctx.in_loop)) if on]
+    return f" ({', '.join(where)})" if where else ""
+
+
+def _shown(outcome) -> str:
+    return "an error" if outcome[0] == "error" else _value(outcome[1])
+
+
+def _value(v) -> str:
+    """A value as a spec writes it (a string quoted, as inside a list)."""
+    return show([v])[1:-1]
