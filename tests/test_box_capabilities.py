@@ -512,3 +512,12 @@ def test_a_long_output_is_graded_as_a_value_not_only_by_its_exact_text():
     flipped = t.solution.replace("true", "false", 1)
     assert not w.verify(t.id, flipped).passed and not w.verify(t.id, tight[:-8] + "]").passed
     assert not w.verify(t.id, "[" + ", ".join(["false"] * 20000) + "]").passed  # far past the size: not read
+
+
+def test_a_given_value_outside_its_domain_is_named_when_the_hidden_function_fails_on_it():
+    text = open(os.path.join(WORLDS, "running-total.world"), encoding="utf-8").read().replace("  given 3\n", "  given [1]\n")
+    with pytest.raises(SpecError) as e:
+        compile_spec(parse_spec(text, "rt.world"))
+    msg = e.value.render()
+    assert "the hidden function fails on this test" in msg and "its given value [1] is not admitted" in msg
+    assert "must lie in the inputs' domains" in msg

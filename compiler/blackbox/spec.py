@@ -36,7 +36,7 @@ from __future__ import annotations
 import attrs
 
 from worldspec import ast
-from worldspec.compiler.api import Kind, Rule, Task
+from worldspec.compiler.api import InputError, Kind, Rule, Task
 from worldspec.compiler.blackbox.certify import cross_checks
 from worldspec.compiler.blackbox.domains import Domain, domain_of, render
 from worldspec.compiler.blackbox.grading import NORMALISATIONS, STEP_CEILING, TOLERANCE_MODES, Grading, more_steps
@@ -47,7 +47,7 @@ from worldspec.compiler.items import (box_budget, box_labels, chosen_word, chose
                                       family_and_difficulty, group_items, note, one, reject_program_sections, switch)
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler, Unit
-from worldspec.values import MAX_STEPS, EvalError, same
+from worldspec.values import MAX_STEPS, EvalError, same, show
 
 ITEMS = ("family", "difficulty", "domain", "hidden", "predicate", "test", "goal", "within", "normalise",
          "hypothesis", "state", "next", "noise", "rejection", "answer", "solution", "sample_input", "step_limit",
@@ -406,6 +406,18 @@ def read_test_block(g, inputs, mc: MetaCompiler, constant) -> TestCase:
     return TestCase(g.name, ask, None, g.span.line, tuple(given), extract, g.note)
 
 
+def not_admitted(w: BlackBoxWorld, case: TestCase) -> str:
+    """The first value of a test's queries that its input's domain does not admit, said; "" if none."""
+    queries = [("given", q) for q in case.given] + [("ask", case.values)]
+    for key, values in queries:
+        for (name, domain), v in zip(w.inputs, values):
+            try:
+                domain.accept(v, name)
+            except InputError as e:
+                return f"its {key} value {show([v])[1:-1]} is not admitted ({e})"
+    return ""
+
+
 def answer_tests(w: BlackBoxWorld, items: dict) -> tuple[TestCase, ...]:
     """Every test with its answer computed by f (each in a fresh session of its own)."""
     if w.has_goal:
@@ -415,6 +427,10 @@ def answer_tests(w: BlackBoxWorld, items: dict) -> tuple[TestCase, ...]:
         try:
             want = w.answer_of(case)
         except EvalError as err:
+            outside = not_admitted(w, case)
+            if outside:
+                raise SpecError(g.span, f"the hidden function fails on this test ({err.message}): {outside}",
+                                "A test's given and asked values must lie in the inputs' domains.") from None
             raise SpecError(g.span, f"the hidden function fails on this test: {err.message}",
                             more_steps(err) or "Every test's answer is computed by f.") from None
         out.append(attrs.evolve(case, expected=want))
