@@ -154,3 +154,17 @@ def test_a_move_sequence_may_be_written_as_a_numbered_or_bulleted_list():
     assert w.verify(t.id, "\n".join(f"{i}) {m}" for i, m in enumerate(moves, 1))).passed
     # a list with one unmarked line is read as written: its markers are then moves that do not exist
     assert not w.verify(t.id, "\n".join(f"{i}. {m}" for i, m in enumerate(moves, 1)) + "\n" + moves[0]).passed
+
+
+def test_an_opponent_that_plays_an_illegal_move_is_blamed_at_its_move_line():
+    from worldspec.compiler import compile_spec
+    from worldspec.diagnostics import SpecError
+    from worldspec.parser import parse_spec
+    text = open(os.path.join(ROOT, "tests", "worlds", "oracle", "mixed-rps.world"), encoding="utf-8").read()
+    text = text.replace('get({"rock": "paper", "paper": "scissors", "scissors": "rock"}, state): 0.4}',
+                        '"lizard": 0.4}')
+    with pytest.raises(SpecError) as e:
+        compile_spec(parse_spec(text, "m.world"))
+    msg = e.value.render()
+    assert msg.startswith("m.world:23:3: error: opponent sticky, in the test game of line 27:"), msg
+    assert "'lizard'" in msg and "move {state: 0.6" in msg

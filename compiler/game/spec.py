@@ -316,6 +316,13 @@ def read_tests(items: dict, game: Game, opponents, constant, rounds: bool) -> tu
             if not rounds and not best.deterministic:
                 best = open_loop_optimum(game, opponents[0], ROW, h)
         except GameError as e:
+            # an opponent that breaks the rules (an illegal move, a bad probability) is its block's fault
+            culprit = next((o for o in items["opponent"] if str(e).startswith(f"{o.name}:")), None)
+            if culprit is not None:
+                at = next((f.span for f in culprit.fields if f.key == "move"), culprit.span)
+                raise SpecError(at, f"opponent {culprit.name}, in the test game of line {g.span.line}: "
+                                f"{str(e).split(': ', 1)[1]}", "An opponent's move must be one of its legal "
+                                "moves (or a map of them to probabilities summing to 1).") from None
             raise SpecError(g.span, f"the optimum of this test cannot be computed: {e}", "") from None
         tests.append(TestGame(f"g{i}", h, best, g.span.line, float(norm) if norm is not None else None))
     return tuple(tests)
