@@ -132,7 +132,13 @@ def program_error(span: ast.Span, what: str, e: kernel.ProgramError) -> SpecErro
     line = span.line + max(e.line - 1, 0) if span.line else span.line
     if span.line and source_line(span.file, span.line).rstrip().endswith('"""'):
         line += 1  # a triple-quoted block starts on the next line
-    return SpecError(ast.Span(span.file, line, span.col), f"{what}: {e.message}",
+    col = span.col
+    program_line = e.source_line.strip()
+    if line and e.col and program_line:  # the caret under the token, where the spec line holds it as written
+        at = source_line(span.file, line).find(program_line)
+        if at >= 0:
+            col = at + 1 + max(e.col - 1 - (len(e.source_line) - len(e.source_line.lstrip())), 0)
+    return SpecError(ast.Span(span.file, line, col), f"{what}: {e.message}",
                      "Programs in a spec are written in the world's own syntax block.")
 
 
