@@ -185,7 +185,8 @@ def _check_answer(world, task, answer: str, failure: str, problems: list) -> Non
     v = world.verify(task, answer)
     if not v.passed:
         bad = next((c for c in v.cases if not c.passed), None)
-        why = f" (case {bad.inputs!r}: expected {bad.expected!r}, got {bad.got!r})" if bad else ""
+        case = f"case {bad.inputs!r}: " if bad and bad.inputs else ""  # a prediction has no inputs
+        why = f" ({case}expected {bad.expected!r}, got {bad.got!r})" if bad else ""
         problems.append(f"task {task.id}: {failure}: {v.detail}{why}")
 
 
