@@ -168,3 +168,15 @@ def test_an_opponent_that_plays_an_illegal_move_is_blamed_at_its_move_line():
     msg = e.value.render()
     assert msg.startswith("m.world:23:3: error: opponent sticky, in the test game of line 27:"), msg
     assert "'lizard'" in msg and "move {state: 0.6" in msg
+
+
+def test_a_test_game_repeated_is_a_warning():
+    from worldspec.compiler import compile_spec
+    from worldspec.parser import parse_spec
+    text = open(os.path.join(ROOT, "tests", "worlds", "oracle", "mixed-rps.world"), encoding="utf-8").read()
+    w = compile_spec(parse_spec(text.replace("test 6\n", "test 6\ntest 10\n"), "m.world"))
+    r = w.certify()
+    assert not r["problems"]
+    assert any("test g3 (line 29) is the same game as test g1: 10 rounds" in x for x in r["warnings"]), r["warnings"]
+    assert not any("same game" in x for x in load_world(os.path.join(ROOT, "tests", "worlds", "oracle",
+                                                                      "mixed-rps.world")).certify()["warnings"])

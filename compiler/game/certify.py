@@ -50,6 +50,12 @@ def certify_game(w, progress=None) -> dict:
     warnings: list[str] = []
     opp_table = check_opponents(w, say, problems)
     test_table = [check_test(w, t, problems, notes, warnings) for t in w.tests] if not problems else []
+    seen: dict = {}
+    for t in w.tests:  # against one opponent from its start, a test game is fixed by its length (and norm)
+        first = seen.setdefault((t.horizon, t.norm), t)
+        if first is not t:
+            warnings.append(f"test {t.id} (line {t.line}) is the same game as test {first.id}: {t.horizon} rounds"
+                            f"{'' if t.norm is None else f', normaliser {t.norm:g}'}, so it asks nothing new")
     hyp_table = check_hypotheses(w, warnings, notes) if w.tests and not problems else []
     baselines = check_pool(w, problems, notes) if not w.tests and not problems else {}
     if w.family:
