@@ -133,6 +133,7 @@ def test_words_stem_numbers_and_negation():
     (" b ", "B", True), ("0.46", "13/28", False), ("333", "250", False), ("", "250", False),
     ("(x-2)(x-3)", "(x - 2)(x - 3)", True), ("e^{-\\pi/2}", "e^{-\\pi/3}", False),
     ("**250**", "250", True), ("`13/28`", "13/28", True), ("**\\boxed{49}**", "49", True), ("**251**", "250", False),
+    ("13/28\nThat's final.", "13/28", True), ("I think\n\\boxed{49}", "49", True), ("12\n13", "13", False), ("$$\n\\frac{13}{28}\n$$", "13/28", True),
 ])
 def test_final_answers_are_compared_exactly(got, want, same):
     assert same_answer(got, want) is same

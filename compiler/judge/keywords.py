@@ -120,12 +120,14 @@ def mentions(groups, text: str) -> bool:
 
 
 def final_value(text: str) -> str:
-    """The answer part of a submission: markdown emphasis, `\\boxed{..}`, `$`, a leading `x =` and a trailing
-    full stop removed."""
+    """The answer part of a submission: its `\\boxed{..}` or else its first line, with markdown emphasis,
+    `$`, a leading `x =` and a trailing full stop removed."""
     t = (text or "").strip().strip("*_`").strip()  # markdown emphasis or code: **250**, `250`
     boxed = _BOXED.search(t)
     if boxed:
         t = boxed.group(1)
+    else:  # the answer is its first line with content ($$ alone is not); what follows it ("That's final.") is talk
+        t = next((ln for ln in t.splitlines() if ln.replace("$", "").strip()), "").strip().strip("*_`").strip()
     t = t.replace("$", "").strip().rstrip(".").strip().strip("*_`").strip()
     if "=" in t and number(t) is None:
         t = t.rsplit("=", 1)[1].strip()
