@@ -549,3 +549,11 @@ def test_a_rules_own_wrong_equation_is_reported_with_an_input_where_they_part():
     assert "the rule gives" in problem and "and the equation" in problem
     assert program_world.equations.disagreement(w.true_world(), "R2", "(get xs (- i 1))") is None
     assert "cannot be read" in program_world.equations.disagreement(w.true_world(), "R2", "(get xs")
+
+
+def test_a_program_answer_indented_as_a_whole_is_the_same_program():
+    w = load_world(os.path.join(os.path.dirname(__file__), "..", "worlds", "demo.world"))
+    t = next(t for t in w.tasks if "\n" in t.solution and t.shape != "predict")
+    indented = "\n".join("    " + line for line in t.solution.splitlines())
+    assert w.verify(t.id, t.solution).passed and w.verify(t.id, indented).passed
+    assert w.verify(t.id, indented.replace("\n", "\r\n")).passed

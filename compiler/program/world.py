@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import decimal
 import re
+import textwrap
 from typing import Iterator
 
 import attrs
@@ -276,6 +277,9 @@ class ProgramWorld(WorldHeader):
             ok = same_output(got, expected)
             return Verdict(t.id, ok, "exact output" if ok else "output differs",
                            (CaseResult((), expected, got, ok),))
+        # a program answer indented as a whole (as replies often quote code) is the same program; a
+        # prediction is left as written, since an output's leading spaces are part of it
+        answer = textwrap.dedent(answer.replace("\r\n", "\n"))
         results = []
         for values, want in zip(data.cases, data.expected):
             inputs = dict(zip(data.inputs, values))
