@@ -29,7 +29,7 @@ _FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
 _REPORT_LINE = re.compile(
     r"^\s*(?:(?:[-*\u2022]|\d+[.)])\s*)?(?:\*\*|__)?`?(?:\*\*|__)?(?:(?P<kind>op|hook|rule)\s+)?"
     r"(?P<name>[A-Za-z_][\w]*)(?:\*\*|__)?\s*(?:\((?P<params>[^()]*)\))?\s*(?:\*\*|__)?`?\s*(?:=>|:=|=|:)\s*`?"
-    r"(?P<eq>.+?)`?(?:\*\*|__)?\s*$")
+    r"(?P<eq>.+?)`?(?:\*\*|__)?$")  # matched against stripped lines: a lazy .+? before \s*$ is quadratic
 
 
 def extract_answer(text: str | None) -> str:
@@ -53,7 +53,7 @@ def parse_rule_report(text: str | None) -> list[tuple[str, str, str]]:
     for line in extract_answer(text).splitlines():
         if not line.strip() or line.strip().upper() == "UNKNOWN":
             continue
-        m = _REPORT_LINE.match(line)
+        m = _REPORT_LINE.match(line.strip())
         if not m:
             continue
         eq = m.group("eq").strip()
@@ -163,7 +163,7 @@ def true_rules_in(world, text: str) -> list[str]:
     hits = {r.id for r in rules if (r.equation and _contains(text, r.equation))
             or (r.statement and _contains(text, r.statement))}
     for frag in _QUOTED.findall(text):
-        m = _REPORT_LINE.match(frag)
+        m = _REPORT_LINE.match(frag.strip())
         candidates = {frag.strip(), m.group("eq").strip() if m else ""} - {""}
         for r in reportable_rules(world):
             if r.id in hits:

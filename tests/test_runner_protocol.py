@@ -460,3 +460,12 @@ def test_an_equation_wrong_only_at_an_edge_value_is_wrong():
     line = rule_line(w.rule("L1"))
     assert grade_rule_report(w, line)["correct"] == ["L1"]
     assert grade_rule_report(w, line.replace("(> v 0)", "(>= v 0)"))["correct"] == []
+
+
+def test_a_rule_report_line_padded_with_whitespace_parses_in_linear_time():
+    # a lazy equation before `\s*$` made a line of 200,000 spaces cost minutes (quadratic backtracking);
+    # lines are stripped first now
+    line = "op DOUBLE(x) = (* 3 x)" + " \t" * 100_000 + "`"
+    (kind, name, eq), = parse_rule_report(line)
+    assert (kind, name, eq.strip()) == ("op", "DOUBLE", "(* 3 x)")
+    assert parse_rule_report("  - `op DOUBLE(x) = (* 3 x)`   ") == [("op", "DOUBLE", "(* 3 x)")]
