@@ -257,3 +257,9 @@ def test_spec_mistakes_are_located_errors(change, message):
 def test_budget_and_grading_are_read():
     w = compile_text(PUZZLE + "budget { turns 7 }\ngrading exact\n")
     assert w.budget.turns == 7 and w.grading == "exact" and "You have 7 turns" in w.manual
+
+
+def test_boxed_answers_are_read_in_linear_time():
+    # a regex searched from every \boxed{ was quadratic when no } followed
+    assert not same_answer("\\boxed{" * 10_000, "250")
+    assert same_answer("so \\boxed{ 250 }.", "250") and same_answer("\\boxed{\\frac{13}{28}}", "13/28")

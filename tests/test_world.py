@@ -557,3 +557,10 @@ def test_a_program_answer_indented_as_a_whole_is_the_same_program():
     indented = "\n".join("    " + line for line in t.solution.splitlines())
     assert w.verify(t.id, t.solution).passed and w.verify(t.id, indented).passed
     assert w.verify(t.id, indented.replace("\n", "\r\n")).passed
+
+
+def test_a_long_run_of_digits_compares_in_linear_time():
+    # the first number pattern backtracked quadratically on 60,000 digits and a letter (78 s)
+    digits = "9" * 60_000
+    assert not program_world.same_output(digits + "e", "20")
+    assert program_world.same_output(digits + ".0", digits) and not program_world.same_output(digits + "8", digits)

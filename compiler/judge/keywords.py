@@ -34,7 +34,7 @@ MIN_STEM = 4  # a suffix is stripped only when this much of the word remains ("w
 
 _WORD = re.compile(r"\d+(?:[.,]\d+)*(?:/\d+)?|[a-z]+")
 _LATEX_FRAC = re.compile(r"\\d?frac\s*\{\s*(-?[\d.]+)\s*\}\s*\{\s*(-?[\d.]+)\s*\}")
-_BOXED = re.compile(r"\\boxed\s*\{(.*)\}", re.S)
+_BOXED = re.compile(r"\\boxed\s*\{")
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)(?:/\d+(?:\.\d+)?)?")
 
 
@@ -119,13 +119,24 @@ def mentions(groups, text: str) -> bool:
 # ---------------------------------------------------------------- final answers
 
 
+def _boxed(text: str) -> str | None:
+    """What the first `\\boxed{` holds, up to the text's last `}` (None when there is none). Found by
+    hand: the regex `boxed{(.*)}` searched from every `boxed` is quadratic when no `}` follows."""
+    last = text.rfind("}")
+    for m in _BOXED.finditer(text):
+        if m.end() > last:
+            return None
+        return text[m.end():last]
+    return None
+
+
 def final_value(text: str) -> str:
     """The answer part of a submission: its `\\boxed{..}` or else its first line, with markdown emphasis,
     `$`, a leading `x =` and a trailing full stop removed."""
     t = (text or "").strip().strip("*_`").strip()  # markdown emphasis or code: **250**, `250`
-    boxed = _BOXED.search(t)
-    if boxed:
-        t = boxed.group(1)
+    boxed = _boxed(t)
+    if boxed is not None:
+        t = boxed
     else:  # the answer is its first line with content ($$ alone is not); what follows it ("That's final.") is talk
         t = next((ln for ln in t.splitlines() if ln.replace("$", "").strip()), "").strip().strip("*_`").strip()
     t = t.replace("$", "").strip().rstrip(".").strip().strip("*_`").strip()

@@ -69,7 +69,8 @@ def normalise(text: str) -> str:
 
 # A numeric literal standing alone (not part of a name such as x1 or of 0x1F): an optional sign,
 # digits with an optional fraction, an optional exponent.
-_NUMBER = re.compile(r"(?<![\w.])(-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(?![\w.])")
+# Possessive digits: `\d+\.?\d*` backtracked quadratically on a long run of digits followed by a letter.
+_NUMBER = re.compile(r"(?<![\w.])(-?(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][+-]?\d++)?)(?![\w.])")
 
 
 def same_output(got: str, expected: str) -> bool:
