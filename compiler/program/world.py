@@ -62,9 +62,8 @@ def normalise(text: str) -> str:
     lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
     while lines and not lines[-1]:
         lines.pop()
-    while lines and not lines[0]:
-        lines.pop(0)
-    return "\n".join(lines)
+    first = next((i for i, line in enumerate(lines) if line), len(lines))  # not pop(0): quadratic
+    return "\n".join(lines[first:])
 
 
 # A numeric literal standing alone (not part of a name such as x1 or of 0x1F): an optional sign,
