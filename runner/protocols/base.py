@@ -80,13 +80,16 @@ class PlaySession:
     opening: str = ""
 
 
-def world_probes(world) -> PlaySession:
-    """Probes of the world itself, one call each unless the world rejects them unrun (the milestone
-    protocol's count: a probe that does not parse still uses its call)."""
-    return PlaySession(world.probe, lambda fb: 0 if fb.status == "rejected" else 1)
+class ProbesTheWorld:
+    """A protocol whose player probes the world itself (no session): `worldspec play` does the same."""
+
+    def play_session(self, world, task=None) -> PlaySession:
+        """Probes of the world, one call each unless the world rejects them unrun (the milestone
+        protocol's count: a probe that does not parse still uses its call)."""
+        return PlaySession(world.probe, lambda fb: 0 if fb.status == "rejected" else 1)
 
 
-class OneWorld:
+class OneWorld(ProbesTheWorld):
     """A protocol that runs one world at a time: subclasses write the `*_for` methods on that world."""
 
     many_worlds = False

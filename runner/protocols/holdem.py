@@ -19,7 +19,7 @@ from worldspec.compiler import InputError
 
 from ..models import FatalError, LostError, Model, Request
 from ..report import LAYOUTS
-from .base import OneWorld, Plan, PlaySession, ScheduleLineup, fingerprint, world_probes
+from .base import OneWorld, Plan, ScheduleLineup, fingerprint
 from .holdem_report import LAYOUT
 
 CONDITION = "holdem"
@@ -168,9 +168,6 @@ class Holdem(OneWorld):
     def exploration_calls(self, world) -> int:
         """No exploration: a Hold'em world is played, not probed."""
         return 0
-
-    def play_session(self, world, task=None) -> PlaySession:
-        return world_probes(world)
 
 
 HOLDEM = Holdem()

@@ -49,7 +49,7 @@ import attrs
 
 from ..metrics import INTERACTIVE, PASSK, mean
 from ..models import FatalError, LitellmModel, LostError, Model, Reply, Request, Usage
-from .base import Plan, PlaySession, fingerprint, world_probes
+from .base import Plan, ProbesTheWorld, fingerprint
 from .turnshot import TurnShotLineup
 
 PASS_K_CAP = 32  # a safety bound on k* (the paper's matched k* were 1 to 8); a capped k* is reported
@@ -417,7 +417,7 @@ class JudgeLineup(TurnShotLineup):
         return [r for records in done for r in records]
 
 
-class JudgeProtocol:
+class JudgeProtocol(ProbesTheWorld):
     name = "judge"
     many_worlds = True
     config_keys = ("turns", "judge", "judge_model")
@@ -445,9 +445,6 @@ class JudgeProtocol:
 
     def exploration_calls(self, world) -> int:
         return world.budget.turns
-
-    def play_session(self, world, task=None) -> PlaySession:
-        return world_probes(world)
 
 
 JUDGE = JudgeProtocol()

@@ -31,7 +31,7 @@ from ..agents import default_milestone_agents, milestone_agent
 from ..answers import report_instructions, reportable_rules
 from ..metrics import best_of
 from ..models import FatalError, Model
-from .base import Plan, PlaySession, fingerprint, world_probes
+from .base import Plan, ProbesTheWorld, fingerprint
 from .conditions import (Volume, default_volume, fixed_script, hindsight_script, reference_system, round_slots,
                          split_reference, volume_from)
 from .trajectory import Fork, Trajectory, conv_id
@@ -204,7 +204,7 @@ class MilestoneLineup:
         return [rec for g in groups for rec in g]
 
 
-class Milestone:
+class Milestone(ProbesTheWorld):
     name = "milestone"
     many_worlds = False
     config_keys = ("conditions", "trajectories", "control_trajectories", "answers", "hindsight_from",
@@ -255,9 +255,6 @@ class Milestone:
 
     def exploration_calls(self, world) -> int:
         return world.budget.max_calls
-
-    def play_session(self, world, task=None) -> PlaySession:
-        return world_probes(world)
 
 
 MILESTONE = Milestone()

@@ -17,7 +17,7 @@ from worldspec.compiler import InputError
 from ..agents import strategy_agents
 from ..answers import extract_answer
 from ..models import LostError, Model, Request
-from .base import OneWorld, Plan, PlaySession, ScheduleLineup, fingerprint, world_probes
+from .base import OneWorld, Plan, ScheduleLineup, fingerprint
 
 
 def conv_id(system: str, opponent: str, seat: str, k: int) -> str:
@@ -174,9 +174,6 @@ class Pool(OneWorld):
 
     def exploration_calls(self, world) -> int:
         return world.budget.turns
-
-    def play_session(self, world, task=None) -> PlaySession:
-        return world_probes(world)
 
 
 POOL = Pool()
