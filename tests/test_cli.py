@@ -355,3 +355,12 @@ def test_play_opens_a_block_on_a_line_its_syntax_leaves_unfinished(tmp_path):
     assert "this line opens a block: nothing ran and nothing is charged" in r.output
     assert "\n10\n[" in r.output and "1 of 48 calls" in r.output  # one call: the whole block (7 reads 10 here)
     assert "error" not in r.output.split("opens a block")[-1]
+
+
+def test_play_says_which_tests_target_a_goal_box_explores():
+    path = os.path.join(os.path.dirname(__file__), "worlds", "oracle", "six-words.world")
+    r = cli("play", path, input="CRANE\n:explore goal2\n:budget\n")
+    assert r.exit_code == 0, r.output
+    assert "(this session explores test goal1; :explore ID explores another)" in r.output
+    assert "a fresh exploration session for goal2, with its own 6 calls" in r.output
+    assert "explores test goal2" in r.output and "0 of 6 calls" in r.output  # each test: its own turns

@@ -34,8 +34,8 @@ HELP = """Commands:
   :tasks             list the held-out tasks
   :task ID           show one task
   :answer ID         write an answer to task ID (end with a line holding only '.') and see the verdict
-  :explore ID        a fresh exploration session for task ID (a box with a target per test explores
-                     each test's target apart; a round-by-round game: that test's length)
+  :explore ID        a fresh exploration session for task ID (a box with a target per test, or a
+                     round-by-round game, explores each test apart, with a budget of its own)
   :block             type a program of several lines (finish it with an empty line)
   :budget            calls and probe units used so far
   :help              this text
@@ -186,7 +186,11 @@ class Session:
                 self.write(f"no task {tid!r}; :tasks lists them")
                 return True
             self.exploring = self.protocol.play_session(w, task)
-            self.write(f"a fresh exploration session for {task.id} (the calls used stay used)")
+            if self.exploring.own_budget:  # as the protocol explores each test apart, with its own turns
+                self.calls = self.units = 0
+                self.write(f"a fresh exploration session for {task.id}, with its own {self.max_calls} calls")
+            else:
+                self.write(f"a fresh exploration session for {task.id} (the calls used stay used)")
             if self.exploring.opening:
                 self.write(self.exploring.opening)
         elif cmd == ":block":

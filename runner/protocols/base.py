@@ -78,6 +78,7 @@ class PlaySession:
     probe: Callable[[str], Feedback]
     cost: Callable[[Feedback], int]
     opening: str = ""
+    own_budget: bool = False  # each test is explored apart, with a budget of its own (BoxSession)
 
 
 class ProbesTheWorld:

@@ -315,8 +315,13 @@ class TurnShot:
     def play_session(self, world, task=None) -> PlaySession:
         """One world session, as BoxSession explores: a box keeps its memory, a round-by-round game goes
         on, and a probe costs the turns the world charges for it (a rejected input: none)."""
+        if task is None and world.explore_each_test and world.tasks:
+            task = world.tasks[0]  # each test has its own target (or game): start with the first
         session = world.session(task)
-        return PlaySession(session.probe, lambda fb: fb.units, session.opening or "")
+        note = f"(this session explores test {task.id}; :explore ID explores another)" \
+            if world.explore_each_test and task is not None else ""
+        return PlaySession(session.probe, lambda fb: fb.units, "\n".join(x for x in (session.opening, note) if x),
+                           own_budget=world.explore_each_test)
 
 
 TURNSHOT = TurnShot()
