@@ -243,9 +243,9 @@ class Grader:
         return await self._memo(self._requires, task.id, make)
 
     async def information(self, probes: tuple) -> list | None:
-        """World.information, the bits each probe removed, scored in a worker so that the run goes on
-        meanwhile (it re-reads every probe: seconds). None when the world's kind does not measure it,
-        or when scoring overran its deadline (logged; the trajectory then has no information row)."""
+        """World.information, the bits each probe removed, scored in a worker (in process: on a thread)
+        so that the run goes on meanwhile. None when the world's kind does not measure it, or when
+        scoring overran its deadline (logged; the trajectory then has no information row)."""
         if not isinstance(self.world, Explorable):
             return None
 

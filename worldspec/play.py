@@ -125,8 +125,9 @@ class Session:
             except (Cancelled, KeyboardInterrupt):
                 self.write("^C cancelled (nothing was charged)")
 
-    def _block(self, first: str, end: str = "") -> str:
-        lines = [first]
+    def _block(self, first: str | None = None, end: str = "") -> str:
+        """Lines up to one holding only `end` (an empty line by default), after `first` if given."""
+        lines = [] if first is None else [first]
         while True:
             try:
                 nxt = self.read("... ")
@@ -170,12 +171,8 @@ class Session:
                 self.write(f"no task {tid}; :tasks lists them")
                 return True
             self.write("Write your answer; end it with a line holding only '.'")
-            try:
-                first = self.read("... ")
-            except KeyboardInterrupt:
-                raise Cancelled from None
             # read as a model's reply is read: the last fenced block (```json included), or all of it
-            answer = extract_answer(self._block(first, end="."))
+            answer = extract_answer(self._block(end="."))
             v = w.verify(tid, answer)
             self.write(f"{'PASS' if v.passed else 'FAIL'}: {v.detail}")
         elif cmd.startswith(":explore"):
@@ -194,30 +191,28 @@ class Session:
             if self.exploring.opening:
                 self.write(self.exploring.opening)
         elif cmd == ":block":
-            self.write("Type the program; finish it with an empty line.")
-            try:
-                first = self.read("... ")
-            except KeyboardInterrupt:
-                raise Cancelled from None
-            self.run(self._block(first))
+            if self._budget_left():
+                self.write("Type the program; finish it with an empty line.")
+                self.run(self._block())
         elif cmd == ":budget":
             self.write(f"{self.calls} of {self.max_calls} calls, {self.units} probe units used")
         elif cmd.startswith(":"):
             self.write(f"unknown command {cmd.split()[0]}; type :help")
-        else:
-            if self.calls >= self.max_calls:
-                self.write("the exploration budget is spent; you can still :answer tasks")
-                return True
+        elif self._budget_left():
             block = line.rstrip().endswith(":")
             self.run(self._block(line) if block else line, single=not block)
         return True
 
+    def _budget_left(self) -> bool:
+        """Whether a call is left (saying so when none is)."""
+        if self.calls < self.max_calls:
+            return True
+        self.write("the exploration budget is spent; you can still :answer tasks")
+        return False
+
     def run(self, program: str, single: bool = False) -> None:
         """Probe once, charged as the protocol charges an agent; a single line that leaves its program
-        unfinished opens a block (its lines are read, then the whole block runs)."""
-        if self.calls >= self.max_calls:
-            self.write("the exploration budget is spent; you can still :answer tasks")
-            return
+        unfinished opens a block (its lines are read, then the whole block runs); callers check the budget."""
         self.write(f"(running as call {self.calls + 1} of {self.max_calls})")
         fb = self.exploring.probe(program)
         if single and fb.status == "parse_error" and UNFINISHED_PROGRAM in fb.text:

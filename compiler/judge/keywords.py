@@ -35,6 +35,7 @@ MIN_STEM = 4  # a suffix is stripped only when this much of the word remains ("w
 _WORD = re.compile(r"\d+(?:[.,]\d+)*(?:/\d+)?|[a-z]+")
 _LATEX_FRAC = re.compile(r"\\d?frac\s*\{\s*(-?[\d.]+)\s*\}\s*\{\s*(-?[\d.]+)\s*\}")
 _BOXED = re.compile(r"\\boxed\s*\{")
+_DRESS = " \t\r\n*_`"  # spaces and markdown emphasis or code around a final answer
 _NUMBER = re.compile(r"[+-]?(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)(?:/\d+(?:\.\d+)?)?")
 
 
@@ -133,13 +134,10 @@ def _boxed(text: str) -> str | None:
 def final_value(text: str) -> str:
     """The answer part of a submission: its `\\boxed{..}` or else its first line, with markdown emphasis,
     `$`, a leading `x =` and a trailing full stop removed."""
-    t = (text or "").strip().strip("*_`").strip()  # markdown emphasis or code: **250**, `250`
-    boxed = _boxed(t)
-    if boxed is not None:
-        t = boxed
-    else:  # the answer is its first line with content ($$ alone is not); what follows it ("That's final.") is talk
-        t = next((ln for ln in t.splitlines() if ln.replace("$", "").strip()), "").strip().strip("*_`").strip()
-    t = t.replace("$", "").strip().rstrip(".").strip().strip("*_`").strip()
+    t = _boxed(text or "")
+    if t is None:  # the answer is its first line with content ($$ alone is not); what follows is talk
+        t = next((ln for ln in (text or "").splitlines() if ln.replace("$", "").strip()), "")
+    t = t.replace("$", "").strip(_DRESS).rstrip(".").strip(_DRESS)  # markdown: **250**, `250`, **250**.
     if "=" in t and number(t) is None:
         t = t.rsplit("=", 1)[1].strip()
     return t

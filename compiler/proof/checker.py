@@ -73,7 +73,8 @@ def check(proof: Proof, rules: dict[str, Schema], notation: F.Notation = F.DEFAU
         if name is None:
             known = sorted(rules, key=id_order)
             return fail(f"there is no rule {ln.rule} (rules: {', '.join(known[:40])})")
-        ln = attrs.evolve(ln, rule=name)  # blame and messages name the rule as the world does
+        if name != ln.rule:
+            ln = attrs.evolve(ln, rule=name)  # blame and messages name the rule as the world does
         schema = rules[name]
         used.add(name)
         here = chain(ln.ctx)
