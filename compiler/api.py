@@ -261,11 +261,6 @@ def explorer_of(world, seed: int = 0):
     return world.explorer(seed) if isinstance(world, Explorable) else None
 
 
-def information_of(world, probes) -> list[ProbeInformation] | None:
-    """Information per probe of a trajectory, or None when the world's kind does not measure it."""
-    return world.information(probes) if isinstance(world, Explorable) else None
-
-
 @attrs.frozen
 class Kind:
     """One world kind as the compiler's registry holds it (compiler/build.py)."""

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from worldspec.cli import main
-from worldspec.compiler.api import Explorable, explorer_of, information_of
+from worldspec.compiler.api import Explorable, explorer_of
 from worldspec.compiler.build import load_world
 from worldspec.compiler.program import information
 from worldspec.compiler.program.hypotheses import build_space, read_families, FamilyError
@@ -118,7 +118,7 @@ def test_information_per_probe_counts_repeats_as_removing_nothing():
     ex = explorer_of(w)
     p = ex.next_probe()
     fb = w.probe(p)
-    scored = information_of(w, [(p, fb.text, fb.units), (p, fb.text, fb.units), ("EMIT(", "parse error", 0)])
+    scored = w.information([(p, fb.text, fb.units), (p, fb.text, fb.units), ("EMIT(", "parse error", 0)])
     first, repeat, broken = scored
     assert first.bits > 0 and first.best >= first.bits
     assert repeat.bits == 0 and repeat.best > 0  # the same probe again teaches nothing
@@ -142,17 +142,17 @@ def test_information_scored_round_by_round_carries_on_and_equals_one_scoring(mon
     fed = []
     feed = information.Scorer.feed
     monkeypatch.setattr(information.Scorer, "feed", lambda self, ps: (fed.append(len(ps)), feed(self, ps))[1])
-    assert information_of(w, probes[:2]) and information_of(w, probes[:3])
-    round_by_round = information_of(w, probes)
+    assert w.information(probes[:2]) and w.information(probes[:3])
+    round_by_round = w.information(probes)
     assert fed == [2, 1, 1]
-    assert information_of(w, probes) == round_by_round and fed == [2, 1, 1]  # the whole again: no work
-    assert information_of(load_world(DEMO), probes) == round_by_round and fed[-1] == 4  # a fresh world
+    assert w.information(probes) == round_by_round and fed == [2, 1, 1]  # the whole again: no work
+    assert load_world(DEMO).information(probes) == round_by_round and fed[-1] == 4  # a fresh world
     # past LIVE_SCORERS trajectories in flight, an evicted one is read again from its first probe
     monkeypatch.setattr(information, "LIVE_SCORERS", 1)
     w, fed[:] = load_world(DEMO), []
     other = [(p, "0", u) for p, _, u in probes]
-    assert information_of(w, probes[:2]) and information_of(w, other[:2])
-    assert information_of(w, probes) == round_by_round and fed == [2, 2, 4]
+    assert w.information(probes[:2]) and w.information(other[:2])
+    assert w.information(probes) == round_by_round and fed == [2, 2, 4]
 
 
 def test_a_models_probe_is_read_as_a_whole_program():
@@ -169,7 +169,7 @@ def test_a_models_probe_is_read_as_a_whole_program():
 def test_worlds_without_an_explorer_say_so():
     proof = load_world("alienlogic")
     assert not isinstance(proof, Explorable)
-    assert explorer_of(proof) is None and information_of(proof, []) is None
+    assert explorer_of(proof) is None
     assert "explorer" not in default_milestone_agents(proof)
     assert "explorer" in default_milestone_agents(load_world(DEMO))
 
