@@ -1,26 +1,59 @@
 """Parse -> kind registry -> kind.compile: the one place that knows which kinds exist.
 
 Nothing here is kind-specific: a kind is a subpackage whose spec module exposes
-`KIND` (a `compiler.api.Kind`), registered once in `KINDS` below or at run time with
-`register_kind` (tests register a tiny kind of their own this way).
+`KIND` (a `compiler.api.Kind`), registered once in `KINDS` below by its module's name or at
+run time with `register_kind` (tests register a tiny kind of their own this way).
+
+The bundled kinds are named, not imported: `KINDS` imports a kind's spec module the first
+time that kind is looked up, as Inspect loads its providers. Importing every kind cost
+1.2 s at start-up (pokerkit for holdem, the program kind's grammars), paid by `--help`,
+`list` and every command that compiles one world of one kind.
 """
 from __future__ import annotations
 
+import importlib
 import os
+from collections.abc import MutableMapping
 from importlib.resources import files
 
 from worldspec import ast
-from worldspec.compiler.blackbox.spec import KIND as BLACKBOX
-from worldspec.compiler.game.spec import KIND as GAME
-from worldspec.compiler.holdem.spec import KIND as HOLDEM
-from worldspec.compiler.judge.spec import KIND as JUDGE
-from worldspec.compiler.program.spec import KIND as PROGRAM
-from worldspec.compiler.proof.spec import KIND as PROOF
 from worldspec.compiler.api import Kind, World
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.parser import load_spec
 
-KINDS: dict[str, Kind] = {k.name: k for k in (PROGRAM, PROOF, BLACKBOX, GAME, HOLDEM, JUDGE)}
+
+class KindRegistry(MutableMapping):
+    """Kind name -> Kind; a bundled kind is the name of its spec module until first looked up."""
+
+    def __init__(self, modules: dict[str, str]):
+        self._entries: dict[str, Kind | str] = dict(modules)
+
+    def __getitem__(self, name: str) -> Kind:
+        entry = self._entries[name]
+        if isinstance(entry, str):
+            entry = importlib.import_module(entry).KIND
+            self._entries[name] = entry
+        return entry
+
+    def __setitem__(self, name: str, kind: Kind) -> None:
+        self._entries[name] = kind
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+
+    def __contains__(self, name) -> bool:  # without importing the kind
+        return name in self._entries
+
+    def __iter__(self):
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+# The bundled kinds, in the order error messages list them; each module defines KIND.
+KINDS = KindRegistry({name: f"worldspec.compiler.{name}.spec"
+                      for name in ("program", "proof", "blackbox", "game", "holdem", "judge")})
 # Kinds the language reserves but this version cannot compile yet.
 RESERVED: tuple[str, ...] = ()
 

@@ -66,7 +66,31 @@ def test_list_bundled_worlds():
     r = cli("list")
     assert r.exit_code == 0, r.output
     line = next(x for x in r.output.splitlines() if "demo.world" in x)
-    assert "Demo (program) - 5 rules, 1 herring, 7 tasks." in line
+    assert "Demo (program). A tiny calculation language" in line
+    box = next(x for x in r.output.splitlines() if "cii-e-bubble-sort.world" in x and "oracle/" in x)
+    assert "(blackbox) CII/easy." in box
+
+
+def test_list_reads_headers_only(tmp_path, monkeypatch):
+    """`list` compiles nothing: a world whose body does not compile is listed from its header."""
+    (tmp_path / "w.world").write_text('world "Broken \\"body\\"" version 1\nkind program\n'
+                                      'summary "A summary."\nbase { this is not a spec }\n')
+    (tmp_path / "x.world").write_text("# no header here\nkind program\n")
+    import worldspec.cli as cli_module
+    monkeypatch.setattr(cli_module, "load_world", lambda *a, **k: pytest.fail("list compiled a world"))
+    r = cli("list", str(tmp_path))
+    assert r.exit_code == 0, r.output
+    assert 'w.world: Broken "body" (program). A summary.' in r.output
+    assert "x.world: not a world" in r.output
+
+
+def test_list_compile_adds_counts_and_compile_errors(tmp_path):
+    shutil.copy(DEMO, tmp_path / "a.world")
+    (tmp_path / "b.world").write_text('world "B" version 1\nkind program\nbase { nope }\n')
+    r = cli("list", str(tmp_path), "--compile")
+    assert r.exit_code == 0, r.output
+    assert "Demo (program) - 5 rules, 1 herring, 7 tasks." in r.output
+    assert "b.world: does not compile:" in r.output
 
 
 def test_list_a_folder(tmp_path):
@@ -364,3 +388,31 @@ def test_play_says_which_tests_target_a_goal_box_explores():
     assert "(this session explores test goal1; :explore ID explores another)" in r.output
     assert "a fresh exploration session for goal2, with its own 6 calls" in r.output
     assert "explores test goal2" in r.output and "0 of 6 calls" in r.output  # each test: its own turns
+
+
+def test_help_lists_the_lazy_commands_without_importing_them():
+    """`worldspec --help` names every command with its docstring's first paragraph, and loads no runner module."""
+    code = ("import sys\nfrom worldspec.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print('LOADED', sorted(m for m in sys.modules if m.startswith(('worldspec.runner.cli', 'worldspec.play',"
+            " 'matplotlib', 'pokerkit', 'litellm'))))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "LOADED []" in p.stdout, p.stdout[-500:]
+    import click
+    from worldspec.cli import main as group
+    ctx = click.Context(group)
+    for name, short in group.SHORT_HELP.items():
+        first = " ".join(group.get_command(ctx, name).help.split("\n\n")[0].split())
+        assert short == first, name
+        assert name in p.stdout
+
+
+def test_list_headers_agree_with_the_parser_on_every_bundled_world():
+    """What `list` reads from header lines is what the parser reads (name, kind, summary), world by world."""
+    from worldspec.compiler.suite import world_files
+    from worldspec.headers import read_header
+    from worldspec.parser import load_spec
+    root = os.path.dirname(DEMO)
+    for path in world_files(root) + world_files(os.path.join(os.path.dirname(__file__), "worlds")):
+        head, spec = read_header(path), load_spec(path)
+        assert (head.name, head.kind, head.summary) == (spec.name, spec.kind, spec.summary), path

@@ -40,6 +40,7 @@ from worldspec import __version__
 from worldspec.compiler import load_world, resolve_world_path
 from worldspec.compiler.suite import world_files
 from worldspec.diagnostics import SpecError, SpecErrors
+from worldspec.headers import read_header
 from worldspec.runner import sandbox
 
 EXIT_PROBLEMS, EXIT_INPUT, EXIT_INTERNAL, EXIT_INVALID = 1, 2, 3, 4
@@ -132,8 +133,32 @@ class _Group(click.Group):
             "import": "worldspec.importer:import_group", "author": "worldspec.runner.author:author",
             "view": "worldspec.runner.view:view"}
 
+    # `--help` lists these without importing them (the runner's commands load matplotlib and the
+    # protocols: 0.6 s); tests/test_cli.py checks each line against the command's own docstring.
+    SHORT_HELP = {
+        "play": "Explore WORLD yourself: probe, read the manual, list tasks, submit answers.",
+        "run": "Run WORLD (a .world file, a bundled world's name, or a folder of black boxes) under its protocol.",
+        "report": "Merge run directories (of one protocol) into the paper-style tables.",
+        "import": "Convert a benchmark's published data file into .world files (then certify them).",
+        "author": "Have a model write a world from BRIEF; `worldspec check` steers its drafts to a certified spec.",
+        "view": "Write a run as one self-contained HTML page and print its path."}
+
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.LAZY))
+
+    def format_commands(self, ctx, formatter):
+        """The command list, with the lazy commands' lines from SHORT_HELP (nothing imported)."""
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.LAZY:
+                rows.append((name, self.SHORT_HELP[name]))
+                continue
+            cmd = super().get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit=200)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def get_command(self, ctx, name):
         if name in self.LAZY:
@@ -163,14 +188,20 @@ def main():
 
 @main.command("list")
 @click.argument("folder", required=False, type=click.Path(exists=True, file_okay=False))
+@click.option("--compile", "compile_", is_flag=True,
+              help="Compile each world and add its rule, herring and task counts (slower: seconds per world).")
 @guarded
-def list_worlds(folder):
+def list_worlds(folder, compile_):
     """List world files: the bundled ones, or those under FOLDER.
+
+    Each line is read from the world's header lines (name, kind, family and
+    difficulty for boxes, summary), compiling nothing; `--compile` compiles
+    each world too, adds its counts and says which do not compile.
 
     \b
     Example:
       worldspec list
-      worldspec list my/worlds
+      worldspec list my/worlds --compile
     """
     root = folder or os.path.dirname(resolve_world_path("demo"))
     paths = world_files(root)
@@ -179,9 +210,17 @@ def list_worlds(folder):
         return
     for p in paths:
         try:
-            w = load_world(p)
-            click.echo(f"{os.path.relpath(p)}: {w.name} ({w.kind}) - {plural(len(w.rules), 'rule')}, "
-                       f"{plural(len(w.herrings), 'herring')}, {plural(len(w.tasks), 'task')}. {w.summary}")
+            head = read_header(p)
+            if head is None:
+                click.echo(f"{os.path.relpath(p)}: not a world (it does not start with a world header)")
+                continue
+            box = "/".join(x for x in (head.family, head.difficulty) if x)
+            line = f"{os.path.relpath(p)}: {head.name} ({head.kind}){' ' + box if box else ''}"
+            if compile_:
+                w = load_world(p)
+                line += (f" - {plural(len(w.rules), 'rule')}, {plural(len(w.herrings), 'herring')}, "
+                         f"{plural(len(w.tasks), 'task')}")
+            click.echo(f"{line}. {head.summary}".rstrip())
         except (SpecError, SpecErrors) as e:
             first = e.render().splitlines()[0]
             click.echo(f"{os.path.relpath(p)}: does not compile: {first}")
