@@ -19,6 +19,7 @@ from worldspec.compiler.suite import world_files
 from . import experiment, report as reports
 from .cache import CacheError, ResponseCache
 from .log import FinishedRun, RunDirError, discard_unanswered
+from .endpoints import check_endpoint
 from .models import FatalError, LitellmModel
 from .options import config_from, default_cache_dir, default_out, run_options
 from .progress import Progress
@@ -94,12 +95,19 @@ def run(world_path, overwrite, **params):
     if p["resume"] and overwrite:
         raise click.UsageError("--resume continues the run in --out and --overwrite replaces it: pass one")
     config = config_from(p)
+    models = [LitellmModel(m, api_base=p["api_base"], settings=config.settings, timeout=p["timeout"])
+              for m in p["models"]]
+    if models and not p["dry_run"]:
+        try:  # keys and endpoints are said before the world compiles (seconds) or anything is written
+            for m in models:
+                m.check_environment()
+            check_endpoint(p["api_base"])
+        except FatalError as e:
+            raise BadInput(str(e)) from None
     worlds, name = load_worlds(world_path, p["seed"])
     out = p["out"] or default_out(name)
     try:
         protocol = protocol_for(worlds)
-        models = [LitellmModel(m, api_base=p["api_base"], settings=config.settings, timeout=p["timeout"])
-                  for m in p["models"]]
         agents = p["agents"] or (() if models else protocol.default_agents(worlds))
         if p["dry_run"]:
             plan = experiment.plan(worlds, models, config, agents)
@@ -111,8 +119,6 @@ def run(world_path, overwrite, **params):
         if not p["no_cache"] and any(m.cacheable for m in models):
             cache = p["cache_dir"] or str(default_cache_dir())
             ResponseCache(cache).close()  # an unusable cache directory is bad input, said before the run
-        for m in models:
-            m.check_environment()  # a missing key is said before anything starts or is written
         fresh = not os.path.exists(out)
         try:
             with Progress(quiet=p["quiet"]) as progress:

@@ -1,0 +1,59 @@
+"""Issue 31, item 1 and 3: keys and `--api-base` are checked before a world compiles or `--out` is touched."""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+from worldspec.runner.endpoints import unreachable
+
+ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true",
+       "OPENAI_API_KEY": "sk-fake"}
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def worldspec(*args, timeout=60):
+    p = subprocess.run([sys.executable, "-c", "from worldspec.cli import main; main()", *args], env=ENV,
+                       capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_an_unreachable_api_base_exits_2_fast_and_leaves_out_as_it_was(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep me")
+    base = f"http://127.0.0.1:{closed_port()}/v1"
+    start = time.monotonic()
+    code, stdout, stderr = worldspec("run", "aliencode", "--model", "openai/m", "--api-base", base,
+                                     "--out", str(out))
+    assert code == 2, stderr
+    assert time.monotonic() - start < 30
+    assert "cannot be reached" in stderr and "connection refused" in stderr and "Traceback" not in stderr
+    assert sorted(p.name for p in out.iterdir()) == ["mine.txt"]
+
+
+def test_the_endpoint_is_checked_before_the_world_compiles(tmp_path):
+    broken = tmp_path / "w.world"
+    broken.write_text('world "W" version 1\nkind program\nbase { nope }\n')
+    code, _, stderr = worldspec("run", str(broken), "--model", "openai/m", "--api-base",
+                                f"http://127.0.0.1:{closed_port()}/v1", "--out", str(tmp_path / "o"))
+    assert code == 2 and "cannot be reached" in stderr and "w.world:" not in stderr, stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_any_http_answer_counts_as_reachable(fake_openai):
+    assert unreachable(fake_openai.base_url) is None  # the fake server answers GET with 501: a server is there
+
+
+def test_bad_urls_are_named():
+    assert "not an http" in unreachable("ftp://example/v1")
+    assert "port is not a number" in unreachable("http://127.0.0.1:notaport/v1")
+    assert "connection refused" in unreachable(f"http://127.0.0.1:{closed_port()}")
