@@ -462,23 +462,14 @@ def _syntax_error(file: str, text: str, err: UnexpectedInput, heads: list[Head])
     return SpecError(ast.Span(file, line, col), msg, hint)
 
 
-_EXPONENT = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[eE][+-]?\d+\b")
-
-
 def _misread_above(text: str, heads: list[Head], line: int) -> str:
     """A hint for an error that a line above caused (newlines do not end an item, so the next line is
-    read as its value): a number with an exponent (`1e3` reads as 1, then a name), or an item that
-    has no value (`precompute` alone). "" when neither."""
+    read as its value): an item that has no value (`precompute` alone). "" otherwise."""
     above = [h for h in heads if h.depth == 0 and h.line < line]
     if not above:
         return ""
     lines = text.split("\n")
     first = above[-1].line
-    for n in range(first, min(line, len(lines)) + 1):
-        m = _EXPONENT.search(lines[n - 1].split("#", 1)[0])
-        if m:
-            return (f"Line {n} writes {m.group()!r}: a .world file has no exponent notation, so it reads as "
-                    f"{m.group().split('e')[0].split('E')[0]} followed by a name. Write the number out in digits.")
     prev = lines[first - 1].split("#", 1)[0].split()
     if len(prev) == 1 and first < line:
         return (f"Line {first}, `{prev[0]}`, has no value, so what follows was read as its value: "

@@ -1,0 +1,33 @@
+"""The spec language, third edition (issue 24): what authors write that the second edition refused."""
+from __future__ import annotations
+
+import pytest
+
+from worldspec.meta import MetaCompiler
+from worldspec.parser import parse_expr, parse_spec
+from worldspec.values import Ctx
+
+
+def value(text: str):
+    return MetaCompiler().unit("<test>", [], parse_expr(text))(Ctx(), [])
+
+
+@pytest.mark.parametrize("text, want", [
+    ("6.674e-11", 6.674e-11), ("2E3", 2000.0), ("1e0", 1.0), ("1.5e+2", 150.0), ("9.81 * 1e-3", 9.81 * 1e-3),
+    ("-2.5e-10", -2.5e-10), ("1e308", 1e308),
+])
+def test_scientific_literals(text, want):
+    got = value(text)
+    assert isinstance(got, float) and got == want
+
+
+def test_a_scientific_literal_too_large_is_located():
+    from worldspec.diagnostics import SpecError
+    with pytest.raises(SpecError) as info:
+        parse_spec('world "W" version 1\nparam G = 1e400\n', "w.world")
+    assert "too large" in info.value.render() and "w.world:2:" in info.value.render()
+
+
+def test_scientific_params_in_a_spec():
+    spec = parse_spec('world "W" version 1\nkind blackbox\nparam G = 6.674e-11\n', "w.world")
+    assert spec.params[0].name == "G"
