@@ -130,12 +130,20 @@ class Unavailable(Exception):
 class RemoteSpecError(Exception):
     """A spec error found in a worker, rendered there (SpecError does not pickle)."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, records: list | None = None):
         super().__init__(text)
         self.text = text
+        self.records = records or []
 
     def render(self) -> str:
         return self.text
+
+    def diagnostics(self) -> list[dict]:
+        """The worker's SpecError records (plain dicts: they travel)."""
+        return list(self.records)
+
+    def __reduce__(self):  # both fields travel back from the worker
+        return (RemoteSpecError, (self.text, self.records))
 
 
 # ---------------------------------------------------------------- worlds and their origins
@@ -206,7 +214,7 @@ def _portable_errors(fn):
         try:
             return fn(*args)
         except (SpecError, SpecErrors) as e:
-            raise RemoteSpecError(e.render()) from None
+            raise RemoteSpecError(e.render(), e.diagnostics()) from None
         except Exception as e:  # noqa: BLE001 — re-raised, as itself when it can travel
             try:
                 pickle.loads(pickle.dumps(e))

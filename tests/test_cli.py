@@ -416,3 +416,16 @@ def test_list_headers_agree_with_the_parser_on_every_bundled_world():
     for path in world_files(root) + world_files(os.path.join(os.path.dirname(__file__), "worlds")):
         head, spec = read_header(path), load_spec(path)
         assert (head.name, head.kind, head.summary) == (spec.name, spec.kind, spec.summary), path
+
+
+def test_check_json_prints_the_diagnostics_of_a_spec_that_does_not_compile(tmp_path):
+    """Issue 31 item 7 / issue 24: `check --json` on a spec error prints JSON on stdout (it printed nothing), exit 2."""
+    bad = tmp_path / "b.world"
+    bad.write_text('world "W" version 1\nkind program\nbase { nope }\n')
+    r = CliRunner().invoke(main, ["check", str(bad), "--json"])
+    assert r.exit_code == 2
+    out = json.loads(r.stdout)
+    assert out["compiles"] is False
+    (d,) = out["diagnostics"]
+    assert (d["file"], d["line"], d["col"], d["severity"]) == (str(bad), 3, 8, "error")
+    assert "nope" in d["message"] and "^" in d["text"]

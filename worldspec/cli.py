@@ -250,8 +250,13 @@ def check(world, seed, as_json, timeout):
     """
     folder = os.path.isdir(world)
     path = world if folder else world_path(world)
-    with CertifyDisplay(world, live=not as_json and sys.stderr.isatty()) as display:
-        report, note = certification(path, seed, display.say, timeout)
+    try:
+        with CertifyDisplay(world, live=not as_json and sys.stderr.isatty()) as display:
+            report, note = certification(path, seed, display.say, timeout)
+    except (SpecError, SpecErrors, sandbox.RemoteSpecError) as e:
+        if as_json:  # a script reading stdout gets the diagnostics too, not an empty stdout
+            click.echo(json.dumps({"world": path, "compiles": False, "diagnostics": e.diagnostics()}, indent=2))
+        raise
     if report.get("overrun") and not as_json:
         click.echo(f"{path}: 1 problem(s):\n  - {report['problems'][0]}")
         sys.exit(EXIT_PROBLEMS)

@@ -72,6 +72,12 @@ class SpecError(Exception):
     def __str__(self) -> str:
         return self.render()
 
+    def diagnostics(self) -> list[dict]:
+        """This error as JSON-ready records (`check --json`): file, line, col, message, hint, and its rendering."""
+        s = self.span
+        return [{"file": s.file, "line": s.line, "col": s.col, "severity": "error", "message": self.message,
+                 "hint": self.hint, "text": self.render()}]
+
 
 class SpecErrors(Exception):
     """Several spec errors found by one pass, reported together."""
@@ -82,6 +88,10 @@ class SpecErrors(Exception):
 
     def render(self) -> str:
         return "\n".join(e.render() for e in self.errors)
+
+    def diagnostics(self) -> list[dict]:
+        """Every error's records, in order."""
+        return [d for e in self.errors for d in e.diagnostics()]
 
     def __str__(self) -> str:
         return self.render()
