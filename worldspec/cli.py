@@ -41,6 +41,8 @@ from worldspec.compiler import load_world, resolve_world_path
 from worldspec.compiler.suite import world_files
 from worldspec.diagnostics import SpecError, SpecErrors
 from worldspec.headers import read_header
+from worldspec.lint import spec_warnings
+from worldspec.parser import load_spec
 from worldspec.runner import sandbox
 
 EXIT_PROBLEMS, EXIT_INPUT, EXIT_INTERNAL, EXIT_INVALID = 1, 2, 3, 4
@@ -257,6 +259,8 @@ def check(world, seed, as_json, timeout):
         if as_json:  # a script reading stdout gets the diagnostics too, not an empty stdout
             click.echo(json.dumps({"world": path, "compiles": False, "diagnostics": e.diagnostics()}, indent=2))
         raise
+    if not folder and not report.get("overrun"):
+        report["spec_warnings"] = [d for w in spec_warnings(load_spec(path)) for d in w.diagnostics()]
     if report.get("overrun") and not as_json:
         click.echo(f"{path}: 1 problem(s):\n  - {report['problems'][0]}")
         sys.exit(EXIT_PROBLEMS)
@@ -346,6 +350,8 @@ def _print_report(report: dict) -> None:
         click.echo(f"  {'ok ' if h.get('unchanged') else 'BAD'} {h['id']:<6} herring on {h.get('target', '')}")
     for line in report.get("notes", ()):
         click.echo(f"  {line}")
+    for w in report.get("spec_warnings", ()):
+        click.echo(w["text"])
     if report["problems"]:
         click.echo(f"{len(report['problems'])} problem(s):")
         for p in report["problems"]:

@@ -51,6 +51,8 @@ def did_you_mean(name: str, candidates) -> str:
 class SpecError(Exception):
     """A mistake in a spec, located in its source."""
 
+    severity = "error"
+
     def __init__(self, span: Span, message: str, hint: str = ""):
         super().__init__(message)
         self.span = span
@@ -59,7 +61,7 @@ class SpecError(Exception):
 
     def render(self) -> str:
         s = self.span
-        out = [f"{s.file}:{s.line}:{s.col}: error: {self.message}"]
+        out = [f"{s.file}:{s.line}:{s.col}: {self.severity}: {self.message}"]
         text, col = shown_line(source_line(s.file, s.line), s.col)
         if text:
             out.append(f"  {text}")
@@ -75,8 +77,14 @@ class SpecError(Exception):
     def diagnostics(self) -> list[dict]:
         """This error as JSON-ready records (`check --json`): file, line, col, message, hint, and its rendering."""
         s = self.span
-        return [{"file": s.file, "line": s.line, "col": s.col, "severity": "error", "message": self.message,
+        return [{"file": s.file, "line": s.line, "col": s.col, "severity": self.severity, "message": self.message,
                  "hint": self.hint, "text": self.render()}]
+
+
+class SpecWarning(SpecError):
+    """Something in a spec that compiles but may not mean what its author meant (never raised: reported)."""
+
+    severity = "warning"
 
 
 class SpecErrors(Exception):

@@ -176,9 +176,9 @@ class MetaCompiler:
     def add_def(self, d: ast.Def) -> None:
         """Declare a def; its body is compiled on first use or by finish()."""
         _check_name(d.name, d.span)
-        if d.name in BUILTINS:
-            raise SpecError(d.span, f"def {d.name} would hide the builtin of the same name",
-                            "Choose another name.")
+        # A def named like a builtin shadows it (the def is looked up first everywhere): a builtin added
+        # by a later release never breaks a world that already had a def of that name. `check` warns
+        # (worldspec/lint.py), since a reader of the spec may expect the builtin.
         if d.name == PRIOR or d.name in CTX_VARS:
             raise SpecError(d.span, f"the name {d.name!r} is reserved", "Choose another name for the def.")
         self._pending[d.name] = d
