@@ -58,3 +58,96 @@ def test_the_def_is_what_a_call_reaches():
     mc = meta_compiler(spec, {})
     unit = mc.unit("<t>", [], parse_expr("len([1, 2]) + 0"))
     assert unit(Ctx(), []) == 7
+
+
+# ---------------------------------------------------------------- infix and prefix operators (program worlds)
+
+from pathlib import Path  # noqa: E402
+
+from worldspec.compiler import load_world  # noqa: E402
+from worldspec.diagnostics import SpecError as _SpecError  # noqa: E402
+
+LANG3 = Path(__file__).resolve().parent / "worlds" / "lang3"
+PYLIKE = str(LANG3 / "pylike.world")
+
+
+@pytest.fixture(scope="module")
+def pylike():
+    return load_world(PYLIKE)
+
+
+@pytest.mark.parametrize("program, printed", [
+    ("print(1 + 2 * 3)", "7"), ("print((1 + 2) * 3)", "9"), ("print(10 - 4 - 3)", "3"),
+    ("print(100 // 10 // 5)", "2"),
+    ("print(-7 % 3, 7 % -3, 8 % 3)", "-1 1 2"),  # P1: the sign of the dividend
+    ("print(2 ** 3)", "7"), ("print(2 ** 3 ** 2)", "255"),  # P2, and ** groups right to left
+    ("print(-2 ** 2)", "-3"),  # unary minus binds looser than **, as in Python
+    ("print(-5 + 1)", "-4"), ("print(- -5)", "5"),
+    ("print(not 1 == 2, not 0)", "true true"),
+    ("print(2 and 3, 0 and 3)", "true false"),  # P3
+    ("print(0 or 5, 4 or 5)", "5 4"),
+    ("print(1 < 2 and 2 < 3 or 1 // 0 == 0)", "true"),  # or never computes its right side here
+    ("xs = [1, 2, 3]\nprint(xs[1 + 1] * 2)", "6"),
+])
+def test_operators_parse_with_their_precedence_and_run_as_the_ops(pylike, program, printed):
+    fb = pylike.probe(program)
+    assert fb.text.strip() == printed, fb.text
+
+
+
+
+def test_non_associative_comparisons_do_not_chain(pylike):
+    fb = pylike.probe("print(1 < 2 < 3)")
+    assert fb.status == "parse_error" and "unexpected '<'" in fb.text
+
+
+def test_a_long_operator_chain_is_refused_before_it_is_compiled(pylike):
+    ok = pylike.probe("print(" + " + ".join(["1"] * 100) + ")")
+    assert ok.text.strip() == "100"
+    deep = pylike.probe("print(" + " + ".join(["1"] * 102) + ")")
+    assert "nests more than 100 operators" in deep.text
+
+
+def test_the_world_certifies():
+    from click.testing import CliRunner
+
+    from worldspec.cli import main
+    r = CliRunner().invoke(main, ["check", PYLIKE])
+    assert r.exit_code == 0, r.output
+    assert "certified: no problems" in r.output and "tasks: 2" in r.output
+
+
+def test_the_manual_tells_each_symbol_and_its_op():
+    from click.testing import CliRunner
+
+    from worldspec.cli import main
+    text = CliRunner().invoke(main, ["manual", PYLIKE]).output
+    assert "- `a % b` is `MOD(a, b)` (precedence 20, grouping left to right)." in text
+    assert "- `-a` is `NEG(a)` (precedence 30)." in text
+    assert "sign of the dividend" not in text  # the manual is the base semantics
+
+
+def world_with(syntax: str, base: str = "") -> str:
+    return ('world "W" version 1\nkind program\nsyntax {\n' + syntax + '\n}\nbase {\n'
+            '  op ADD(a: int, b: int) -> int = a + b  "a plus b."\n'
+            '  op NEG(a: int) -> int = 0 - a  "minus a."\n' + base + '}\n')
+
+
+@pytest.mark.parametrize("syntax, message", [
+    ('infix "+ PLUS left 10"', "calls PLUS, which is no op of the base"),
+    ('infix "- NEG left 10"', "gives NEG 2 operand(s), but NEG takes 1"),
+    ('prefix "- ADD 30"', "gives ADD 1 operand(s), but ADD takes 2"),
+    ('infix "+ ADD sideways 10"', "associativity is left, right or none"),
+    ('infix "+ ADD left ten"', "precedence 'ten' is not a whole number"),
+    ('infix "+ ADD 10"', "is not of the form"),
+    ('infix "= ADD left 10"', "cannot be an operator"),
+    ('infix "+ ADD left 10"\n  infix "+ ADD right 20"', "is declared twice"),
+    ('infix "+ ADD left 10"\n  infix "<> ADD right 10"', "of the same precedence 10, is left"),
+    ('infx "+ ADD left 10"', "Did you mean infix?"),
+])
+def test_operator_declarations_are_checked(tmp_path, syntax, message):
+    p = tmp_path / "w.world"
+    p.write_text(world_with(syntax))
+    with pytest.raises(_SpecError) as info:
+        load_world(str(p))
+    assert message in info.value.render() and "w.world:" in info.value.render()

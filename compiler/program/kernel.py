@@ -38,6 +38,7 @@ from worldspec.values import (MAX_DEPTH, MAX_INT_BITS, Ctx, EvalError, Function,
 
 MAX_PROGRAM_CHARS = 20_000
 MAX_NESTING = 40
+MAX_OPERATOR_DEPTH = 100  # operators nested in one expression (`1 + 1 + ...`): each is a call the kernels compile
 MAX_OUTPUT_LINES = 2_000
 MAX_OUTPUT_CHARS = 100_000
 MAX_INT_DIGITS = 80  # 2^256 has 78 digits; Python will not read over 4,300
@@ -217,6 +218,31 @@ def _nesting(text: str) -> int:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def desugar(surface, tree: Tree) -> int:
+    """Turn every operator node of a parsed program into the call of its op, in place; the deepest nesting
+    of operators found (the caller refuses a program past MAX_OPERATOR_DEPTH)."""
+    if not surface.operators:
+        return 0
+    depth: dict[int, int] = {}
+    deepest = 0
+    for node in tree.iter_subtrees():  # bottom-up, iteratively: a chain of 10,000 `+` does not recurse
+        kind, _, index = node.data.partition("_")
+        if kind not in ("infix", "prefix") or not index.isdigit():
+            continue
+        o = surface.operators[int(index)]
+        # Lark keeps a keyword's token (`and`) and drops punctuation (`+`): the operands are the other children
+        operands = [c for c in node.children if not (isinstance(c, Token) and str(c) == o.symbol)]
+        at = next((c for c in node.children if isinstance(c, Token) and str(c) == o.symbol), None)
+        d = 1 + max((depth.get(id(c), 0) for c in operands if isinstance(c, Tree)), default=0)
+        deepest = max(deepest, d)
+        name = Token.new_borrow_pos("NAME", o.op, at) if at is not None else Token("NAME", o.op)
+        node.data = "call"
+        node.children = [name, Tree("args", operands, node.meta)]
+        depth[id(node)] = d
+    return deepest
+
+
+
 def parse_program(surface, text: str) -> Tree:
     """A program's syntax tree in the world's surface (ProgramError when it cannot run)."""
     if len(text) > MAX_PROGRAM_CHARS:
@@ -230,7 +256,7 @@ def parse_program(surface, text: str) -> Tree:
         raise ProgramError(f"program nests too deeply (more than {MAX_NESTING} levels)")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     try:
-        return surface.parser.parse(text.rstrip() + "\n")
+        tree = surface.parser.parse(text.rstrip() + "\n")
     except UnexpectedInput as e:
         raise _friendly(surface, text, e) from None
     except LarkError as e:  # indentation errors from the Indenter, etc.
@@ -238,6 +264,10 @@ def parse_program(surface, text: str) -> Tree:
         if "indent" in msg.lower() or "dedent" in msg.lower():
             msg = "inconsistent indentation"
         raise ProgramError(msg) from None
+    if desugar(surface, tree) > MAX_OPERATOR_DEPTH:  # `a + b` becomes ADD(a, b): each one a call to compile
+        raise ProgramError(f"an expression nests more than {MAX_OPERATOR_DEPTH} operators deep; "
+                           "split it over several assignments")
+    return tree
 
 
 def _friendly(surface, text: str, e: UnexpectedInput) -> ProgramError:

@@ -80,6 +80,8 @@ def render_manual(spec: ast.Spec, surface, params: dict, budget) -> str:
     ops = [d for d in spec.base if d.kind == "op"]
     if ops:
         out += ["## Operators", "", "Operators are called like functions: `NAME(arg, ...)`.", ""]
+        if surface.operators:
+            out += operator_table(surface.operators)
         for d in ops:
             ret = "" if d.returns.name == "any" else f" -> {d.returns}"
             doc = interpolate(d.doc, params)
@@ -97,3 +99,15 @@ def render_manual(spec: ast.Spec, surface, params: dict, budget) -> str:
     if w("call_depth") != str(MAX_DEPTH):
         out[-1:] = [f"Function calls may nest {w('call_depth')} deep.", ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def operator_table(operators) -> list[str]:
+    """The manual's lines for the surface operators: what each symbol calls, tightest first."""
+    lines = ["Some are also written with symbols; each form is the same call:", ""]
+    for o in sorted(operators, key=lambda o: -o.precedence):
+        call = f"{o.op}(a, b)" if o.kind == "infix" else f"{o.op}(a)"
+        group = {"left": ", grouping left to right", "right": ", grouping right to left",
+                 "none": ", not chained"}[o.assoc] if o.kind == "infix" else ""
+        lines.append(f"- `{o.example()}` is `{call}` (precedence {o.precedence}{group}).")
+    return lines + ["", "A higher precedence binds tighter; brackets group as usual.", ""]
+

@@ -42,6 +42,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProgramWorld:
         if d.kind == "op" and d.name in surface.keywords:
             raise SpecError(d.span, f"operator {d.name} is also a keyword of the syntax block",
                             "Rename the operator or the keyword.")
+    check_operator_ops(spec, surface)
     builder = SemanticsBuilder(mc, spec.base, spec.rules)
     builder.compile_all()  # every body now, so that errors point at the spec
     budget = program_budget(spec)
@@ -271,3 +272,22 @@ def with_predictions(world: ProgramWorld) -> dict[str, TaskData]:
 
 
 KIND = Kind("program", compile_spec, "a language whose manual is wrong: probes and answers are programs")
+
+
+def check_operator_ops(spec: ast.Spec, surface: Surface) -> None:
+    """Every `infix`/`prefix` entry names an op of the base that takes its number of operands."""
+    ops = {d.name: d for d in spec.base if d.kind == "op"}
+    for o in surface.operators:
+        d = ops.get(o.op)
+        if d is None:
+            raise SpecError(o.span, f"{o.kind} {o.symbol!r} calls {o.op}, which is no op of the base",
+                            (did_you_mean(o.op, ops).strip() + " ").lstrip()
+                            + "Declare it in the base block: the operator is surface syntax for that op.")
+        n = 2 if o.kind == "infix" else 1
+        required = sum(1 for p in d.params if p.default is None and not p.variadic)
+        most = None if any(p.variadic for p in d.params) else len(d.params)
+        if n < required or (most is not None and n > most):
+            raise SpecError(o.span, f"{o.kind} {o.symbol!r} gives {o.op} {n} operand(s), but {o.op} takes "
+                            f"{required if most == required else f'{required} to {most}'}",
+                            f"An {o.kind} operator calls its op with {'two operands' if n == 2 else 'one operand'}.")
+

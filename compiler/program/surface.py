@@ -9,6 +9,14 @@ checked when declared: each placeholder at most once, the ones its form needs,
 none directly after another, so a template that compiles is never misread.
 A few entries are options of the kernel rather than spellings (index, float and
 list literals, float printing, call depth).
+
+Operators (third edition): `infix "+ ADD left 10"` and `prefix "- NEG 30"` declare
+surface syntax for the world's own ops: `a + b` IS the call `ADD(a, b)`, so a rule that
+perturbs ADD reaches every `+` in a program, and the manual, certification and rule
+reports speak of ADD as before. Higher precedence binds tighter; an infix operator is
+`left`, `right` or `none` (non-associative: `a < b < c` is a syntax error). The grammar
+gets one level per precedence, loosest first; kernel.desugar turns the parsed operator
+nodes into ordinary call nodes, in place and without recursion.
 """
 from __future__ import annotations
 
@@ -45,6 +53,12 @@ CHOICES = {"float_print": ("rounded", "repr")}
 # Forms that may open with the same word: the generated grammar tells them apart (or Lark says it cannot).
 SHARED_HEADS = ({"if", "elif"}, {"assign", "assign_many", "set_index"}, {"for", "for_many"})
 
+OPERATOR_KEYS = ("infix", "prefix")  # entries that may appear many times, one operator each
+ASSOCIATIVITY = ("left", "right", "none")
+MAX_PRECEDENCE = 1000
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$|[-+*/%<>=!&|^~@$?.]{1,3}$")
+_RESERVED_SYMBOLS = {"=", ":", ",", "(", ")", "[", "]", "#", '"', "."}
+
 _PUNCT = {"(": '"("', ")": '")"', ":": '":"', ",": '","', "[": '"["', "]": '"]"'}
 _SLOT = {"name": "NAME", "expr": "expr", "params": "[params]", "index": "index_at", "names": "names",
          "exprs": "exprs"}
@@ -71,6 +85,7 @@ class Surface:
     keywords: frozenset[str]
     grammar: str = attrs.field(repr=False)
     parser: Lark = attrs.field(repr=False, eq=False)
+    operators: tuple["Operator", ...] = ()
 
     def word(self, key: str) -> str:
         """The template or keyword for one statement form or literal."""
@@ -86,6 +101,100 @@ class Surface:
         for k, v in parts.items():
             out = out.replace("{" + k + "}", v)
         return out
+
+
+@attrs.frozen
+class Operator:
+    """`infix "+ ADD left 10"`: the symbol `+` written between two operands calls op ADD."""
+
+    kind: str  # "infix" | "prefix"
+    symbol: str
+    op: str
+    precedence: int
+    assoc: str = "none"  # infix only
+    span: object = attrs.field(default=None, eq=False, repr=False)
+
+    def example(self) -> str:
+        """How the manual writes it: `a + b`, `-a`, `not a`."""
+        if self.kind == "prefix":
+            return f"{self.symbol}{' ' if self.symbol[-1].isalnum() else ''}a"
+        return f"a {self.symbol} b"
+
+
+def read_operator(key: str, value: str, span) -> Operator:
+    """One `infix`/`prefix` entry: `"SYMBOL OP [left|right|none] PRECEDENCE"` (prefix: no associativity)."""
+    parts = value.split()
+    form = '"+ ADD left 10"' if key == "infix" else '"- NEG 30"'
+    want = 4 if key == "infix" else 3
+    if len(parts) != want:
+        raise SpecError(span, f"{key} {value!r} is not of the form {form}",
+                        "Give the symbol, the op it calls, " + ("its associativity (left, right or none), "
+                                                                if key == "infix" else "") +
+                        "and its precedence (a whole number; higher binds tighter).")
+    symbol, op = parts[0], parts[1]
+    if not _SYMBOL.match(symbol) or symbol in _RESERVED_SYMBOLS:
+        raise SpecError(span, f"{key} symbol {symbol!r} cannot be an operator",
+                        "Use a word (and, mod) or one to three of the symbols - + * / % < > = ! & | ^ ~ @ $ ?; "
+                        "`=`, `:`, `,`, `.`, brackets, `#` and quotes are taken by the statement forms.")
+    if not _WORD.match(op):
+        raise SpecError(span, f"{key} {value!r}: {op!r} is not an op name", f"For example: {form}.")
+    assoc = parts[2] if key == "infix" else "none"
+    if assoc not in ASSOCIATIVITY:
+        raise SpecError(span, f"{key} {value!r}: associativity is left, right or none, not {assoc!r}",
+                        f"For example: {form}.")
+    level = parts[-1]
+    if not level.isdigit() or not 0 <= int(level) <= MAX_PRECEDENCE:
+        raise SpecError(span, f"{key} {value!r}: the precedence {level!r} is not a whole number from 0 to "
+                        f"{MAX_PRECEDENCE}", "Higher binds tighter: `*` 20 over `+` 10, for example.")
+    return Operator(key, symbol, op, int(level), assoc, span)
+
+
+def check_operators(ops: list[Operator], span) -> None:
+    """Operators of one precedence share an associativity; a symbol is declared once per kind."""
+    seen: dict[tuple[str, str], Operator] = {}
+    assoc: dict[int, Operator] = {}
+    for o in ops:
+        if (o.kind, o.symbol) in seen:
+            raise SpecError(o.span or span, f"{o.kind} {o.symbol!r} is declared twice",
+                            "Each symbol calls one op: keep one of the lines.")
+        seen[o.kind, o.symbol] = o
+        if o.kind == "infix":
+            first = assoc.setdefault(o.precedence, o)
+            if first.assoc != o.assoc:
+                raise SpecError(o.span or span, f"infix {o.symbol!r} is {o.assoc} but {first.symbol!r}, of the same "
+                                f"precedence {o.precedence}, is {first.assoc}",
+                                "Operators of one precedence must group the same way: give them one "
+                                "associativity or different precedences.")
+
+
+def _quote(symbol: str) -> str:
+    return '"' + symbol.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def operator_rules(ops: tuple[Operator, ...]) -> list[str]:
+    """The expression levels of the grammar, loosest first, down to `postfix` (names infix_I, prefix_I)."""
+    if not ops:
+        return ["?expr: postfix"]
+    levels = sorted({o.precedence for o in ops})
+    names = [f"level_{p}" for p in levels] + ["postfix"]
+    lines = [f"?expr: {names[0]}"]
+    for i, p in enumerate(levels):
+        here, tighter = names[i], names[i + 1]
+        alts = []
+        for k, o in enumerate(ops):
+            if o.precedence != p:
+                continue
+            sym = _quote(o.symbol)
+            if o.kind == "prefix":
+                alts.append(f"{sym} {here} -> prefix_{k}")
+            elif o.assoc == "left":
+                alts.append(f"{here} {sym} {tighter} -> infix_{k}")
+            elif o.assoc == "right":
+                alts.append(f"{tighter} {sym} {here} -> infix_{k}")
+            else:
+                alts.append(f"{tighter} {sym} {tighter} -> infix_{k}")
+        lines.append(f"?{here}: " + "\n    | ".join(alts + [tighter]))
+    return lines
 
 
 def _template(key: str, text: str, span) -> tuple[list[str], set[str]]:
@@ -183,19 +292,25 @@ def build_surface(entries, span) -> Surface:
     """Generate the program grammar from a world's syntax entries."""
     words = dict(DEFAULTS)
     spans = {}
+    ops: list[Operator] = []
     for e in entries:
+        if e.key in OPERATOR_KEYS:
+            ops.append(read_operator(e.key, e.value, e.span))
+            continue
         if e.key not in DEFAULTS:
+            known = [*DEFAULTS, *OPERATOR_KEYS]
             raise SpecError(e.span, f"unknown syntax entry {e.key!r}",
-                            (did_you_mean(e.key, DEFAULTS).strip() + " ") + "Known entries: "
-                            + ", ".join(DEFAULTS) + ".")
+                            (did_you_mean(e.key, known).strip() + " ") + "Known entries: " + ", ".join(known) + ".")
         words[e.key] = _check_value(e.key, e.value, e.span)
         spans[e.key] = e.span
-    grammar, keywords = generate_grammar(words, spans, span)
+    check_operators(ops, span)
+    operators = tuple(ops)
+    grammar, keywords = generate_grammar(words, spans, span, operators)
     try:
         parser = program_parser(grammar)
     except LarkError as e:  # a grammar collision is the world author's to fix
-        raise ambiguity(words, spans, span, e) from None
-    return Surface(tuple(words.items()), frozenset(keywords), grammar, parser)
+        raise ambiguity(words, spans, span, e, operators) from None
+    return Surface(tuple(words.items()), frozenset(keywords), grammar, parser, operators)
 
 
 def program_parser(grammar: str) -> Lark:
@@ -204,14 +319,23 @@ def program_parser(grammar: str) -> Lark:
                 maybe_placeholders=True, strict=True)
 
 
-def ambiguity(words: dict, spans: dict, span, error: LarkError) -> SpecError:
-    """The error for a syntax block whose grammar Lark refuses, at the entry that causes it: the
-    last entry whose default spelling makes the grammar work."""
+def ambiguity(words: dict, spans: dict, span, error: LarkError, operators: tuple = ()) -> SpecError:
+    """The error for a syntax block whose grammar Lark refuses, at the entry that causes it: an operator
+    without which the grammar works, else the last entry whose default spelling makes it work."""
     why = f"Lark says: {str(error).splitlines()[0]}."
+    for k in reversed(range(len(operators))):
+        o = operators[k]
+        try:
+            program_parser(generate_grammar(words, spans, span, operators[:k] + operators[k + 1:])[0])
+        except (SpecError, LarkError):
+            continue
+        return SpecError(o.span or span, f"the {o.kind} operator {o.symbol!r} makes the syntax ambiguous with the "
+                         "statement forms or the other operators",
+                         f"{why} Choose another symbol, or a statement keyword that is not an operator.")
     for key in reversed(list(spans)):
         trial = {**words, key: DEFAULTS[key]}
         try:
-            program_parser(generate_grammar(trial, spans, span)[0])
+            program_parser(generate_grammar(trial, spans, span, operators)[0])
         except (SpecError, LarkError):
             continue
         return SpecError(spans[key], f"the {key} form {words[key]!r} makes the syntax ambiguous with the "
@@ -220,8 +344,8 @@ def ambiguity(words: dict, spans: dict, span, error: LarkError) -> SpecError:
                      f"{why} Make each statement start with its own keyword.")
 
 
-def generate_grammar(words: dict, spans: dict, span) -> tuple[str, set[str]]:
-    """The Lark grammar of a world's spelling, and its keywords."""
+def generate_grammar(words: dict, spans: dict, span, operators: tuple = ()) -> tuple[str, set[str]]:
+    """The Lark grammar of a world's spelling (and operators), and its keywords."""
     _check_distinct(words, spans, span)
     keywords: set[str] = set()
     seq: dict[str, str] = {}
@@ -240,6 +364,7 @@ def generate_grammar(words: dict, spans: dict, span) -> tuple[str, set[str]]:
                             f"For example: {ON.get(key, DEFAULTS[key])!r}.")
         keywords.add(w)
     q = lambda w: '"' + w + '"'  # noqa: E731
+    negates = any(o.kind == "prefix" and o.symbol == "-" for o in operators)
     simple = ["assign", "output"]
     lines = [
         "start: _NL* _stmt*",
@@ -296,7 +421,8 @@ def generate_grammar(words: dict, spans: dict, span) -> tuple[str, set[str]]:
     postfix = ["atom"]
     if words["index"] == "on":
         postfix += ['postfix "[" expr "]" -> index', 'postfix "[" [expr] ":" [expr] "]" -> slice']
-    lines.append("?expr: postfix")
+    lines += operator_rules(operators)
+    keywords |= {o.symbol for o in operators if _WORD.match(o.symbol)}
     lines.append("?postfix: " + "\n    | ".join(postfix))
     atoms = ["INT -> int", "STRING -> str", f"{q(words['true'])} -> true",
              f"{q(words['false'])} -> false", "NAME -> var", 'NAME "(" [args] ")" -> call',
@@ -311,8 +437,9 @@ def generate_grammar(words: dict, spans: dict, span) -> tuple[str, set[str]]:
     lines.append('args: expr ("," expr)*')
     lines += [
         "NAME: /[A-Za-z_][A-Za-z0-9_]*/",
-        "INT: /-?[0-9]+/",
-        "FLOAT.2: /-?[0-9]+\\.[0-9]+/",
+        # with a prefix `-` declared, `-5` is that operator applied to 5 (as in Python), so a rule on it reaches it
+        "INT: /[0-9]+/" if negates else "INT: /-?[0-9]+/",
+        "FLOAT.2: /[0-9]+\\.[0-9]+/" if negates else "FLOAT.2: /-?[0-9]+\\.[0-9]+/",
         r'STRING: /"(?:[^"\\\n]|\\.)*"/',
         # A comment belongs to the line break after it, so a comment line (at any indentation)
         # and blank lines are one break: the indenter reads the indentation after the last one.
