@@ -354,9 +354,9 @@ def test_play_keeps_a_boxs_memory_as_one_session():
     path = os.path.join(os.path.dirname(__file__), "worlds", "oracle", "running-total.world")
     r = cli("play", path, input="5\n1\n3\n:budget\n:explore after_two\n5\n")
     assert r.exit_code == 0, r.output
-    assert "\n10\n[1 units; 1/6 calls used]" in r.output and "\n12\n[1 units; 2/6 calls used]" in r.output
-    assert "\n18\n[1 units; 3/6 calls used]" in r.output and "3 of 6 calls" in r.output
-    assert "a fresh exploration session for after_two" in r.output and "\n10\n[1 units; 4/6 calls used]" in r.output
+    assert "> 10\n[1 units; 1/6 calls used]" in r.output and "> 12\n[1 units; 2/6 calls used]" in r.output
+    assert "> 18\n[1 units; 3/6 calls used]" in r.output and "3 of 6 calls" in r.output
+    assert "a fresh exploration session for after_two" in r.output and "> 10\n[1 units; 4/6 calls used]" in r.output
 
 
 def test_play_plays_a_round_by_round_game_move_by_move():
@@ -377,7 +377,7 @@ def test_play_opens_a_block_on_a_line_its_syntax_leaves_unfinished(tmp_path):
     r = cli("play", str(path), input="AWAIT BELOW(1, 0) DO\n    EMIT(1)\nEMIT(7)\n\n:budget\n")
     assert r.exit_code == 0, r.output
     assert "this line opens a block: nothing ran and nothing is charged" in r.output
-    assert "\n10\n[" in r.output and "1 of 48 calls" in r.output  # one call: the whole block (7 reads 10 here)
+    assert " 10\n[4 units; 1/48" in r.output and "1 of 48 calls" in r.output  # one call: the whole block (7 reads 10 here)
     assert "error" not in r.output.split("opens a block")[-1]
 
 
@@ -429,3 +429,26 @@ def test_check_json_prints_the_diagnostics_of_a_spec_that_does_not_compile(tmp_p
     (d,) = out["diagnostics"]
     assert (d["file"], d["line"], d["col"], d["severity"]) == (str(bad), 3, 8, "error")
     assert "nope" in d["message"] and "^" in d["text"]
+
+
+def test_play_blocks_and_answers_end_alike_and_a_command_inside_is_not_typed_text():
+    """Issue 31 item 8: a block and an answer end at an empty line or '.'; `:quit` inside one is a command."""
+    def reader(items):
+        it = iter(items)
+        def read(prompt):
+            try:
+                return next(it)
+            except StopIteration:
+                raise EOFError from None
+        return read
+    out = []
+    Session(load_world(DEMO), reader=reader([":answer T1", "EMIT(1)", ":quit", "EMIT(5)"]), writer=out.append).loop()
+    text = "\n".join(out)
+    assert load_world(DEMO).task("T1").prompt in text  # :answer repeats the task
+    assert "before :quit is dropped" in text and "PASS" not in text and "FAIL" not in text
+    assert not any(x.startswith("[") for x in out)  # EMIT(5) after :quit never ran
+    out.clear()
+    script = [":block", "EMIT(1)", "EMIT(2)", ".", ":answer T4", "```", "nonsense", "```", "."]
+    Session(load_world(DEMO), reader=reader(script), writer=out.append).loop()
+    text = "\n".join(out)
+    assert "[2 units; 1/48 calls used]" in text and "FAIL" in text

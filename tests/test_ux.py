@@ -326,12 +326,13 @@ def test_ctrl_c_cancels_what_is_being_typed_not_the_session():
     assert "1 of 48 calls, 1 probe units used" in text  # only EMIT(1) was charged
 
 
-def test_a_runtime_error_gets_a_caret_and_the_charge_is_said_first():
+def test_a_runtime_error_gets_a_caret_and_the_charge_is_said_once_after():
     out = []
     session = Session(load_world(DEMO), writer=out.append, reader=scripted([]))
     session.handle("EMIT(undefined_x)")
-    assert out[0] == "(running as call 1 of 48)"
+    assert not any("running as call" in x for x in out)  # issue 31 item 8: said before "not charged" too
     assert "  EMIT(undefined_x)\n       ^^^^^^^^^^^" in out
+    assert out[-1] == "[1 units; 1/48 calls used]"
     assert caret("EMIT(1)\n  EMIT(PLUCK(x, 5))", "error: line 2: index out of range") == \
         "    EMIT(PLUCK(x, 5))\n    ^"
     assert caret("EMIT(1)", "error: something") == ""
@@ -380,7 +381,7 @@ def test_play_on_a_terminal_has_history_and_survives_ctrl_c(tmp_path):
         pass
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    assert seen.count(b"(running as call") == 2 and b"[1 units; 2/48 calls used]" in seen
+    assert seen.count(b" calls used]") == 2 and b"[1 units; 2/48 calls used]" in seen
     assert "EMIT(1)" in (tmp_path / "worldspec" / "play_history").read_text()
 
 

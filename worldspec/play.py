@@ -33,17 +33,18 @@ HELP = """Commands:
   :examples          print the worked examples
   :tasks             list the held-out tasks
   :task ID           show one task
-  :answer ID         write an answer to task ID (end with a line holding only '.') and see the verdict
+  :answer ID         write an answer to task ID (end it with an empty line or '.') and see the verdict
   :explore ID        a fresh exploration session for task ID (a box with a target per test, or a
                      round-by-round game, explores each test apart, with a budget of its own)
-  :block             type a program of several lines (finish it with an empty line)
+  :block             type a program of several lines (end it with an empty line or '.')
   :budget            calls and probe units used so far
   :help              this text
   :quit              leave (also Ctrl-D; Ctrl-C only cancels what you are typing)
 Anything else is a probe: it runs in the true world and is charged as an agent's is (a program
 the world rejects unrun, e.g. over the unit limit, is not charged; one that does not parse is).
 A line ending in ':' opens a block, and so does a line that leaves its program unfinished (a block
-keyword of the world's own syntax); finish a block with an empty line.
+keyword of the world's own syntax). A block and an answer end alike: at an empty line or a line
+holding only '.'; a command typed inside one (:quit) drops it and runs.
 Commands starting with ':' are free."""
 
 HISTORY = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
@@ -91,6 +92,18 @@ def caret(program: str, text: str) -> str:
     return f"  {line}\n  {' ' * col}{'^' * width}"
 
 
+COMMANDS = (":quit", ":q", ":exit", ":help", ":manual", ":examples", ":tasks", ":task", ":answer", ":explore",
+            ":block", ":budget")
+
+
+class CommandInBlock(Exception):
+    """A command typed where a block's or an answer's next line was expected."""
+
+    def __init__(self, line: str):
+        super().__init__(line)
+        self.line = line
+
+
 class Session:
     def __init__(self, world, reader=None, writer=None):
         self.world = world
@@ -124,9 +137,14 @@ class Session:
                     return
             except (Cancelled, KeyboardInterrupt):
                 self.write("^C cancelled (nothing was charged)")
+            except CommandInBlock as c:
+                self.write(f"(what you typed before {c.line.strip().split()[0]} is dropped, nothing was charged)")
+                if not self.handle(c.line):
+                    return
 
-    def _block(self, first: str | None = None, end: str = "") -> str:
-        """Lines up to one holding only `end` (an empty line by default), after `first` if given."""
+    def _block(self, first: str | None = None) -> str:
+        """Lines up to an empty one or one holding only '.', after `first` if given (blocks and answers end
+        alike). A command typed inside (`:quit`, `:budget`) drops what was typed: CommandInBlock carries it."""
         lines = [] if first is None else [first]
         while True:
             try:
@@ -135,8 +153,10 @@ class Session:
                 break
             except KeyboardInterrupt:
                 raise Cancelled from None
-            if nxt.strip() == end and (end or not nxt.strip()):
+            if nxt.strip() in ("", "."):
                 break
+            if nxt.strip().split(" ", 1)[0] in COMMANDS:
+                raise CommandInBlock(nxt)
             lines.append(nxt)
         return "\n".join(lines)
 
@@ -170,9 +190,10 @@ class Session:
             except KeyError:
                 self.write(f"no task {tid}; :tasks lists them")
                 return True
-            self.write("Write your answer; end it with a line holding only '.'")
-            # read as a model's reply is read: the last fenced block (```json included), or all of it
-            answer = extract_answer(self._block(end="."))
+            self.write(w.task(tid).prompt)
+            self.write("Write your answer; end it with an empty line or a line holding only '.'")
+            # read as a model's reply is read (runner/answers.py: extract_answer)
+            answer = extract_answer(self._block())
             v = w.verify(tid, answer)
             self.write(f"{'PASS' if v.passed else 'FAIL'}: {v.detail}")
         elif cmd.startswith(":explore"):
@@ -192,7 +213,7 @@ class Session:
                 self.write(self.exploring.opening)
         elif cmd == ":block":
             if self._budget_left():
-                self.write("Type the program; finish it with an empty line.")
+                self.write("Type the program; end it with an empty line or a line holding only '.'")
                 self.run(self._block())
         elif cmd == ":budget":
             self.write(f"{self.calls} of {self.max_calls} calls, {self.units} probe units used")
@@ -213,11 +234,10 @@ class Session:
     def run(self, program: str, single: bool = False) -> None:
         """Probe once, charged as the protocol charges an agent; a single line that leaves its program
         unfinished opens a block (its lines are read, then the whole block runs); callers check the budget."""
-        self.write(f"(running as call {self.calls + 1} of {self.max_calls})")
         fb = self.exploring.probe(program)
         if single and fb.status == "parse_error" and UNFINISHED_PROGRAM in fb.text:
             self.write("(this line opens a block: nothing ran and nothing is charged; type its lines, "
-                       "then an empty line)")
+                       "then an empty line or '.')")
             self.run(self._block(program))
             return
         cost = self.exploring.cost(fb)
@@ -226,6 +246,7 @@ class Session:
         self.write(fb.text)
         if fb.status == "error" and (shown := caret(program, fb.text)):
             self.write(shown)
+        # said once, after the probe: a line before it ("running as call 3") was wrong whenever it was not charged
         self.write(f"[{fb.units} units; {self.calls}/{self.max_calls} calls used"
                    f"{'' if cost else '; not charged'}]")
 
