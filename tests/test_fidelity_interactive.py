@@ -5,6 +5,7 @@ src/POKER); docs/fidelity.md (section `interactive`) has one row per step.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -15,6 +16,9 @@ from click.testing import CliRunner
 from worldspec.cli import EXIT_INPUT, main
 from worldspec.compiler import load_world
 from worldspec.compiler.suite import world_files
+from worldspec.runner.config import RunConfig
+from worldspec.runner.experiment import run_experiment
+from worldspec.runner.models import Reply, RetryPolicy, ScriptedModel
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PUZZLES = os.path.join(ROOT, "worlds", "interactive", "puzzles")
@@ -156,3 +160,83 @@ def test_a_math_answer_is_graded_for_equivalence_by_the_judge_models_strict_grad
 def test_the_strict_graders_verdict_is_read_as_released(reply, verdict):
     w = load_world(os.path.join(MATH, "m06-round-trip.world"))
     assert w.read_grade(reply) is verdict
+
+
+# ---------------------------------------------------------------- the Trust Game round robin
+
+
+def trust_run(models, out, agents=()):
+    config = RunConfig(retry=RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.01))
+    return asyncio.run(run_experiment([load_world(TRUST)], models, config, out, agents=list(agents))).summary
+
+
+def test_the_trust_game_has_the_released_tournament_parameters():
+    # test_tournament.sh: --delta 0.80 --max-rounds 35 --repeats 5 --seed 1234, seats swapped (the default);
+    # the paper's trace: "CONFIG: delta=0.8, max rounds=35, repeats=5, swap seats=true, seed=1234"
+    w = load_world(TRUST)
+    assert (w.delta, w.max_rounds, w.matches, w.seats, w.seed) == (0.8, 35, 5, ("row", "column"), 1234)
+    assert w.round_robin and w.baselines == ("grim", "tft", "random") and w.fallback == "COOPERATE"
+    g = w.game
+    assert [g.payoff("row", a, b) for a, b in [("COOPERATE", "COOPERATE"), ("COOPERATE", "DEFECT"),
+                                                 ("DEFECT", "COOPERATE"), ("DEFECT", "DEFECT")]] == [2, -1, 3, 0]
+    # every unordered pair, 5 repeats, both seats; one horizon per repeat, shared by both seats
+    games = w.tournament(["a", "b", "c"])
+    assert len(games) == 3 * 5 * 2 and {(x, y) for x, y, _, _ in games} == {("a", "b"), ("a", "c"), ("b", "c")}
+    assert all(w.pair_horizon("a", "b", r) == w.pair_horizon("b", "a", r) for r in range(5))
+    horizons = [w.pair_horizon(f"p{i}", "q", r) for i in range(300) for r in range(5)]
+    assert max(horizons) <= 35 and min(horizons) == 1
+    assert abs(sum(horizons) / len(horizons) - 1 / (1 - 0.8)) < 0.5  # E[T] = 1 / (1 - delta) = 5
+
+
+@pytest.mark.parametrize("reply, move", [
+    ("COOPERATE", "COOPERATE"),  # the released prompt's one-token reply
+    ("DEFECT", "DEFECT"),
+    ("## DEFECT ##", "DEFECT"),  # the older ##...## form the released reader also takes
+    ("I think cooperation pays here. cooperate", "COOPERATE"),  # case ignored, anywhere in the reply
+    ("DEFECT now; COOPERATE later", "DEFECT"),  # the first one named
+    ("COOPERATION", None), ("C", None), ("", None),  # whole words only
+])
+def test_a_trust_move_is_read_as_the_released_reader_reads_it(reply, move):
+    assert load_world(TRUST).read_anywhere(reply) == move
+
+
+def test_the_round_robin_enters_models_beside_the_bots_and_falls_back_to_cooperate(tmp_path):
+    def nice(request):
+        return Reply(content="COOPERATE")
+
+    def mute(request):
+        return Reply(content="I would rather not say.")
+
+    a, b = ScriptedModel(nice, name="nice"), ScriptedModel(mute, name="mute")
+    s = trust_run([a, b], tmp_path)
+    assert s["validity"]["valid"]
+    rows = {r["system"]: r for r in s["results"]}
+    assert set(rows) == {"nice", "mute", "grim", "tft", "random"}
+    assert rows["grim"]["baseline"] and not rows["nice"]["baseline"]
+    # 4 opponents x 5 repeats x 2 seats for every entrant, models against each other too
+    assert all(r["n"] == 40 for r in rows.values()) and set(rows["nice"]["per_opponent"]) == {
+        "mute", "grim", "tft", "random"}
+    # a reply naming no move is asked 5 times, then cooperates (agents.py LLMAgent.choose_action)
+    assert rows["mute"]["cooperation_rate"] == 1.0 and rows["mute"]["invalid_moves"] == rows["mute"]["rounds"]
+    assert b.calls == 5 * rows["mute"]["rounds"] and a.calls == rows["nice"]["rounds"]
+    # two cooperators meet: 2 per round; the mute model cooperates too
+    assert rows["nice"]["per_opponent"]["mute"] == rows["nice"]["per_opponent"]["tft"] == 2.0
+    # the score is payoff per round over all rounds played (paper eq. 2.5)
+    recs = [json.loads(x) for x in (tmp_path / "trajectories.jsonl").read_text().splitlines()]
+    mine = [r for r in recs if r["system"] == "nice"]
+    assert rows["nice"]["score_per_round"] == round(sum(r["score"] for r in mine) / sum(r["rounds"] for r in mine), 4)
+    # both seats of a repeat have the same length (the paper's trace: "rounds=6" from each seat)
+    by_repeat = {}
+    for r in recs:
+        if {r["system"], r["opponent"]} == {"nice", "grim"}:
+            by_repeat.setdefault(r["match"], set()).add(r["rounds"])
+    assert len(by_repeat) == 5 and all(len(v) == 1 for v in by_repeat.values())
+    report = (tmp_path / "report.md").read_text()
+    assert "Round robin of every system against every other: 5 repeats per pair" in report
+    assert "continues with probability 0.8, at most 35 rounds" in report
+
+
+def test_the_built_in_trust_run_is_the_round_robin_of_the_bots(tmp_path):
+    s = trust_run([], tmp_path)
+    assert {r["system"] for r in s["results"]} == {"grim", "tft", "random"}
+    assert all(r["n"] == 2 * 5 * 2 for r in s["results"])
