@@ -8,13 +8,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 
 import pytest
 from click.testing import CliRunner
 
 from worldspec.cli import EXIT_INPUT, main
-from worldspec.compiler import load_world
+from worldspec.compiler import InputError, load_world
 from worldspec.compiler.suite import world_files
 from worldspec.runner.config import RunConfig
 from worldspec.runner.experiment import run_experiment
@@ -240,3 +241,110 @@ def test_the_built_in_trust_run_is_the_round_robin_of_the_bots(tmp_path):
     s = trust_run([], tmp_path)
     assert {r["system"] for r in s["results"]} == {"grim", "tft", "random"}
     assert all(r["n"] == 2 * 5 * 2 for r in s["results"])
+
+
+# ---------------------------------------------------------------- Hold'em: six-seat tables
+
+
+def test_the_holdem_tables_are_the_published_ones():
+    w = load_world(HOLDEM)
+    # App.tsx: INITIAL_STACK 10000, SMALL_BLIND 50, BIG_BLIND 100, NUM_PLAYERS 6 (the paper's trace: "pot starts
+    # at 150"); hands per table is the world's (the paper: 500, over MultiTableApp.tsx's 10 tables)
+    assert (w.players, w.table.stack, w.table.small_blind, w.table.big_blind) == (6, 10000, 50, 100)
+    assert w.ring and w.tables >= 1 and w.hands >= 1
+    t = w.ring_table(0, ["p1", "p2", "p3", "p4", "p5", "p6"])
+    first = t.deal(0)
+    assert first.hand.pot() == 150 and first.seat == 3  # UTG, left of the big blind, acts first
+    assert first.observation(5)["stacks"] == {"p1": 10000, "p2": 9950, "p3": 9900, "p4": 10000, "p5": 10000,
+                                              "p6": 10000}
+    while not first.done:  # everyone folds to the big blind
+        first.act(w.fold_or_check(first.legal()))
+    t.settle(first)
+    assert t.stacks == [10000, 9950, 10050, 10000, 10000, 10000]  # stacks carry over to the next hand
+    second = t.deal(1)
+    assert second.seat == 4 and second.observation(5)["stacks"]["p3"] == 10050 - 50  # the button moved on
+    assert "JSON object" in w.manual and '"action"' in w.manual
+
+
+@pytest.mark.parametrize("reply, action", [
+    ('{"action": "CALL", "amount": 100, "reasoning": "Suited ace, good price."}', "CALL"),
+    ('{"action": "RAISE", "amount": 300, "reasoning": "Isolate the limper."}', "RAISE 300"),
+    ('{"action": "FOLD", "amount": 0, "reasoning": "Q5o offsuit, no play."}', "FOLD"),
+    ('{"action": "ALL_IN", "amount": 10000, "reasoning": "Shove."}', "ALL_IN"),
+    ('{"action": "RAISE", "amount": 300.0, "reasoning": "a whole number written as a float"}', "RAISE 300"),
+    ('```json\n{"action": "RAISE", "amount": 250, "reasoning": "fenced"}\n```', "RAISE 250"),
+])
+def test_a_holdem_reply_in_the_released_json_format_is_read(reply, action):
+    w = load_world(HOLDEM)
+    rh = w.ring_table(0, list("abcdef")).deal(0)
+    assert str(w.read_json(reply, rh.legal())) == action
+
+
+@pytest.mark.parametrize("reply, why", [
+    ('{"action": "RAISE", "amount": 250.5, "reasoning": "half a chip"}', "not a whole number of chips"),
+    ('{"action": "RAISE", "amount": 150, "reasoning": "below the minimum raise"}', "outside 200..10000"),
+    ('{"action": "CHECK", "amount": 0, "reasoning": "facing the big blind"}', "CHECK is not legal now"),
+    ('{"action": "raise", "amount": 300}', "action must be one of"),  # the released enum is upper case
+    ('{"action": "CALL"}', "amount must be a number"),
+    ('{"action": "CALL", "amount": "100"}', "amount must be a number"),
+    ("CALL", "not a JSON object"), ("[1, 2]", "not a JSON object"),
+])
+def test_an_invalid_holdem_reply_is_refused_with_its_reason_never_truncated(reply, why):
+    w = load_world(HOLDEM)
+    rh = w.ring_table(0, list("abcdef")).deal(0)
+    with pytest.raises(InputError, match=why):
+        w.read_json(reply, rh.legal())
+
+
+def small_holdem(tmp_path, tables=2, hands=3):
+    with open(HOLDEM, encoding="utf-8") as f:
+        text = f.read()
+    text = re.sub(r"tables \d+", f"tables {tables}", re.sub(r"hands \d+", f"hands {hands}", text))
+    path = tmp_path / "holdem.world"
+    path.write_text(text.replace("samples 30", "samples 10"))
+    return load_world(str(path))
+
+
+def test_a_model_takes_a_seat_and_a_fractional_raise_gets_feedback_then_counts(tmp_path):
+    seen = []
+
+    def player(request):
+        last = request.messages[-1]["content"]
+        seen.append(last)
+        if last.startswith("Your previous reply was invalid"):
+            return Reply(content='{"action": "FOLD", "amount": 0, "reasoning": "fine"}')
+        if "Amount to call: 0." in last:
+            return Reply(content='{"action": "CHECK", "amount": 0, "reasoning": "free card"}')
+        return Reply(content='{"action": "RAISE", "amount": 333.5, "reasoning": "a fractional raise"}')
+
+    w = small_holdem(tmp_path)
+    config = RunConfig(retry=RetryPolicy(max_attempts=2, base_delay=0.001, max_delay=0.01))
+    model = ScriptedModel(player, name="m")
+    s = asyncio.run(run_experiment([w], [model], config, tmp_path / "run", agents=[])).summary
+    assert s["validity"]["valid"]
+    rows = {r["system"]: r for r in s["results"]}
+    assert len(rows) == 6 and "m" in rows and {"tag", "caller", "random"} <= set(rows)  # bots fill the table
+    m = rows["m"]
+    assert m["tables"] == 2 and m["hands"] == 2 * 3
+    retries = [x for x in seen if x.startswith("Your previous reply was invalid")]
+    fractional = [x for x in retries if "RAISE 333.5 is not a whole number of chips" in x]
+    assert fractional and all(x in fractional or "RAISE is not legal now" in x for x in retries)
+    assert m["invalid_replies"] == len(retries) and m["auto_folds"] == 0
+    # per table numbers as analyze_stats.py, then mean and population sd across tables
+    recs = [json.loads(x) for x in (tmp_path / "run" / "trajectories.jsonl").read_text().splitlines()]
+    mine = [r for r in recs if r["system"] == "m"]
+    per_table = [r["chips"] / r["hands"] for r in mine]
+    assert m["winnings"]["mean"] == pytest.approx(sum(per_table) / 2)
+    assert m["winnings"]["sd"] == pytest.approx(abs(per_table[0] - per_table[1]) / 2)
+    assert m["fold_rate"]["values"] == [r["folds"] / r["hands"] for r in mine]
+    assert sum(r["chips"] for r in recs if r["table"] == 1) == 0  # chips only change hands
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "mean ± standard deviation across tables" in report and "6 seats" in report
+    assert re.search(r"\| m \| -?\d+\.\d ± \d+\.\d \| \d+\.\d% ± \d+\.\d% \|", report)
+
+
+def test_the_built_in_holdem_run_seats_the_bots(tmp_path):
+    w = small_holdem(tmp_path, tables=1, hands=2)
+    config = RunConfig()
+    s = asyncio.run(run_experiment([w], [], config, tmp_path / "run", agents=[])).summary
+    assert s["validity"]["valid"] and len(s["results"]) == 6 and all(r["hands"] == 2 for r in s["results"])
