@@ -34,9 +34,9 @@ def ring_rules(w) -> list[str]:
             f"No-limit Texas Hold'em at a table of {w.players} players. Blinds {t.small_blind}/{t.big_blind}; every "
             f"player starts with {t.stack} chips and keeps what it wins from hand to hand (when a player has no "
             "chips left, every stack is reset). The button moves one seat each hand.", "",
-            "You are a professional poker player: you play aggressively but mathematically, weigh pot odds, "
-            "implied odds and ranges, and may check-raise, float or bluff when the spot is right. Your goal is to "
-            "maximize your stack. Value-bet or raise strong hands and good spots; fold weak hands with bad odds.",
+            "Play as a strong professional: bold, but grounded in the numbers (pot odds, implied odds, ranges), "
+            "with check-raises, floats and bluffs when the spot calls for them. Aim to end with the biggest "
+            "stack: bet and raise for value with strong hands, give up weak hands when the odds are poor.",
             "", "## Each decision", "",
             "You see the stage, your hand, the community cards, the stacks, the pot, the amount to call, the "
             "minimum raise, the pot odds, your position, the active players, the recent actions and the legal "

@@ -143,9 +143,9 @@ class Judge:
 
 
 NO_JUDGE = ("a judged run with models needs --judge-model: InteractiveBench fixes one judge model for every "
-            "player (Grok-4.1-fast in the paper, section 3.2.1: 'To reduce evaluator variance, we set the judge "
-            "to Grok-4.1-fast for all runs'), at temperature 0, and a player never judges itself. Pass "
-            "--judge-model MODEL, or --judge keyword for the offline keyword judge")
+            "player (Grok-4.1-fast in every run of the paper, sections 3.2.1-3.2.2), at temperature 0, and a "
+            "player never judges itself. Pass --judge-model MODEL, or --judge keyword for the offline keyword "
+            "judge")
 
 
 def make_judge(models: Sequence[Model], config) -> Judge:
