@@ -334,7 +334,8 @@ def box_markdown(summary: dict, images: Sequence[str]) -> list[str]:
 def pool_summary(records: Sequence[dict], header: dict) -> dict:
     world = header.get("world", {})
     return {"results": metrics.pool_results(records, world.get("baselines", ())),
-            **{k: world.get(k) for k in ("pool", "seats", "matches", "horizons", "seed")}}
+            **{k: world.get(k) for k in ("pool", "seats", "matches", "horizons", "seed", "lineup", "delta",
+                                         "max_rounds")}}
 
 
 def _interval(v, ci, pct: bool = False) -> str:
@@ -360,9 +361,15 @@ def pool_headline(summary: dict) -> list[str]:
 
 def pool_markdown(summary: dict, images: Sequence[str]) -> list[str]:
     horizons = summary.get("horizons") or []
-    lines = [f"Pool: {', '.join(summary['pool'] or ())}; seats: {', '.join(summary['seats'] or ())}; "
-             f"{summary['matches']} matches per opponent and seat; horizons drawn from seed {summary['seed']} "
-             f"(mean {sum(horizons) / max(1, len(horizons)):.1f} rounds).", ""]
+    if summary.get("lineup") == "round_robin":
+        lines = [f"Round robin of every system against every other: {summary['matches']} repeats per pair, each "
+                 f"from seats {', '.join(summary['seats'] or ())}; after each round the game continues with "
+                 f"probability {summary['delta']:g}, at most {summary['max_rounds']} rounds (horizons from seed "
+                 f"{summary['seed']}). Score = payoff per round over all rounds played.", ""]
+    else:
+        lines = [f"Pool: {', '.join(summary['pool'] or ())}; seats: {', '.join(summary['seats'] or ())}; "
+                 f"{summary['matches']} matches per opponent and seat; horizons drawn from seed "
+                 f"{summary['seed']} (mean {sum(horizons) / max(1, len(horizons)):.1f} rounds).", ""]
     base = [r for r in summary["results"] if r["baseline"]]
     if base:
         lines += ["Baselines: " + ", ".join(f"{r['system']} {num(r['score_per_round'], 3)}" for r in base)

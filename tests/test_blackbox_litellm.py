@@ -85,7 +85,8 @@ def test_trust_game_run_against_a_model(server, tmp_path):
     with open(os.path.join(ROOT, "worlds", "interactive", "trust.world"), encoding="utf-8") as f:
         text = f.read()
     path = tmp_path / "trust.world"
-    path.write_text(re.sub(r"matches \d+", "matches 1", text))
+    path.write_text(re.sub(r"matches \d+", "matches 1", text).replace("lineup round_robin", "lineup pool")
+                    .replace('"COOPERATE"', '"C"').replace('"DEFECT"', '"D"'))  # pool play, one-letter moves
     server.clear()
     out = tmp_path / "run"
     r = CliRunner().invoke(main, ["run", str(path), "--model", "openai/fake-truster", "--api-base", server.base_url,
@@ -96,7 +97,7 @@ def test_trust_game_run_against_a_model(server, tmp_path):
     assert len(server.requests) == sum(w.horizon_for(o, s, k) for o, s, k in w.schedule())
     summary = json.loads((out / "summary.json").read_text())
     rows = {x["system"]: x for x in summary["results"]}
-    assert set(rows) == {"openai/fake-truster", "grim", "tft"}
+    assert set(rows) == {"openai/fake-truster", "grim", "tft", "random"}
     model = rows["openai/fake-truster"]
     assert model["cooperation_rate"] == 1.0 and model["betrayal_rate"] == 0.0
     allc = [rd for m in w.play_pool(w.strategy("allc")) for rd in m.rounds]

@@ -1,4 +1,5 @@
-"""Pool play of the Trust Game: baselines beside every system, metrics, CIs, models, resume."""
+"""Pool play of the Trust Game's opponents (`lineup pool`): baselines beside every system, metrics, CIs, models,
+resume. The world itself plays a round robin (tests/test_fidelity_interactive.py)."""
 from __future__ import annotations
 
 import asyncio
@@ -17,11 +18,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRUST = os.path.join(ROOT, "worlds", "interactive", "trust.world")
 
 
-def small_trust(matches=1, seed=None):
-    """The Trust Game with fewer matches per opponent and seat (fast tests)."""
+def pool_trust(matches=5, seed=None, fallback="DEFECT"):
+    """The Trust Game played against its pool (`lineup pool`), with `matches` per opponent and seat."""
     with open(TRUST, encoding="utf-8") as f:
         text = f.read()
-    return compile_spec(parse_spec(re.sub(r"matches \d+", f"matches {matches}", text), TRUST), seed)
+    text = re.sub(r"matches \d+", f"matches {matches}", text).replace("lineup round_robin", "lineup pool")
+    text = text.replace('fallback "COOPERATE"', f'fallback "{fallback}"')
+    return compile_spec(parse_spec(text, TRUST), seed)
+
+
+def small_trust(matches=1, seed=None):
+    """The pool variant with fewer matches per opponent and seat (fast tests)."""
+    return pool_trust(matches, seed)
 
 
 def play(world, models, agents, out, **kw):
@@ -34,17 +42,17 @@ def test_the_trust_game_certifies_with_its_baselines():
     w = load_world(TRUST)
     report = w.certify()
     assert report["problems"] == []
-    assert set(report["baselines"]) == {"grim", "tft"}
+    assert set(report["baselines"]) == {"grim", "tft", "random"}
     assert [o.name for o in w.opponents] == ["grim", "tft", "random", "allc", "alld"]
-    assert w.seats == ("row", "column") and w.delta == 0.9 and w.cooperate == "C"
+    assert w.seats == ("row", "column") and w.delta == 0.8 and w.cooperate == "COOPERATE" and w.round_robin
 
 
 def test_strategies_play_the_pool_with_the_baselines_beside(tmp_path):
-    w = load_world(TRUST)
+    w = pool_trust()
     s = play(w, [], ["allc", "alld"], tmp_path)
     assert s["validity"]["valid"]
     rows = {r["system"]: r for r in s["results"]}
-    assert set(rows) == {"grim", "tft", "allc", "alld"}
+    assert set(rows) == {"grim", "tft", "random", "allc", "alld"}
     assert rows["grim"]["baseline"] and rows["tft"]["baseline"] and not rows["allc"]["baseline"]
     assert rows["allc"]["cooperation_rate"] == 1.0 and rows["alld"]["cooperation_rate"] == 0.0
     assert rows["tft"]["betrayal_rate"] == 0.0  # tit-for-tat never defects right after a cooperation
@@ -61,15 +69,15 @@ def test_strategies_play_the_pool_with_the_baselines_beside(tmp_path):
 
 
 def test_same_seed_same_results_and_another_seed_other_horizons(tmp_path):
-    a = play(load_world(TRUST), [], ["random"], tmp_path / "a")
-    b = play(load_world(TRUST), [], ["random"], tmp_path / "b")
+    a = play(pool_trust(), [], ["random"], tmp_path / "a")
+    b = play(pool_trust(), [], ["random"], tmp_path / "b")
     assert a["results"] == b["results"] and a["horizons"] == b["horizons"]
-    c = play(load_world(TRUST, seed=5), [], ["random"], tmp_path / "c")
+    c = play(pool_trust(seed=5), [], ["random"], tmp_path / "c")
     assert c["horizons"] != a["horizons"]
 
 
 def _cooperator(request):
-    return Reply(content="I will cooperate.\n```\nC\n```")
+    return Reply(content="I will cooperate.\n```\nCOOPERATE\n```")
 
 
 def test_a_model_that_always_cooperates_matches_the_allc_strategy(tmp_path):
@@ -84,7 +92,7 @@ def test_a_model_that_always_cooperates_matches_the_allc_strategy(tmp_path):
     log = [json.loads(x) for x in (tmp_path / "log.jsonl").read_text().splitlines()]
     req = next(e for e in log if e["type"] == "request" and "|column|" in e["conv"] and e["t"] == 2)
     text = json.dumps(req["messages"])
-    assert "you D, other C: you get 3" in text and "Round 1: you played C" in text
+    assert "you DEFECT, other COOPERATE: you get 3" in text and "Round 1: you played COOPERATE" in text
 
 
 def test_unreadable_moves_get_one_retry_then_the_fallback(tmp_path):
@@ -96,7 +104,7 @@ def test_unreadable_moves_get_one_retry_then_the_fallback(tmp_path):
 
     s = play(w, [ScriptedModel(sloppy, name="sloppy")], [], tmp_path)
     row = next(r for r in s["results"] if r["system"] == "sloppy")
-    assert row["cooperation_rate"] == 0.0  # the fallback move is D
+    assert row["cooperation_rate"] == 0.0  # the fallback move is DEFECT here
     assert row["invalid_moves"] == row["rounds"]
 
 

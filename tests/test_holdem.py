@@ -12,7 +12,8 @@ from worldspec.compiler.holdem.engine import Action, Hand, Legal, Table, deal_ca
 from worldspec.runner.models import Reply, ScriptedModel
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUNDLED = os.path.join(ROOT, "worlds", "interactive", "holdem.world")
+# the heads-up duplicate-deal world (the bundled holdem.world is the six-seat ring game: test_fidelity_interactive.py)
+BUNDLED = os.path.join(ROOT, "tests", "worlds", "holdem", "headsup.world")
 
 
 def small_world_file(tmp_path, hands=1, seats="button, big_blind", certify_hands=6):

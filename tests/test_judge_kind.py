@@ -217,7 +217,7 @@ def test_certify_checks_a_math_answer_and_its_trap():
             'truth "Multiplication first: 2 + 6 = 8."\nanswer 8\nnaive "12"\n'
             'fact order "Multiplication comes first" { yes "Does multiplication come first?" }\n')
     w = compile_text(math)
-    assert w.certify()["problems"] == [] and w.grading == "exact" and w.pass_at_k
+    assert w.certify()["problems"] == [] and w.grading == "judge" and w.strict_grading and w.pass_at_k
     assert w.probe("ANSWER: 8").text == "correct" and w.probe("ANSWER: 8.0").text == "correct"
     assert any("accepts the surface-only guess '8'" in p for p in problems(math.replace('naive "12"', 'naive "8"')))
 

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from worldspec.cli import EXIT_INPUT, main
 from worldspec.compiler import load_world
 from worldspec.runner.config import RunConfig
-from worldspec.runner.models import LitellmModel
+from worldspec.runner.models import FatalError, LitellmModel
 from worldspec.runner.protocols import PROTOCOLS
 from worldspec.runner.metrics import judge_results
 from worldspec.runner.protocols.judge import PASS_K_CAP, k_star, make_judge
@@ -99,15 +99,17 @@ def test_the_dry_run_plans_without_playing(tmp_path):
 
 def test_a_bad_judge_request_is_bad_input(tmp_path):
     r = CliRunner().invoke(main, ["run", PUZZLES, "--judge", "model", "--out", str(tmp_path / "x"), "--quiet"])
-    assert r.exit_code == EXIT_INPUT and "--judge model needs --judge-model" in r.output
+    assert r.exit_code == EXIT_INPUT and "needs --judge-model" in r.output
     r = CliRunner().invoke(main, ["run", PUZZLES, "--agent", "wizard", "--out", str(tmp_path / "y"), "--quiet"])
     assert r.exit_code == EXIT_INPUT and "unknown agent 'wizard' for judge worlds" in r.output
 
 
-def test_the_judge_model_defaults_to_the_player_model():
+def test_the_judge_model_is_never_a_player():
     player = LitellmModel("openai/p", api_base="http://x", timeout=5.0)
-    judge = make_judge([player], RunConfig(api_base="http://x"))
-    assert judge.model.model_id == "openai/p" and judge.model.name == "judge:openai/p" and judge.model.timeout == 5
+    with pytest.raises(FatalError, match="needs --judge-model: InteractiveBench fixes one judge model"):
+        make_judge([player], RunConfig(api_base="http://x"))
+    judge = make_judge([player], RunConfig(api_base="http://x", judge_model="openai/j"))
+    assert judge.model.model_id == "openai/j" and judge.model.name == "judge:openai/j" and judge.model.timeout == 5
     assert make_judge([player], RunConfig(judge="keyword")).model is None
     assert make_judge([], RunConfig()).model is None
     assert make_judge([], RunConfig(judge_model="openai/j")).model.model_id == "openai/j"
@@ -127,6 +129,12 @@ def last_user(messages) -> str:
 def responder(body) -> dict:
     """The fake server plays both parts: the player (fake-player) and the judge (fake-judge)."""
     msgs = body["messages"]
+    if body["model"] == "fake-judge" and msgs[0]["content"].startswith("You grade answers strictly"):
+        # the strict grader, in the released harness's form: analysis, the marker line, then 1 or 0
+        expected = msgs[1]["content"].split("Expected answer:\n")[1].split("\n")[0].strip()
+        got = msgs[1]["content"].split("Submitted answer:\n")[1].split("\n")[0].strip()
+        return {"content": f"The answers {'agree' if got == expected else 'differ'}.\n$$$$\n"
+                           f"{1 if got == expected else 0}", "usage": (200, 8)}
     if body["model"] == "fake-judge":
         move = next(m["content"] for m in reversed(msgs) if m["content"].startswith(("QUESTION:", "ANSWER:")))
         reasked = last_user(msgs).startswith("Reply with exactly one word")
@@ -217,13 +225,19 @@ def test_math_against_a_model_matches_pass_at_k_star_on_tokens(server, tmp_path)
     assert (pk["interactive_tokens"], pk["pass1_tokens"], pk["k"]) == (125, 20, 6)
     solves = [b for b in server.requests if b["messages"][0]["content"].startswith("You are a math solver")]
     assert len(solves) == 2 * 6 and all(b["messages"][1]["content"] in {w.surface for w in worlds} for b in solves)
-    # math submissions are checked exactly by the world, not by the judge model
+    # math submissions go to the judge model's strict grader (a conversation of its own), never the judger's
     assert (row["accuracy"], row["solved"], row["turns_solved_mean"]) == (50.0, 1, 4)
     assert (pk["pass1"], pk["pass_k"], pk["gap"]) == (0.0, 0.0, 50.0)
     judged = [e for e in events if e["type"] == "judge" and e["move"] == "answer"]
-    assert judged and {e["by"] for e in judged} == {"answer check"}
+    assert judged and {e["by"] for e in judged} == {"openai/fake-judge (strict grader)"}
+    grades = [b for b in server.requests if b["model"] == "fake-judge"
+              and b["messages"][0]["content"].startswith("You grade answers strictly")]
+    assert grades and all(b["temperature"] == 0.0 and len(b["messages"]) == 2 for b in grades)
     assert not any(b["model"] == "fake-judge" and last_user(b["messages"]).startswith("ANSWER:")
                    for b in server.requests)
+    # temperatures as released: player 0 in the sessions, 0.8 for pass@k samples, the judge 0
+    assert {b["temperature"] for b in server.requests if b["model"] == "fake-player"} == {0.0, 0.8}
+    assert {b["temperature"] for b in solves} == {0.8}
     assert "| openai/fake-player | 50.0 | 0.0 | 6 | 0.0 | 50.0 | 125 | 20 |" in report
 
 

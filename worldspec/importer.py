@@ -16,8 +16,9 @@ Neither layout lists key facts, so the keyword judge's facts are derived from th
 sentence (up to MAX_FACTS) becomes a fact whose yes phrasing is the sentence itself; for puzzles a
 fact is required when its sentence has words the setup lacks, and an answer mentions it by one of
 those words. This is enough for `worldspec check` and an offline smoke run; the paper's judge is a
-model (`--judge-model`). Math answers that read as numbers (or a single choice letter) are graded
-exactly; other answers (formulas, phrases) are left to the judge model (`grading judge`).
+model (`--judge-model`). Every math answer is graded by the judge model's strict grader of
+equivalence, as InteractiveBench's math/turtle.py grade_equivalence does (the keyword judge, offline,
+compares exactly).
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import click
 
 from worldspec.cli import EXIT_PROBLEMS, BadInput, guarded
 from worldspec.compiler import load_world
-from worldspec.compiler.judge.keywords import STOP_WORDS, final_value, number, words
+from worldspec.compiler.judge.keywords import STOP_WORDS, words
 from worldspec.parser import unquote
 from worldspec.scan import MAX_STRING_CHARS
 
@@ -152,19 +153,13 @@ def puzzle_world(entry: dict, origin: str, turns: int) -> str:
     return "\n".join(out + [f"budget {{ turns {turns} }}", ""])
 
 
-def math_grading(answer: str) -> str:
-    """exact for a number or a choice letter; judge (a model decides equivalence) for anything else."""
-    value = final_value(answer)
-    return "exact" if number(value) is not None or re.fullmatch(r"[A-Za-z]", value) else "judge"
-
-
 def math_world(entry: dict, name: str, origin: str, turns: int) -> str:
     """The .world text of one math problem in InteractiveBench's layout."""
     answer = entry.get("exp_ans") or entry.get("final_answer")
     first = " ".join(entry["problem"].split())
     out = header(name, first[:100] + ("..." if len(first) > 100 else ""), "math", origin)
     out += [f"surface {spec_string(entry['problem'])}", "", f"truth {spec_string(entry['solution'])}", "",
-            f"answer {spec_string(answer)}", f"grading {math_grading(answer)}", ""]
+            f"answer {spec_string(answer)}", ""]
     for i, s in enumerate(sentences(entry["solution"]), 1):
         out += fact_block(f"f{i}", s, [], False)
     return "\n".join(out + [f"budget {{ turns {turns} }}", ""])

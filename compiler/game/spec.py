@@ -16,6 +16,8 @@ Spec items (docs/oracle-worlds.md has the reference):
     matches 5                          # pool play: matches per opponent and seat
     seats row, column                  # the seats played (default both)
     baseline grim                      # strategies printed beside every model
+    lineup round_robin                 # every system (models and baselines) against every other, R repeats
+                                       #   from both seats (InteractiveBench's Trust Game); default: pool
     fallback "D"                       # the move played for an unreadable reply
 
   Game Strategy Inference boxes add `family GSI`, `difficulty easy|hard`, one
@@ -51,7 +53,7 @@ from worldspec.values import Ctx, EvalError
 
 ITEMS = ("family", "difficulty", "moves", "column_moves", "payoff", "payoffs", "horizon", "continue", "max_rounds",
          "cooperate", "matches", "seats", "baseline", "fallback", "test", "probe_rounds", "board", "legal",
-         "update", "reveal", "play")
+         "update", "reveal", "play", "lineup")
 BLOCKS = ("opponent",)
 OPPONENT_FIELDS = ("start", "move", "next")
 
@@ -76,6 +78,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> GameWorld:
     cooperate = read_shared_move(items, spec, constant, "cooperate", game, "")
     fallback = read_shared_move(items, spec, constant, "fallback", game, game.row_moves[-1])
     baselines = read_baselines(items, opponents)
+    round_robin = switch(items, spec, "lineup", "round_robin", "pool")
     family, difficulty = family_and_difficulty(items, spec, required=False)
     if items["test"] and len(opponents) != 1:
         raise SpecError(items["test"][0].span, "test games need exactly one opponent",
@@ -87,6 +90,9 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> GameWorld:
     tests = read_tests(items, game, opponents, constant, rounds)
     longest = max([t.horizon for t in tests], default=10)
     probe_rounds = int_item(items, spec, constant, "probe_rounds", longest if rounds else max(10, longest))
+    if round_robin and (items["test"] or game.has_board):
+        raise SpecError(items["lineup"][0].span, "a round robin is played by boardless games without test games",
+                        "Remove `lineup round_robin`, or the board and test items.")
     if not horizon and not delta and tests:
         horizon = max(t.horizon for t in tests)  # a box's games are its probes and its test games
     world = GameWorld(
@@ -96,7 +102,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> GameWorld:
         family=family, difficulty=difficulty, game=game, opponents=opponents, seats=seats, horizon=horizon,
         delta=delta, max_rounds=max_rounds, matches=matches, baselines=baselines, cooperate=cooperate,
         fallback=fallback, probe_rounds=probe_rounds, tests=tests, source=spec.file, rounds=rounds,
-        reveal=read_reveal(items, spec, mc))
+        reveal=read_reveal(items, spec, mc), round_robin=round_robin)
     return attrs.evolve(world, manual=render_game_manual(spec, world, params))
 
 

@@ -21,7 +21,7 @@ import attrs
 
 from worldspec.compiler.api import CaseResult, Feedback, InputError, ScoredVerdict, ToolSpec, capped
 from worldspec.compiler.game.certify import certify_game
-from worldspec.compiler.game.engine import (ROW, Game, GameError, Match, Optimum, Round, Strategy,
+from worldspec.compiler.game.engine import (ROW, Game, GameError, Match, Optimum, Round, Strategy, StrategyPlayer,
                                             cooperation_stats, expected_score, horizon_draw, other_seat,
                                             play_sequence, play_strategies)
 from worldspec.compiler.items import BoxWorld, StatelessSession
@@ -98,6 +98,7 @@ class GameWorld(BoxWorld):
     source: str = ""
     rounds: bool = False  # `play rounds`: move by move, seeing each round
     reveal: object = attrs.field(default=None, repr=False)  # (board, mine, theirs, seat, payoff) -> text
+    round_robin: bool = False  # `lineup round_robin`: every system against every other (not against the pool)
 
     # ------------------------------------------------------------ the pool
 
@@ -145,6 +146,53 @@ class GameWorld(BoxWorld):
         """Match k of pool play with a strategy (a classic agent or a baseline) in `seat`."""
         return play_strategies(self.game, strategy, self.strategy(opponent), seat,
                                self.horizon_for(opponent, seat, k), self.match_key(opponent, seat, k))
+
+    def tournament(self, names) -> list[tuple[str, str, int, str]]:
+        """The round robin among `names` (InteractiveBench trust_game/tournament.py Tournament.run): every
+        unordered pair, `matches` repeats each, each repeat played from every seat; an entry is
+        (first, second, repeat, the first's seat)."""
+        names = list(names)
+        return [(a, b, r, seat) for i, a in enumerate(names) for b in names[i + 1:] for r in range(self.matches)
+                for seat in self.seats]
+
+    def pair_horizon(self, a: str, b: str, r: int) -> int:
+        """The rounds of repeat r of a pair, the same from both seats (tournament.py _run_pair draws one
+        fixed_rounds per repeat by utils.sample_geometric_rounds: continue with probability delta, capped)."""
+        if self.horizon:
+            return self.horizon
+        first, second = sorted((a, b))
+        return horizon_draw(self.delta, self.max_rounds, f"worldspec:{self.seed}:pair:{first}:{second}:{r}:horizon")
+
+    def pair_rng(self, a: str, b: str, r: int, seat: str, who: str) -> random.Random:
+        """A strategy's random stream in one round-robin match (the same for every run of the pair)."""
+        first, second = sorted((a, b))
+        return random.Random(f"worldspec:{self.seed}:pair:{first}:{second}:{r}:{seat}:{who}")
+
+    def seat_player(self, strategy: Strategy, seat: str, horizon: int, rng: random.Random) -> StrategyPlayer:
+        """A strategy playing `seat` itself (choose, then observe each round): a round-robin entrant."""
+        return StrategyPlayer(strategy, self.game, seat, rng, horizon)
+
+    def round_for(self, t: int, seat: str, mine: str, theirs: str) -> Round:
+        """Round t of a simultaneous-move match as the player in `seat` saw it (both payoffs)."""
+        return Round(t, mine, theirs, self.game.payoff(seat, mine, theirs),
+                     self.game.payoff(other_seat(seat), theirs, mine))
+
+    @staticmethod
+    def other_seat(seat: str) -> str:
+        """The seat across the table."""
+        return other_seat(seat)
+
+    def read_anywhere(self, text) -> str | None:
+        """The move a reply names first, as a whole word anywhere in it, case ignored (InteractiveBench
+        trust_game/agents.py LLMAgent._extract_action_from_response: COOPERATE or DEFECT anywhere);
+        None when it names none."""
+        if not isinstance(text, str):
+            return None
+        moves = self.moves_for(ROW)
+        found = re.search(r"\b(" + "|".join(re.escape(m) for m in moves) + r")\b", text[:MAX_INPUT_CHARS], re.I)
+        if found is None:
+            return None
+        return next(m for m in moves if m.lower() == found.group(1).lower())
 
     def cooperation_stats(self, rounds) -> dict:
         """Cooperations, betrayals and their chances in these rounds ({} when the game names no cooperative move)."""

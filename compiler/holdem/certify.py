@@ -12,13 +12,14 @@
 from __future__ import annotations
 
 import copy
+import json
 import random
 
 from worldspec.compiler.api import InputError
 from worldspec.compiler.holdem.bots import Bot
-from worldspec.compiler.holdem.engine import ACTIONS, Action, Hand, deal_cards, parse_action
+from worldspec.compiler.holdem.engine import ACTIONS, Action, Hand, deal_cards, parse_action, parse_json_action
 
-MAX_ACTIONS = 200  # no heads-up hand with these stakes needs more (a bound, not a rule)
+MAX_ACTIONS = 400  # no hand with these stakes needs more (a bound, not a rule)
 
 
 def accepted(hand: Hand, action: Action) -> bool:
@@ -60,22 +61,48 @@ def check_decision(hand: Hand, problems: list[str], where: str) -> int:
     return n
 
 
+def check_json(hand: Hand, problems: list[str], where: str) -> int:
+    """The released JSON reply of every offered action is read as that action; a fractional raise is refused."""
+    legal = hand.legal()
+    n = 0
+    for a in legal.offered():
+        n += 1
+        try:
+            got = parse_json_action(json.dumps({"action": a.kind, "amount": a.amount, "reasoning": "x"}), legal)
+        except InputError as e:
+            problems.append(f"{where}: the JSON reply of the offered action {a} was refused: {e}")
+            continue
+        if got.kind != a.kind and not (a.kind == "RAISE" and got.kind == "ALL_IN"):
+            problems.append(f"{where}: the JSON reply of {a} was read as {got}")
+    if "RAISE" in legal.kinds:
+        n += 1
+        try:
+            parse_json_action(json.dumps({"action": "RAISE", "amount": legal.min_raise + 0.5}), legal)
+            problems.append(f"{where}: a fractional raise was read")
+        except InputError:
+            pass
+    return n
+
+
 def certify_holdem(w, progress=None) -> dict:
     """The certification report of a HoldemWorld `w` (problems empty exactly when it is certified)."""
     say = progress or (lambda msg: None)
     problems: list[str] = []
     notes: list[str] = []
-    total = 2 * w.table.stack
+    players = w.players
+    total = players * w.table.stack
     random_bot = Bot("random", "random legal", "random")
     hands = checks = decisions = showdowns = 0
-    say(f"playing {w.certify_hands} seeded random hands on pokerkit")
+    say(f"playing {w.certify_hands} seeded random hands of {players} players on pokerkit")
     for k in range(w.certify_hands):
-        hand = Hand(w.table, deal_cards(f"certify:{w.seed}:{k}"))
+        hand = Hand(w.table, deal_cards(f"certify:{w.seed}:{k}"), (w.table.stack,) * players)
         rng = random.Random(f"certify:{w.seed}:{k}:players")
         where = f"certification hand {k + 1}"
         steps = 0
         while not hand.done and steps < MAX_ACTIONS:
             checks += check_decision(hand, problems, where)
+            if w.ring:
+                checks += check_json(hand, problems, where)
             hand.apply(random_bot.decide(hand, hand.actor, rng))
             steps += 1
             decisions += 1
@@ -86,15 +113,19 @@ def certify_holdem(w, progress=None) -> dict:
             problems.append(f"{where}: not finished after {MAX_ACTIONS} actions")
             continue
         hands += 1
-        showdowns += hand.folded is None
-        if hand.payoff(0) + hand.payoff(1) != 0:
-            problems.append(f"{where}: payoffs {hand.payoff(0)} and {hand.payoff(1)} do not cancel")
+        showdowns += len(hand.folds) < players - 1
+        if sum(hand.payoff(i) for i in range(players)) != 0:
+            problems.append(f"{where}: payoffs {[hand.payoff(i) for i in range(players)]} do not cancel")
         if len(problems) > 20:
             problems.append("... (stopped after 20 problems)")
             break
     notes.append(f"{hands} of {w.certify_hands} random hands completed ({showdowns} to showdown, "
                  f"{decisions} decisions, {checks} legality checks against pokerkit)")
     baselines = {}
+    if w.ring:
+        notes.append(f"{w.tables} table(s) of {players} seats, {w.hands} hands each; blinds {w.table.small_blind}/"
+                     f"{w.table.big_blind}, stacks {w.table.stack} carried from hand to hand")
+        return report(w, hands, showdowns, checks, baselines, notes, problems)
     for name in w.baselines:
         say(f"baseline {name} against the pool")
         won = [w.play_bot(name, o, k, s)["bb"] for o, k, s in w.schedule()]
@@ -103,6 +134,11 @@ def certify_holdem(w, progress=None) -> dict:
     notes.append(f"schedule: {len(w.opponents)} opponents x {w.hands} deals x {len(w.seats)} seat(s) = "
                  f"{len(w.schedule())} hands; blinds {w.table.small_blind}/{w.table.big_blind}, stacks "
                  f"{w.table.stack}")
+    return report(w, hands, showdowns, checks, baselines, notes, problems)
+
+
+def report(w, hands: int, showdowns: int, checks: int, baselines: dict, notes: list, problems: list) -> dict:
+    """The certification report's fields."""
     return {"world": w.name, "kind": w.kind, "seed": w.seed, "default_seed": w.default_seed,
             "params": dict(w.params), "rules": 0, "herrings": 0, "tasks": 0, "examples": 0,
             "hands_completed": hands, "showdowns": showdowns, "legality_checks": checks,

@@ -19,6 +19,7 @@ import warnings
 import attrs
 from pokerkit import Automation, Card, Deck, Mode, NoLimitTexasHoldem, StandardHighHand
 
+from worldspec import safejson
 from worldspec.compiler.api import InputError
 
 STREETS = ("preflop", "flop", "turn", "river")
@@ -128,6 +129,46 @@ def parse_action(text, legal: Legal) -> Action:
     return Action(kind, legal.max_raise if kind == "ALL_IN" else 0)
 
 
+JSON_FIELDS = ("action", "amount", "reasoning")
+
+
+def parse_json_action(text, legal: Legal) -> Action:
+    """An action from a reply in InteractiveBench's JSON format (POKER/services/geminiService.ts, the system
+    prompt and parseDecision): an object with "action" (FOLD, CHECK, CALL, RAISE or ALL_IN), "amount" (the
+    total wager this street; 0 for CHECK and FOLD) and "reasoning". The reply is the object (a ```json
+    fence around it is forgiven). A raise's amount is a whole number of chips in the legal range: a
+    fractional or out-of-range amount is refused with the reason (the player is asked again), never
+    rounded or clamped. Raises InputError saying why the reply is not a legal action here."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError("the reply is empty; reply with a JSON object")
+    if len(text) > MAX_REPLY_CHARS:
+        raise InputError("the reply is too long")
+    body = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip(), flags=re.I)
+    try:
+        data = safejson.loads(body)
+    except ValueError:
+        raise InputError("the reply is not a JSON object") from None
+    if not isinstance(data, dict):
+        raise InputError("the reply is not a JSON object")
+    kind, amount = data.get("action"), data.get("amount")
+    if kind not in ACTIONS:
+        raise InputError(f"action must be one of {', '.join(ACTIONS)} (got {str(kind)[:40]!r})")
+    if isinstance(amount, bool) or not isinstance(amount, (int, float)) or amount != amount \
+            or amount in (float("inf"), float("-inf")):
+        raise InputError("amount must be a number (the total wager this street; 0 for CHECK or FOLD)")
+    if kind not in legal.kinds:
+        raise InputError(f"{kind} is not legal now")
+    if kind == "RAISE":
+        if amount != int(amount):
+            raise InputError(f"RAISE {amount} is not a whole number of chips")
+        amount = int(amount)
+        if not legal.min_raise <= amount <= legal.max_raise:
+            raise InputError(f"RAISE {amount} is outside {legal.min_raise}..{legal.max_raise}")
+        return Action("ALL_IN", amount) if amount == legal.max_raise and "ALL_IN" in legal.kinds \
+            else Action("RAISE", amount)
+    return Action(kind, legal.max_raise if kind == "ALL_IN" else 0)
+
+
 def strength(hole, board, rng: random.Random, samples: int) -> float:
     """Seeded Monte-Carlo equity of a hand against one random hand, by pokerkit's evaluator (ties count half)."""
     known = set(hole) | set(board)
@@ -145,18 +186,24 @@ def strength(hole, board, rng: random.Random, samples: int) -> float:
 class Hand:
     """One hand in progress on pokerkit: deal from a seeded deck, offer legal actions, apply them."""
 
-    def __init__(self, table: Table, deck: tuple[Card, ...]):
+    def __init__(self, table: Table, deck: tuple[Card, ...], stacks: tuple[int, ...] | None = None):
+        """A hand of len(stacks) players (heads-up at the table's stack when None). pokerkit's positions:
+        heads-up 0 is the big blind and 1 the button; with more players 0 is the small blind, 1 the big
+        blind and the last the button."""
         self.table = table
+        self.start = tuple(stacks) if stacks is not None else (table.stack, table.stack)
+        n = len(self.start)
         self.state = NoLimitTexasHoldem.create_state(
             AUTOMATIONS, True, 0, (table.small_blind, table.big_blind), table.big_blind,
-            (table.stack, table.stack), 2, mode=Mode.CASH_GAME)
-        # Fixed places in the deck: hole cards of position 0, of position 1, five board cards, three burns.
-        self.holes = {0: list(deck[0:2]), 1: list(deck[2:4])}
-        self.board_left = list(deck[4:9])
-        self.burns = list(deck[9:12])
+            self.start, n, mode=Mode.CASH_GAME)
+        # Fixed places in the deck: two hole cards per position in order, five board cards, three burns.
+        self.holes = {i: list(deck[2 * i:2 * i + 2]) for i in range(n)}
+        self.board_left = list(deck[2 * n:2 * n + 5])
+        self.burns = list(deck[2 * n + 5:2 * n + 8])
         self.history: list[tuple[str, int, Action]] = []  # (street, position, action)
-        self.voluntary = [False, False]  # put chips in before the flop of one's own accord (VPIP)
-        self.folded: int | None = None
+        self.voluntary = [False] * n  # put chips in before the flop of one's own accord (VPIP)
+        self.folds: dict[int, str] = {}  # position -> the street it folded on
+        self.folded: int | None = None  # the last position to fold (heads-up: the one that folded)
         self.deal()
 
     # ------------------------------------------------------------ state
@@ -183,7 +230,11 @@ class Hand:
 
     def payoff(self, position: int) -> int:
         """Chips won (negative: lost) by a position in a finished hand."""
-        return self.state.stacks[position] - self.table.stack
+        return self.state.stacks[position] - self.start[position]
+
+    def saw_flop(self, position: int) -> bool:
+        """Whether a position was still in the hand when the flop was dealt."""
+        return len(self.board()) >= 3 and self.folds.get(position) != "preflop"
 
     def deal(self) -> None:
         """Deal (and burn) from the seeded deck until a player must act or the hand is over."""
@@ -222,6 +273,7 @@ class Hand:
             if action.kind == "FOLD":
                 s.fold()
                 self.folded = who
+                self.folds[who] = street
             elif action.kind in ("CHECK", "CALL"):
                 s.check_or_call()
             else:

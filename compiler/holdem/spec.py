@@ -15,6 +15,8 @@ Spec items (docs/holdem.md has the reference):
       samples 60                       #   Monte-Carlo deals per equity estimate
     }
     baseline tag, caller               # bots run as systems beside every model
+    players 6                          # a ring game of 3 to 10 seats (InteractiveBench: six), stacks carried
+    tables 10                          #   from hand to hand; tables played, `hands` hands each
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ from worldspec.compiler.items import (constant_reader, group_items, one, read_ba
                                       reject_program_sections, word)
 from worldspec.diagnostics import SpecError, did_you_mean
 
-ITEMS = ("blinds", "stack", "hands", "seats", "recent", "certify_hands", "baseline")
+ITEMS = ("blinds", "stack", "hands", "seats", "recent", "certify_hands", "baseline", "players", "tables")
 BLOCKS = ("opponent",)
 BOT_FIELDS = ("bot", "raise", "call", "samples")
 
@@ -58,13 +60,18 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> HoldemWorld:
 
     table = read_table(items, spec, constant, integer("stack", None, 2))
     opponents = read_bots(items, spec, constant)
+    players = integer("players", 2, 2, 10)
+    if players > 2 and items["seats"]:
+        raise SpecError(items["seats"][0].span, "a ring game (players 3 or more) has no seats item",
+                        "The button moves one seat every hand; seats are for heads-up duplicate deals.")
     world = HoldemWorld(
         name=spec.name, version=spec.version, kind=spec.kind, seed=seed, default_seed=spec.seed,
         summary=interpolate(spec.summary, params), params=tuple(params.items()), manual="", examples=(),
         tasks=(), rules=(), herrings=(), budget=Budget(rounds=0, calls_per_round=0, max_calls=0),
         table=table, hands=integer("hands", 10, 1, 10_000), seats=read_seats(items, spec, SEATS), opponents=opponents,
         baselines=read_baselines(items, opponents), recent=integer("recent", 8, 0, 100),
-        certify_hands=integer("certify_hands", 40, 1, 10_000))
+        certify_hands=integer("certify_hands", 40, 1, 10_000), players=players,
+        tables=integer("tables", 1, 1, 1000))
     return attrs.evolve(world, manual=render_holdem_manual(spec, world, params))
 
 

@@ -16,7 +16,9 @@ import attrs
 from worldspec.compiler.api import Feedback, Rule, Task, ToolSpec, Verdict, WorldHeader, by_id
 from worldspec.compiler.holdem.bots import Bot
 from worldspec.compiler.holdem.certify import certify_holdem
-from worldspec.compiler.holdem.engine import POSITION, Action, Hand, Legal, Table, card_text, deal_cards, parse_action
+from worldspec.compiler.holdem.engine import (POSITION, Action, Hand, Legal, Table, card_text, deal_cards, parse_action,
+                                              parse_json_action)
+from worldspec.compiler.holdem.ring import RingTable
 
 
 class Seat:
@@ -89,6 +91,27 @@ class HoldemWorld(WorldHeader):
     baselines: tuple[str, ...]  # bots run as systems beside models (and when no model is given)
     recent: int  # actions of recent history shown in an observation
     certify_hands: int
+    players: int = 2  # 2: heads-up duplicate deals; 3 to 10: a ring game (`tables` tables of `hands` hands)
+    tables: int = 1
+
+    @property
+    def ring(self) -> bool:
+        """Whether this is a ring game (InteractiveBench's six-seat tables) rather than heads-up duplicates."""
+        return self.players > 2
+
+    def ring_table(self, index: int, names) -> RingTable:
+        """Table `index` of a ring game, its seats taken by `names` in order."""
+        return RingTable(self, index, list(names))
+
+    @staticmethod
+    def read_json(text, legal: Legal) -> Action:
+        """The action of a reply in the released JSON format (engine.parse_json_action); InputError says why not."""
+        return parse_json_action(text, legal)
+
+    @staticmethod
+    def fold_or_check(legal: Legal) -> Action:
+        """The automatic fold after an invalid reply and its retry (a check when there is nothing to call)."""
+        return Action("FOLD" if "FOLD" in legal.kinds else "CHECK")
 
     @property
     def protocol(self) -> str:

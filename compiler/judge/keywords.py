@@ -83,6 +83,61 @@ def words(text: str) -> Words:
     return Words(frozenset(content), negations % 2 == 1)
 
 
+# Where one claim ends and the next begins: a negation word holds only inside its clause, so "Was
+# there a gas and not a ghost?" denies the ghost, not the gas.
+_CLAUSE_BREAK = re.compile(r"(?<!\d)[,.]|[,.](?!\d)|[;:!?()\[\]]|\b(?:and|but|or|nor|yet|while|whereas|although|though|because)\b",
+                           re.I)
+# InteractiveBench's judges answer "Irrelevant" to what is "not a yes/no-style question"
+# (src/math/turtle.py, build_judger_system_prompt; src/situation_puzzle/benchmark.py asks the player
+# for yes/no questions only): a question opening with one of these words asks for an explanation.
+WH_WORDS = frozenset(("why", "how", "what", "which", "who", "whom", "whose", "where", "when"))
+HEDGES = frozenset(("either", "maybe", "perhaps", "possibly"))
+
+
+@attrs.frozen
+class Clause:
+    """One clause of a text: its own words, and its words as the keyword judge reads them."""
+
+    text: str
+    words: Words
+
+
+def clauses(text: str) -> list[Clause]:
+    """The clauses of a text, split at punctuation and conjunctions. A clause holding only a negation
+    ("..., not because anyone blew") passes its polarity on to the clause after it."""
+    low = (text or "").lower().replace("n't", " not").replace("’", "'")
+    out: list[Clause] = []
+    carry = False
+    for part in _CLAUSE_BREAK.split(low):
+        w = words(part)
+        if carry:
+            w = Words(w.content, not w.negated)
+        carry = not w.content and w.negated
+        if w.content:
+            out.append(Clause(part.strip(), w))
+    return out
+
+
+def function_words(text: str) -> int:
+    """How many words of a text are not content words (articles, pronouns, auxiliaries, negations):
+    a sentence has them, a bare list of keywords has none."""
+    low = (text or "").lower().replace("n't", " not")
+    return sum(1 for tok in _WORD.findall(low) if tok in STOP_WORDS or tok in NEGATIONS)
+
+
+def is_wh_question(text: str) -> bool:
+    """Whether a question asks why / how / what ... (an open question, not a yes/no one)."""
+    m = re.match(r"[\W_]*([a-z]+)", (text or "").lower())
+    return bool(m) and m.group(1) in WH_WORDS
+
+
+def hedged(text: str) -> bool:
+    """Whether an answer offers alternatives instead of one explanation ("perhaps", "either", or two
+    or more "or")."""
+    toks = _WORD.findall((text or "").lower())
+    return any(t in HEDGES for t in toks) or toks.count("or") >= 2
+
+
 def matches(phrasing: Words, question: Words) -> bool:
     """Whether every content word of the phrasing occurs in the question."""
     return bool(phrasing.content) and phrasing.content <= question.content
@@ -96,19 +151,53 @@ def flip(label: str) -> str:
 def keyword_label(phrasings, question: str) -> str:
     """yes / no / both / irrelevant for a question, from (label, Words) phrasings.
 
-    Only the most specific matching phrasings count (a match whose words are a strict subset of
-    another match's words is dropped); if they disagree the answer is "both", and a question no
-    phrasing matches is "irrelevant".
+    An open question (why, how, what ...) is "irrelevant": the judge answers yes/no questions only. A
+    phrasing matches when its words occur in the question; it takes the polarity of the clause that
+    holds its words (or of the clauses its words are spread over), so "Was there a gas and not a
+    ghost?" is yes for the gas and yes for "no ghost". Only the most specific matching phrasings count
+    (a match whose words are a strict subset of another match's words is dropped); if they disagree
+    the answer is "both", and a question no phrasing matches is "irrelevant".
     """
+    if is_wh_question(question):
+        return "irrelevant"
     q = words(question)
-    hits = [(label, p) for label, p in phrasings if matches(p, q)]
-    top = [(label, p) for label, p in hits if not any(p.content < other.content for _, other in hits)]
-    labels = {label if p.negated == q.negated else flip(label) for label, p in top}
+    parts = clauses(question)
+    hits = []
+    for label, p in phrasings:
+        if not matches(p, q):
+            continue
+        inside = [c.words.negated for c in parts if matches(p, c.words)]
+        if not inside:  # spread over clauses: the negations of the clauses it touches
+            inside = [sum(c.words.negated for c in parts if p.content & c.words.content) % 2 == 1]
+        hits += [(label, p, negated) for negated in set(inside)]
+    top = [(label, p, n) for label, p, n in hits if not any(p.content < other.content for _, other, _ in hits)]
+    labels = {label if p.negated == n else flip(label) for label, p, n in top}
     if not labels:
         return "irrelevant"
     if len(labels) > 1:
         return "both"
     return labels.pop()
+
+
+def affirmed(groups, text: str) -> bool | None:
+    """Whether some group of words (a Words each) is stated in the text: True when a clause of the
+    group's own polarity holds all its words, False when only clauses of the other polarity do ("it
+    was not the gas"), None when the text does not mention it."""
+    parts = clauses(text)
+    denied = False
+    for g in groups:
+        if not g.content:
+            continue
+        for c in parts:
+            if g.content <= c.words.content:
+                if c.words.negated == g.negated:  # "not hot enough" is stated by "it was not hot enough"
+                    return True
+                denied = True
+        touching = [c for c in parts if g.content & c.words.content]
+        if not denied and g.content <= words(text).content and \
+                sum(c.words.negated for c in touching) % 2 == g.negated:
+            return True  # its words are spread over clauses, with the group's own polarity
+    return False if denied else None
 
 
 def mentions(groups, text: str) -> bool:

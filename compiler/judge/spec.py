@@ -9,8 +9,8 @@ Spec items (docs/judge-worlds.md has the reference):
                                         #   (default: the truth)
     naive "He was ..."                  # a surface-only guess the answer check must reject (any number)
     instructions "..."                  # extra instructions for a judge model
-    grading exact                       # exact: the world checks submissions; judge: a judge model decides
-                                        #   (default: exact for math, judge for puzzles)
+    grading judge                       # judge (default): a judge model decides (math: its strict grader of
+                                        #   equivalence); exact: the world's answer check, even under a model
     origin "..."                        # where the content comes from
     fact short "The man is very short" {
       yes "Is he short?", "Is he small?"  # questions the keyword judge answers yes
@@ -55,7 +55,10 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> JudgeWorld:
     truth = read_text(items, spec, constant, "truth")
     answer = read_text(items, spec, constant, "answer", required=setting == "math") or truth
     guesses = tuple(text_of(g, constant, "naive") for g in items["naive"])
-    grading = read_word(items, spec, "grading", GRADINGS, "exact" if setting == "math" else "judge")
+    # Graded by the judge by default (math: the judge model's strict grader, as InteractiveBench's
+    # math/turtle.py grade_equivalence; the keyword judge compares exactly); `grading exact` makes the
+    # world's own answer check decide even under a judge model.
+    grading = read_word(items, spec, "grading", GRADINGS, "judge")
     facts = read_facts(items, constant)
     budget = read_budget(spec)
     task = Task("answer", setting, surface, "answer", (("setting", setting),), answer,

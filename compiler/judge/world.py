@@ -25,7 +25,8 @@ import attrs
 
 from worldspec.compiler.api import CaseResult, Feedback, Rule, Task, ToolSpec, Verdict, WorldHeader, by_id, capped
 from worldspec.compiler.judge.certify import certify_judge
-from worldspec.compiler.judge.keywords import Words, final_value, keyword_label, mentions, same_answer, words
+from worldspec.compiler.judge.keywords import (Words, affirmed, final_value, function_words, hedged, keyword_label,
+                                               mentions, same_answer, words)
 
 QUESTION_LABELS = ("yes", "no", "both", "irrelevant")
 VERDICT_LABELS = ("correct", "incorrect")
@@ -33,7 +34,9 @@ SETTINGS = ("puzzle", "math")
 GRADINGS = ("exact", "judge")
 ANSWER_MARK = "ANSWER:"
 QUESTION_MARK = "QUESTION:"
-MAX_MOVE_CHARS = 4000  # a question or submission longer than this is cut (the judge reads the start)
+MAX_MOVE_CHARS = 4000
+GRADE_MARK = "$$$$"  # the strict grader's marker before its 0/1 verdict (InteractiveBench math/turtle.py)
+GROUNDED = 0.5  # the share of a puzzle answer's content words the keyword judge wants from the story  # a question or submission longer than this is cut (the judge reads the start)
 
 # `ANSWER:` (also `Final answer:` and InteractiveBench's `FINAL:`) or `QUESTION:` opening a line, markdown around it
 _MARKED = re.compile(r"^[\s>*_#`-]*(FINAL\s+ANSWER|ANSWER|FINAL|QUESTION)\s*[*_]*\s*:\s*[*_]*", re.I | re.M)
@@ -230,6 +233,37 @@ class JudgeWorld(WorldHeader):
             f"KEY FACTS (secret):\n{key_facts}" if key_facts else "",
         ] if p)
 
+    @property
+    def strict_grading(self) -> bool:
+        """Whether a judge model grades submissions by the strict grader (math, graded by the judge):
+        InteractiveBench never sends a math guess to the judger's conversation but to a grader of its own
+        (math/turtle.py turtle_soup_solve, grade_equivalence)."""
+        return self.setting == "math" and self.grading == "judge"
+
+    def grader_messages(self, answer: str) -> list[dict]:
+        """The strict grader's request for one submitted final answer: the problem, the expected answer and
+        the submission, to be compared for equivalence (restating math/turtle.py grade_equivalence: the
+        verdict, 1 or 0, follows a line holding the marker)."""
+        return [{"role": "system", "content": (
+                    "You grade answers strictly. Analyse the submitted final answer and compare it with the "
+                    "expected answer: are they equivalent? After your analysis write a new line holding only "
+                    f"{GRADE_MARK}, and after it write only 1 if they are equivalent or 0 if they are not.")},
+                {"role": "user", "content": (
+                    f"Problem:\n{self.surface.strip()}\n\nExpected answer:\n{self.answer.strip()}\n\n"
+                    f"Submitted answer:\n{answer.strip()}\n\nCompare the two answers, then write {GRADE_MARK} "
+                    "and your verdict, 1 or 0.")}]
+
+    @staticmethod
+    def read_grade(reply: str | None) -> bool | None:
+        """The strict grader's verdict: what follows the first marker (the whole reply when it has none)
+        opens with 1 (equivalent) or 0 (math/passk_eval.py extract_after_marker, parse_binary_judgement:
+        any other reply counts as 0; here it is None, so the report can count it)."""
+        text = reply or ""
+        i = text.find(GRADE_MARK)
+        rest = (text[i + len(GRADE_MARK):] if i >= 0 else text).strip()
+        first = rest[:1]
+        return True if first == "1" else False if first == "0" else None
+
     def judge_message(self, move: Move) -> dict:
         """The user message that puts one move to the judge."""
         if move.is_answer:
@@ -253,11 +287,42 @@ class JudgeWorld(WorldHeader):
         if self.setting == "math":
             got = final_value(text)
             return same_answer(text, self.answer), f"final answer {got!r} vs {self.answer!r}"
+        return self.check_explanation(text)
+
+    def check_explanation(self, text: str) -> tuple[bool, str]:
+        """The keyword judge's check of a puzzle answer. InteractiveBench's judge grades "your complete
+        proposed solution" (src/situation_puzzle/benchmark.py, build_player_system_prompt): so the answer
+        must read as an explanation (a sentence, not a bare list of keywords), state every required fact
+        in a clause of its own polarity ("it was not the gas" denies the gas), offer no alternatives
+        ("perhaps", "or ... or ..."), and keep to the story: at least half its content words are the world's own (its
+        surface, truth, facts and their yes phrasings), so a shotgun list of candidates fails."""
+        got = words(text)
+        if not got.content or function_words(text) < max(2, len(got.content) / 3):
+            return False, "a list of keywords, not an explanation"
+        if hedged(text):
+            return False, "offers alternatives instead of one explanation"
         need = [f for f in self.facts if f.required]
-        missing = [f.id for f in need if not f.mentioned_in(text)]
+        stated = {f.id: affirmed([words(g) for g in (f.mention or f.yes)], text) for f in need}
+        denied = [i for i, v in stated.items() if v is False]
+        if denied:
+            return False, "denies " + ", ".join(denied)
+        missing = [i for i, v in stated.items() if v is None]
         if missing:
             return False, "does not mention " + ", ".join(missing)
-        return True, f"mentions every required fact ({', '.join(f.id for f in need)})"
+        own = self.vocabulary
+        grounded = len(got.content & own) / len(got.content)
+        if grounded < GROUNDED:
+            return False, f"only {grounded:.0%} of its words are the story's (a list of candidates?)"
+        return True, f"states every required fact ({', '.join(f.id for f in need)})"
+
+    @property
+    def vocabulary(self) -> frozenset[str]:
+        """The content words of the story: surface, truth, reference answer, key facts, yes phrasings and
+        mentions (not the no phrasings: those are what the story denies)."""
+        texts = [self.surface, self.truth, self.answer]
+        for f in self.facts:
+            texts += [f.statement, *f.yes, *f.mention]
+        return frozenset().union(*(words(t).content for t in texts))
 
     def solve_messages(self) -> list[dict]:
         """One complete solution without a judge (the pass@k condition's sample)."""

@@ -21,6 +21,7 @@ from ..models import FatalError, LostError, Model, Request
 from ..report import LAYOUTS
 from .base import OneWorld, Plan, ScheduleLineup, fingerprint
 from .holdem_report import LAYOUT
+from .holdem_ring import ring_lineup
 
 CONDITION = "holdem"
 
@@ -148,17 +149,29 @@ class Holdem(OneWorld):
     name = "holdem"
 
     def agents_for(self, world) -> tuple[str, ...]:
+        if world.ring:
+            return ()  # the baselines sit at every table anyway; bots fill the other seats
         return world.baselines or tuple(b.name for b in world.opponents)
 
-    def lineup_for(self, world, models, agents, config) -> HoldemLineup:
+    def lineup_for(self, world, models, agents, config):
         names = [b.name for b in world.opponents]
         for a in agents:
             if a not in names:
                 raise FatalError(f"no bot {a!r} in {world.name} (bots: {', '.join(names)})")
+        if world.ring:
+            return ring_lineup(world, models, agents, config)
         return HoldemLineup(world, list(models), list(dict.fromkeys([*world.baselines, *agents])), config)
 
     def identity_for(self, world) -> dict:
         t = world.table
+        if world.ring:
+            return {"name": world.name, "seed": world.seed, "lineup": "ring",
+                    "fingerprint": fingerprint([world.manual, world.seed, world.players, world.tables, world.hands,
+                                                [b.describe() for b in world.opponents], world.recent,
+                                                [t.small_blind, t.big_blind, t.stack]]),
+                    "pool": [b.name for b in world.opponents], "players": world.players, "tables": world.tables,
+                    "hands": world.hands, "baselines": list(world.baselines), "blinds": [t.small_blind, t.big_blind],
+                    "stack": t.stack}
         return {"name": world.name, "seed": world.seed,
                 "fingerprint": fingerprint([world.manual, world.seed, world.schedule(),
                                             [b.describe() for b in world.opponents], world.recent]),

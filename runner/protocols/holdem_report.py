@@ -11,6 +11,7 @@ The figure's panels are the paper's: "(a) average winnings per hand, (b) VPIP,
 """
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
 from pathlib import Path
 from typing import Sequence
@@ -49,8 +50,45 @@ def system_row(system: str, hands: Sequence[dict], world: str, baselines) -> dic
             "per_opponent": {o: _mean(v) for o, v in per_opp.items()}}
 
 
+def spread(xs) -> dict:
+    """Mean and standard deviation across tables, as analyze_stats.py calculate_mean_std (np.std: the
+    population deviation)."""
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return {"mean": None, "sd": None, "values": []}
+    return {"mean": statistics.fmean(xs), "sd": statistics.pstdev(xs), "values": xs}
+
+
+def ring_row(system: str, tables: Sequence[dict], baselines) -> dict:
+    """One system's numbers at a ring game: per table (analyze_stats.py collect_all_stats: winnings / hands,
+    folds / hands, VPIP hands / hands, mean think time), then mean +- sd across tables."""
+    tables = [t for t in tables if t["hands"]]
+    lat = [x for t in tables for x in t.get("latencies", ())]
+    return {"system": system, "baseline": system.split("#")[0] in baselines, "tables": len(tables),
+            "hands": sum(t["hands"] for t in tables),
+            "winnings": spread([t["chips"] / t["hands"] for t in tables]),
+            "vpip": spread([t["vpip_hands"] / t["hands"] for t in tables]),
+            "fold_rate": spread([t["folds"] / t["hands"] for t in tables]),
+            "latency": spread([_mean(t.get("latencies") or []) for t in tables]) if lat else spread([]),
+            "calls": len(lat), "invalid_replies": sum(t.get("invalid_replies", 0) for t in tables),
+            "auto_folds": sum(t.get("auto_folds", 0) for t in tables)}
+
+
+def ring_summary(records: Sequence[dict], world: dict) -> dict:
+    by_system: dict[str, list[dict]] = defaultdict(list)
+    for r in records:
+        if r.get("status") == "complete" and "table" in r:
+            by_system[r["system"]].append(r)
+    rows = [ring_row(s, ts, world.get("baselines", ())) for s, ts in by_system.items()]
+    rows.sort(key=lambda r: -(r["winnings"]["mean"] or 0))
+    return {"lineup": "ring", "results": rows,
+            **{k: world.get(k) for k in ("pool", "players", "tables", "hands", "blinds", "stack", "seed")}}
+
+
 def holdem_summary(records: Sequence[dict], header: dict) -> dict:
     world = header.get("world", {})
+    if world.get("lineup") == "ring":
+        return ring_summary(records, world)
     baselines = world.get("baselines", ())
     by_system: dict[str, list[dict]] = defaultdict(list)
     for r in records:
@@ -65,7 +103,24 @@ def _pct(x) -> str:
     return "—" if x is None else f"{num(100 * x)}%"
 
 
+def _pm(d: dict, scale: float = 1.0, digits: int = 1, unit: str = "") -> str:
+    """mean ± sd, as the paper prints them ("31.8 ± 42.4", "23.7% ± 1.1%")."""
+    if d["mean"] is None:
+        return "—"
+    return f"{scale * d['mean']:.{digits}f}{unit} ± {scale * d['sd']:.{digits}f}{unit}"
+
+
+def ring_headline(summary: dict) -> list[str]:
+    rows = [[f"{r['system']} (baseline)" if r["baseline"] else r["system"], _pm(r["winnings"]),
+             _pm(r["vpip"], 100, 1, "%"), _pm(r["fold_rate"], 100, 1, "%"), _pm(r["latency"], 1, 2), r["tables"],
+             r["hands"], r["invalid_replies"], r["auto_folds"]] for r in summary["results"]]
+    return table(["System", "Winnings (chips/hand)", "VPIP", "Fold rate", "Latency (s)", "Tables", "Hands",
+                  "Invalid replies", "Auto-folds"], rows)
+
+
 def holdem_headline(summary: dict) -> list[str]:
+    if summary.get("lineup") == "ring":
+        return ring_headline(summary)
     rows = []
     for r in summary["results"]:
         ci = r["bb_per_hand_ci"]
@@ -80,6 +135,16 @@ def holdem_headline(summary: dict) -> list[str]:
 
 def holdem_markdown(summary: dict, images: Sequence[str]) -> list[str]:
     blinds = summary.get("blinds") or ["?", "?"]
+    if summary.get("lineup") == "ring":
+        lines = [f"No-limit Hold'em on pokerkit: {summary.get('tables')} table(s) of {summary.get('players')} seats, "
+                 f"{summary.get('hands')} hands each; blinds {blinds[0]}/{blinds[1]}, stacks {summary.get('stack')} "
+                 f"carried from hand to hand; deals from seed {summary.get('seed')}.", "",
+                 "Each number is the mean ± standard deviation across tables (the paper's section 3.2.3): winnings "
+                 "are chips won per hand played at a table, VPIP the share of hands with a voluntary call or raise "
+                 "before the flop by a player still in at the flop, fold rate folds per hand, latency the mean "
+                 "seconds per model call (bots play locally).", ""]
+        lines += ring_headline(summary)
+        return lines + [f"\n![Hold'em: winnings, VPIP, latency, fold rate]({img})" for img in images]
     lines = [f"Heads-up no-limit Hold'em on pokerkit: blinds {blinds[0]}/{blinds[1]}, stacks {summary.get('stack')}; "
              f"opponents {', '.join(summary.get('pool') or ())}; {summary.get('hands')} deals per opponent from "
              f"seed {summary.get('seed')}, each played from {', '.join(summary.get('seats') or ())} (duplicate "
@@ -108,13 +173,19 @@ def plot_holdem(summary: dict, out: Path) -> list[str]:
     names = [r["system"] for r in rows]
     xs = range(len(rows))
     fig, axes = plt.subplots(2, 2, figsize=(9, 6.5), dpi=100)
-    win = [r["bb_per_hand"] or 0.0 for r in rows]
-    err = [[max(0.0, w - (r["bb_per_hand_ci"] or (w, w))[0]) for w, r in zip(win, rows)],
-           [max(0.0, (r["bb_per_hand_ci"] or (w, w))[1] - w) for w, r in zip(win, rows)]]
-    panels = [("(a) average winnings per hand (bb)", win, err),
-              ("(b) VPIP (%)", [100 * (r["vpip"] or 0) for r in rows], None),
-              ("(c) response latency (s)", [r["latency"] or 0.0 for r in rows], None),
-              ("(d) fold rate (%)", [100 * (r["fold_rate"] or 0) for r in rows], None)]
+    if summary.get("lineup") == "ring":  # bars: the mean across tables; error bars: the standard deviation
+        def bars(key, scale=1.0):
+            return ([scale * (r[key]["mean"] or 0) for r in rows], [scale * (r[key]["sd"] or 0) for r in rows])
+        panels = [("(a) average winnings per hand (chips)", *bars("winnings")), ("(b) VPIP (%)", *bars("vpip", 100)),
+                  ("(c) response latency (s)", *bars("latency")), ("(d) fold rate (%)", *bars("fold_rate", 100))]
+    else:
+        win = [r["bb_per_hand"] or 0.0 for r in rows]
+        err = [[max(0.0, w - (r["bb_per_hand_ci"] or (w, w))[0]) for w, r in zip(win, rows)],
+               [max(0.0, (r["bb_per_hand_ci"] or (w, w))[1] - w) for w, r in zip(win, rows)]]
+        panels = [("(a) average winnings per hand (bb)", win, err),
+                  ("(b) VPIP (%)", [100 * (r["vpip"] or 0) for r in rows], None),
+                  ("(c) response latency (s)", [r["latency"] or 0.0 for r in rows], None),
+                  ("(d) fold rate (%)", [100 * (r["fold_rate"] or 0) for r in rows], None)]
     for ax, (title, ys, yerr) in zip(axes.flat, panels):
         ax.bar(xs, ys, yerr=yerr, capsize=4, color="#4c72b0")
         ax.set_xticks(list(xs), names, rotation=20, fontsize=8)

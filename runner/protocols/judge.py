@@ -54,6 +54,13 @@ from .turnshot import TurnShotLineup
 
 PASS_K_CAP = 32  # a safety bound on k* (the paper's matched k* were 1 to 8); a capped k* is reported
 JUDGES = ("keyword", "model")
+# Generation settings (a run's --temperature overrides the players'). The paper, section 3.2.1: "Both the
+# player and the judge use temperature 0"; the released code calls the judge and the strict grader at
+# temperature=0.0 (situation_puzzle/benchmark.py run_single_game, math/turtle.py grade_equivalence) and
+# samples pass@k solutions at 0.8 (math/run_passk.sh TEMPERATURE="0.8").
+JUDGE_SETTINGS = {"temperature": 0.0}
+PLAYER_SETTINGS = {"temperature": 0.0}
+PASSK_SETTINGS = {"temperature": 0.8}
 
 
 def conv_id(system: str, world, condition: str) -> str:
@@ -103,10 +110,12 @@ class Judge:
         if self.model is None:
             label = world.keyword_label(move.text)
             return Ruling(label, label, (label,), "keyword")
+        if move.is_answer and world.strict_grading:
+            return await self.grade(rt, world, move, where)
         messages = world.judge_messages(list(history), move)
         raws, tokens = [], 0
         for attempt in (1, 2):
-            req = Request(messages=tuple(messages), purpose="judge",
+            req = Request(messages=tuple(messages), settings=JUDGE_SETTINGS, purpose="judge",
                           sample=f"{where['conv']}/judge/{where['t']}/{attempt}",
                           meta={**where, "conv": where["conv"] + "#judge", "step": attempt, "prefix": 0})
             reply = await rt.call(self.model, req)
@@ -118,9 +127,31 @@ class Judge:
             messages = messages + [reply.message(with_tool_calls=False), world.reask_message(move)]
         return Ruling(world.fallback_label(move), "invalid", tuple(raws), self.name, tokens)
 
+    async def grade(self, rt, world, move, where: dict) -> Ruling:
+        """A math submission graded for equivalence by the judge model in a conversation of its own, as
+        InteractiveBench's strict grader does (math/turtle.py grade_equivalence, and passk_eval.py for the
+        pass@k samples): one call at temperature 0, the verdict read after the marker, anything but 1
+        is incorrect (a reply without a verdict is counted invalid)."""
+        req = Request(messages=tuple(world.grader_messages(move.text)), settings=JUDGE_SETTINGS, purpose="grade",
+                      sample=f"{where['conv']}/grade/{where['t']}",
+                      meta={**where, "conv": where["conv"] + "#grade", "step": where["t"], "prefix": 0})
+        reply = await rt.call(self.model, req)
+        verdict = world.read_grade(reply.content)
+        label = "correct" if verdict else "incorrect"
+        return Ruling(label, label if verdict is not None else "invalid", (reply.content or "",),
+                      f"{self.name} (strict grader)", reply.usage.total)
+
+
+NO_JUDGE = ("a judged run with models needs --judge-model: InteractiveBench fixes one judge model for every "
+            "player (Grok-4.1-fast in every run of the paper, sections 3.2.1-3.2.2), at temperature 0, and a "
+            "player never judges itself. Pass --judge-model MODEL, or --judge keyword for the offline keyword "
+            "judge")
+
 
 def make_judge(models: Sequence[Model], config) -> Judge:
-    """The run's judge from --judge and --judge-model (a model when either asks for one or a --model plays)."""
+    """The run's judge from --judge and --judge-model. A run with models and no --judge-model is refused
+    (FatalError, before anything is written): InteractiveBench's benchmark.py and turtle.py take the
+    judge model as a required argument of its own, never a player's."""
     choice = config.judge
     if choice is not None and choice not in JUDGES:
         raise FatalError(f"unknown judge {choice!r} (judges: {', '.join(JUDGES)})")
@@ -128,11 +159,11 @@ def make_judge(models: Sequence[Model], config) -> Judge:
         if config.judge_model:
             raise FatalError("--judge keyword takes no --judge-model")
         return Judge()
-    model_id = config.judge_model or next((m.model_id for m in models if isinstance(m, LitellmModel)), None)
-    if model_id is None:
-        if choice == "model":
-            raise FatalError("--judge model needs --judge-model (or a --model, which judges by default)")
+    if not config.judge_model:
+        if choice == "model" or any(isinstance(m, LitellmModel) for m in models):
+            raise FatalError(NO_JUDGE)
         return Judge()
+    model_id = config.judge_model
     timeout = next((m.timeout for m in models if isinstance(m, LitellmModel)), 600.0)
     return Judge(LitellmModel(model_id, api_base=config.api_base, timeout=timeout, name=f"judge:{model_id}"))
 
@@ -159,7 +190,7 @@ class JudgeSession:
 
     def __init__(self, rt, world, player: Model, judge: Judge, config):
         self.rt, self.world, self.player, self.judge = rt, world, player, judge
-        self.settings = config.settings
+        self.settings = {**PLAYER_SETTINGS, **config.settings}
         self.turns = turns_for(world, config)
         self.conv = conv_id(player.name, world, INTERACTIVE)
         self.history: list[dict] = []
@@ -192,7 +223,8 @@ class JudgeSession:
             move = self.world.read_move(self.world.answer_line(move.text))
         where = {"condition": INTERACTIVE, "trajectory": 1, "t": turn, "conv": self.conv}
         ruling = await self.judge.rule(self.rt, self.world, move, self.judge_history, where)
-        if self.judge.model is not None and not (move.is_answer and ruling.by == "answer check"):
+        if self.judge.model is not None and not (move.is_answer and (ruling.by == "answer check"
+                                                                     or self.world.strict_grading)):
             self.judge_history += [self.world.judge_message(move), {"role": "assistant", "content": ruling.label}]
         self.judge_tokens += ruling.tokens
         self.invalid += ruling.invalid
@@ -410,7 +442,8 @@ class JudgeLineup(TurnShotLineup):
         math = [(w, m) for w, m in pairs if w.pass_at_k]
         if not math:
             return interactive
-        return interactive + await pass_at_k(rt, math, interactive, self.judge, self.config.settings)
+        return interactive + await pass_at_k(rt, math, interactive, self.judge,
+                                             {**PASSK_SETTINGS, **self.config.settings})
 
     async def run(self, rt, out: Path) -> list[dict]:
         done = await asyncio.gather(*(self.play(rt, pairs) for pairs in self.by_system()))

@@ -16,38 +16,10 @@ from worldspec.compiler import InputError
 
 from ..agents import strategy_agents
 from ..answers import extract_answer
-from ..models import LostError, Model, Request
+from ..models import FatalError, LostError, Model, Request
 from .base import OneWorld, Plan, ScheduleLineup, fingerprint
-
-
-def conv_id(system: str, opponent: str, seat: str, k: int) -> str:
-    return f"{system}|pool|{opponent}|{seat}|{k}"
-
-
-# ----------------------------------------------------------------------------
-# What a model reads
-
-
-def rules_prompt(world, seat: str) -> str:
-    moves = world.moves_for(seat)
-    length = (f"The game lasts {world.horizon} rounds." if world.horizon else
-              f"After every round the game continues with probability {world.delta:g} (so it lasts "
-              f"{1 / (1 - world.delta):.3g} rounds on average, at most {world.max_rounds}); you are not told "
-              "when it ends.")
-    return ("You are playing a repeated two-player game against another player.\n\n"
-            + (world.manual.split("## The game")[0].split("\n", 2)[-1].strip() + "\n\n" if world.manual else "")
-            + f"Each round you both choose a move at the same time: {' or '.join(moves)}. Payoffs per round:\n"
-            + "\n".join(world.payoff_lines(seat)) + f"\n\n{length}\n\n"
-            "Each round, reply with your move only (for example in a fenced code block).")
-
-
-def round_prompt(r: int, last=None, totals=(0, 0), moves=()) -> str:
-    head = ""
-    if last is not None:
-        head = (f"Round {last.index}: you played {last.mine}, the other played {last.theirs}. You got "
-                f"{last.my_payoff:g}, the other got {last.their_payoff:g}. Totals: you {totals[0]:g}, "
-                f"the other {totals[1]:g}.\n\n")
-    return head + f"Round {r}. Your move ({' or '.join(moves)})?"
+from .matches import conv_id, finish, round_prompt, rules_prompt
+from .tournament import RoundRobinLineup
 
 
 # ----------------------------------------------------------------------------
@@ -99,28 +71,6 @@ async def model_match(rt, world, model: Model, opponent: str, seat: str, k: int,
     return finish(rt, world, model.name, opponent, seat, k, m.horizon, m.rounds, invalid, lost)
 
 
-def finish(rt, world, system: str, opponent: str, seat: str, k: int, horizon: int, rounds, invalid: int,
-           lost: str | None) -> dict:
-    """The record of one match, logged as its conversation's trajectory."""
-    score = sum(r.my_payoff for r in rounds)
-    rec = {"world": world.name, "system": system, "condition": "pool", "trajectory": k, "milestones": [],
-           "opponent": opponent, "seat": seat, "match": k, "horizon": horizon, "rounds": len(rounds),
-           "score": score, "per_round": score / len(rounds) if rounds else None,
-           "moves": _moves([r.mine for r in rounds]), "opponent_moves": _moves([r.theirs for r in rounds]),
-           "invalid_moves": invalid, "status": "complete" if lost is None else "lost", "valid": lost is None,
-           "lost": 0 if lost is None else 1, **world.cooperation_stats(rounds)}
-    if lost:
-        rec["error"] = lost
-    conv = conv_id(system, opponent, seat, k)
-    rt.emit_record("trajectory", conv, conv, rec)
-    return rec
-
-
-def _moves(moves: list[str]):
-    """One-letter moves as a string ("CCDC"), longer ones as a list."""
-    return "".join(moves) if all(len(m) == 1 for m in moves) else moves
-
-
 # ----------------------------------------------------------------------------
 # A run
 
@@ -159,13 +109,26 @@ class Pool(OneWorld):
     name = "pool"
 
     def agents_for(self, world) -> tuple[str, ...]:
-        return tuple(o.name for o in world.opponents)
+        """With no --model: the pool's strategies (a round robin: its baselines, who always enter)."""
+        return () if world.round_robin else tuple(o.name for o in world.opponents)
 
-    def lineup_for(self, world, models, agents, config) -> PoolLineup:
-        return PoolLineup(world, list(models), strategy_agents(world, dict.fromkeys([*world.baselines, *agents])),
-                          config)
+    def lineup_for(self, world, models, agents, config):
+        local = strategy_agents(world, dict.fromkeys([*world.baselines, *agents]))
+        if world.round_robin:
+            names = [m.name for m in models] + [s.name for s in local]
+            if len(names) < 2:
+                raise FatalError(f"a round robin needs two systems at least (here: {', '.join(names) or 'none'})")
+            return RoundRobinLineup(world, list(models), local, config)
+        return PoolLineup(world, list(models), local, config)
 
     def identity_for(self, world) -> dict:
+        if world.round_robin:
+            return {"name": world.name, "seed": world.seed, "lineup": "round_robin",
+                    "fingerprint": fingerprint([world.manual, world.seed, world.delta, world.max_rounds,
+                                                world.horizon, world.matches, list(world.seats)]),
+                    "pool": [o.name for o in world.opponents], "seats": list(world.seats), "matches": world.matches,
+                    "baselines": list(world.baselines), "delta": world.delta, "max_rounds": world.max_rounds,
+                    "horizons": []}
         schedule = [(o, s, k, world.horizon_for(o, s, k)) for o, s, k in world.schedule()]
         return {"name": world.name, "seed": world.seed,
                 "fingerprint": fingerprint([world.manual, world.seed, schedule]),
