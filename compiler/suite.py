@@ -27,10 +27,13 @@ def world_files(path: str) -> list[str]:
     return sorted(found)
 
 
-def load_folder(path: str, seed: int | None = None) -> tuple[list, list[str]]:
+def load_folder(path: str, seed: int | None = None, progress=None) -> tuple[list, list[str]]:
     """(compiled worlds, problems) for every .world file under `path`."""
     worlds, problems = [], []
-    for p in world_files(path):
+    paths = world_files(path)
+    for i, p in enumerate(paths, 1):
+        if progress:
+            progress(f"[{i}/{len(paths)}] compiling {os.path.relpath(p, path)}")
         try:
             worlds.append(load_world(p, seed))
         except (SpecError, SpecErrors) as e:
@@ -40,12 +43,12 @@ def load_folder(path: str, seed: int | None = None) -> tuple[list, list[str]]:
 
 def certify_folder(path: str, seed: int | None = None, progress=None) -> dict:
     """Certify every world under `path`; counts by family and difficulty; cross-box problems."""
-    worlds, problems = load_folder(path, seed)
+    worlds, problems = load_folder(path, seed, progress)
     entries = []
     counts: dict[str, dict[str, int]] = {"family": {}, "difficulty": {}, "family_difficulty": {}, "kind": {}}
-    for w in worlds:
+    for i, w in enumerate(worlds, 1):
         if progress:
-            progress(f"certifying {w.name}")
+            progress(f"[{i}/{len(worlds)}] certifying {w.name}")
         report = w.certify()
         problems += [f"{w.source}: {x}" for x in report["problems"]]
         entry = {"file": w.source, "world": w.name, "kind": w.kind, "certified": not report["problems"]}

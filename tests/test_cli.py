@@ -452,3 +452,17 @@ def test_play_blocks_and_answers_end_alike_and_a_command_inside_is_not_typed_tex
     Session(load_world(DEMO), reader=reader(script), writer=out.append).loop()
     text = "\n".join(out)
     assert "[2 units; 1/48 calls used]" in text and "FAIL" in text
+
+
+def test_check_a_folder_says_each_world_off_a_terminal_and_a_timeout_names_where_it_was(tmp_path):
+    """Issue 29/31: `check FOLDER` was silent for 30 minutes under load, then blamed the spec."""
+    for name in ("a", "b"):
+        shutil.copy(DEMO, tmp_path / f"{name}.world")
+    r = CliRunner().invoke(main, ["check", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert "[1/2] certifying Demo" in r.stderr and "[2/2] certifying Demo" in r.stderr
+    assert "[2/2] compiling b.world" in r.stderr
+    assert "2 of 2 worlds certified" in r.stdout
+    slow = CliRunner().invoke(main, ["check", str(tmp_path), "--timeout", "0.01"])
+    assert slow.exit_code == 1
+    assert "the machine may be slow" in slow.stdout and "--timeout" in slow.stdout

@@ -29,6 +29,7 @@ import os
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 
 import click
@@ -233,7 +234,8 @@ def list_worlds(folder, compile_):
 @seed_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (for scripts and CI).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=sandbox.Deadlines().certify,
-              show_default=True, help="Seconds certification may take; past them it is stopped (exit 1).")
+              show_default=True, help="Seconds certification of one world may take (a folder gets this much per "
+                                      "world); past them it is stopped (exit 1).")
 @guarded
 def check(world, seed, as_json, timeout):
     """Certify WORLD: every rule observable and required, herrings unchanged,
@@ -252,9 +254,13 @@ def check(world, seed, as_json, timeout):
     """
     folder = os.path.isdir(world)
     path = world if folder else world_path(world)
+    if folder:  # one worker certifies the folder: the deadline grows with it (96 Oracle boxes ran past 1800 s)
+        timeout *= max(1, len(world_files(path)))
     try:
-        with CertifyDisplay(world, live=not as_json and sys.stderr.isatty()) as display:
+        with CertifyDisplay(world, live=sys.stderr.isatty() and not as_json, lines=folder) as display:
             report, note = certification(path, seed, display.say, timeout)
+            if report.get("overrun") and display.step():
+                report["problems"][0] += f" (it was at: {display.step()}; the machine may be slow)"
     except (SpecError, SpecErrors, sandbox.RemoteSpecError) as e:
         if as_json:  # a script reading stdout gets the diagnostics too, not an empty stdout
             click.echo(json.dumps({"world": path, "compiles": False, "diagnostics": e.diagnostics()}, indent=2))
@@ -298,27 +304,51 @@ class CertifyDisplay:
     is at. Certification runs in a worker process, which appends its steps to a file (say_to_file);
     the display's own refresh thread shows the file's last line, so it moves while the command waits."""
 
-    def __init__(self, world: str, live: bool, console: Console | None = None):
+    def __init__(self, world: str, live: bool, console: Console | None = None, lines: bool = False):
         self.world, self.live, self.console = world, live, console
-        self.path, self.say, self._live = None, None, None
+        self.lines = lines and not live  # off a terminal, a folder's progress: one stderr line per world
+        self.path, self.say, self._live, self._tail = None, None, None, None
         self._t0 = time.monotonic()
+        self._done = threading.Event()
 
     def __enter__(self):
+        fd, self.path = tempfile.mkstemp(prefix="worldspec-check-", suffix=".txt")
+        os.close(fd)
+        self.say = functools.partial(say_to_file, self.path)
         if self.live:
-            fd, self.path = tempfile.mkstemp(prefix="worldspec-check-", suffix=".txt")
-            os.close(fd)
-            self.say = functools.partial(say_to_file, self.path)
             self._live = Live(get_renderable=self.render, console=self.console or Console(stderr=True), transient=True,
                               refresh_per_second=8)
             self._live.__enter__()
+        elif self.lines:
+            self._tail = threading.Thread(target=self._echo_worlds, name="worldspec-check-progress", daemon=True)
+            self._tail.start()
         return self
 
     def __exit__(self, *exc):
         if self._live is not None:
             self._live.__exit__(*exc)
+        self._done.set()
+        if self._tail is not None:
+            self._tail.join(timeout=5)
         if self.path is not None:
             os.unlink(self.path)
         return False
+
+    def _echo_worlds(self) -> None:
+        """Each world a folder's certification starts, as a stderr line with the time so far (off a terminal)."""
+        said = 0
+        while True:
+            finished = self._done.wait(1.0)
+            try:
+                with open(self.path, encoding="utf-8", errors="replace") as f:
+                    new = [x for x in f.read().splitlines() if x.startswith("[")][said:]
+            except OSError:
+                return
+            for line in new:
+                click.echo(f"{time.monotonic() - self._t0:6.0f}s {line}", err=True)
+            said += len(new)
+            if finished:
+                return
 
     def step(self) -> str:
         """The last step certification reported."""
