@@ -19,6 +19,7 @@ import threading
 import time
 from typing import Callable
 
+from rich import box
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
@@ -82,6 +83,7 @@ class Progress:
         done = kw.pop("done", False)
         with self._lock:
             row = self._row(conv)
+            row["session"] = True  # a row the events alone made (a judge's or a fork's conversation) is no session
             row.update({k: v for k, v in kw.items() if v is not None})
             if milestone is not None:
                 row["milestone"] = max(milestone, row["milestone"] or 0)
@@ -115,7 +117,7 @@ class Progress:
         if self.quiet or self._live is not None or self.clock() - self._said < self.every:
             return
         with self._lock:
-            rows = list(self.rows.values())
+            rows = [r for r in self.rows.values() if r.get("session")]
         done = sum(r["status"] != "running" for r in rows)
         answering = sorted({r["answering"] for r in rows if r["answering"] is not None})
         self.say(f"{len(rows) - done} running, {done} done; calls {sum(r['calls'] for r in rows)}, tokens "
@@ -132,18 +134,39 @@ class Progress:
     # -- the table ----------------------------------------------------------------
 
     def table(self) -> Table:
-        """The live table (its title carries the clock, so every refresh moves it)."""
-        tab = Table(title=f"worldspec run — {self.clock() - self._t0:.0f}s", expand=False)
-        for col in ("system", "condition", "#", "round", "milestone", "calls", "tokens", "retries", "lost",
-                    "accuracy", "status"):
-            tab.add_column(col)
+        """The live table (its title carries the clock, so every refresh moves it). It fits 80 columns:
+        short headings, conditions as the paper abbreviates them, tokens in thousands; only a long system
+        name is cut (every other cell keeps its width, as rich would otherwise cut them all: `syst…`)."""
+        tab = Table(title=f"worldspec run — {self.clock() - self._t0:.0f}s", expand=False, box=box.SIMPLE_HEAD,
+                    show_edge=False, pad_edge=False, padding=(0, 0))
+        tab.add_column("system", no_wrap=True, overflow="ellipsis", max_width=22)
+        for col in COLUMNS[1:]:
+            tab.add_column(col, no_wrap=True, justify="right" if col in NUMERIC else "left", min_width=WIDTHS[col])
         with self._lock:
-            rows = [dict(r) for r in self.rows.values()]
+            rows = [dict(r) for r in self.rows.values() if r.get("session")]
         for row in rows:
-            tab.add_row(str(row.get("system", "")), str(row.get("condition", "")), str(row.get("trajectory", "")),
-                        str(row["round"]), milestone_cell(row), str(row["calls"]), str(row["tokens"]),
+            cond = str(row.get("condition", ""))
+            tab.add_row(str(row.get("system", "")), CONDITION_SHORT.get(cond, cond), str(row.get("trajectory", "")),
+                        str(row["round"]), milestone_cell(row), str(row["calls"]), tokens_cell(row["tokens"]),
                         str(row["retries"]), str(row["lost"]), pct(row["accuracy"]), str(row["status"]))
         return tab
+
+
+COLUMNS = ("system", "cond", "#", "rnd", "M", "calls", "tokens", "retry", "lost", "acc", "status")
+NUMERIC = {"#", "rnd", "calls", "tokens", "retry", "lost", "acc"}
+WIDTHS = {"cond": 6, "#": 2, "rnd": 3, "M": 3, "calls": 5, "tokens": 6, "retry": 5, "lost": 4, "acc": 6, "status": 8}
+# ExplorationBench's own short names for its conditions (Table 1: a, h, f, w; O@M0, A4+O)
+CONDITION_SHORT = {"autonomous": "auto", "hindsight": "hind", "fixed": "fixed", "without-tool": "w/o",
+                   "direct": "direct", "open-book-m0": "O@M0", "a4-open-book": "A4+O"}
+
+
+def tokens_cell(n) -> str:
+    """Tokens as a short number: 950, 12.3k, 4.5M."""
+    if not isinstance(n, (int, float)):
+        return "-"
+    if n < 10_000:
+        return str(int(n))
+    return f"{n / 1000:.1f}k" if n < 1_000_000 else f"{n / 1_000_000:.1f}M"
 
 
 def pct(x) -> str:

@@ -142,11 +142,38 @@ def test_the_live_table_shows_retries_lost_answers_and_the_milestone_being_answe
     out = rendered(p.table())
     assert "worldspec run — 42s" in out
     row = next(line for line in out.splitlines() if "gpt" in line)
-    assert [c.strip() for c in row.split("│")[1:-1]] == \
-        ["gpt", "autonomous", "1", "2", "M2…", "7", "900", "2", "1", "-", "running"]
+    assert row.split() == ["gpt", "auto", "1", "2", "M2…", "7", "900", "2", "1", "-", "running"]
     p.update(conv, milestone=2, accuracy=37.5)
     row = next(line for line in rendered(p.table()).splitlines() if "gpt" in line)
     assert "M2 " in row and "M2…" not in row and "37.5%" in row
+
+
+def test_the_live_table_fits_80_columns_and_counts_only_sessions():
+    """Issue 31 item 5: at 80 columns every cell was cut (`syst…`); events of a judge's conversation made rows."""
+    p = Progress(stream=io.StringIO(), live=True, clock=FakeClock())
+    for i, (system, cond) in enumerate([("openai/gpt-4o-mini-2024-07-18", "autonomous"),
+                                        ("explorer", "a4-open-book"), ("manual", "without-tool")]):
+        p.update(f"c{i}", system=system, condition=cond, trajectory=3, round=4, calls=48, tokens=1_234_567,
+                 accuracy=87.5, status="running")
+    p.event({"type": "request", "conv": "c0", "purpose": "task:t1", "t": 4})
+    p.event({"type": "retry", "conv": "judge|c0"})  # not a session
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    console.print(p.table())
+    lines = console.file.getvalue().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    head = next(line for line in lines if line.startswith("system"))
+    assert head.split() == ["system", "cond", "#", "rnd", "M", "calls", "tokens", "retry", "lost", "acc", "status"]
+    rows = [line.split() for line in lines if line.startswith(("openai", "explorer", "manual"))]
+    assert [r[1:] for r in rows] == [["auto", "3", "4", "M4…", "48", "1.2M", "0", "0", "87.5%", "running"],
+                                     ["A4+O", "3", "4", "-", "48", "1.2M", "0", "0", "87.5%", "running"],
+                                     ["w/o", "3", "4", "-", "48", "1.2M", "0", "0", "87.5%", "running"]]
+    assert rows[0][0].startswith("openai/gpt-4o-mini")  # only the long name is cut
+    buf = io.StringIO()
+    q = Progress(stream=buf, live=False, clock=FakeClock(), every=0.0)
+    q.update("s1", system="a", condition="autonomous", trajectory=1, status="done")
+    q.event({"type": "retry", "conv": "judge|s1"})
+    q.tick()
+    assert "0 running, 1 done" in buf.getvalue()
 
 
 def test_the_live_clock_ticks_with_no_update():
