@@ -330,7 +330,7 @@ def test_play_session_is_not_fooled_by_blank_lines_and_eof():
 @pytest.mark.parametrize("world,probe", [
     ("alienlogic", "1. P & Q    premise:\n2. P        r17 1\n"),
     (os.path.join(WORLDS, "oracle-extra", "cii-e01-running-maximum.world"), "[1, 2]"),
-    (os.path.join(WORLDS, "interactive", "trust.world"), "C C D"),
+    (os.path.join(WORLDS, "interactive", "trust.world"), "COOPERATE"),
 ])
 def test_play_serves_every_world_kind(world, probe):
     session = f":tasks\n{probe}\n:budget\n:quit\n"
