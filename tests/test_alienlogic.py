@@ -26,6 +26,12 @@ WORLD = load_world(PATH)
 TRUE, BASE = WORLD.true_world(), WORLD.base_world()
 PATCHED = sorted(WORLD.patches)
 UNPROVABLE = [t for t in WORLD.tasks if WORLD.task_data[t.id].unprovable]
+# provable in the true world, invalid classically: the manual's rules cannot prove them, so a
+# manual-trusting agent declines them (wrongly); the true disjunctive syllogism proves them
+LOOK_UNPROVABLE = [t for t in WORLD.tasks if t not in UNPROVABLE and BASE.is_decline(t.naive or "")]
+# the manual's rules that the true system lacks and that make it stronger than the true one: each
+# fails when a disjunction is read as its right disjunct, under which every true rule is sound
+READING_BREAKERS = {"r22", "r50", "r53", "r55", "r56"}
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +44,9 @@ def report():
 
 def test_the_inventory():
     assert (len(WORLD.rules), len(WORLD.herrings), len(WORLD.tasks), len(WORLD.examples)) == (24, 5, 70, 8)
-    assert len(UNPROVABLE) == 10
+    # the released README: "70 held-out theorems, 25 of them unprovable" (Tencent-Hunyuan/ExplorationBench)
+    assert len(UNPROVABLE) == 25
+    assert [t.id for t in LOOK_UNPROVABLE] == ["T04", "T14", "T57"]
     b = WORLD.budget
     assert (b.rounds, b.calls_per_round, b.max_calls, b.units_per_call) == (4, 12, 48, 1)
     assert (b.feedback_lines, b.feedback_chars, b.answers) == (15, 600, 3)
@@ -58,12 +66,32 @@ def test_certified(report):
     assert (report["rules"], report["tasks"], report["examples"], report["herrings"]) == (24, 70, 8, 5)
     assert all(r["observable"] and r["tasks"] for r in report["rule_table"])
     assert all(h["unchanged"] for h in report["herring_table"])
-    assert len(report["unprovable"]) == 10
+    assert len(report["unprovable"]) == 25
     for u in report["unprovable"]:
         assert u["complete"] and not u["found"]
         assert set(u["bounds"]) >= {"size", "depth", "lines", "nodes"}
         assert u["nodes"] <= u["bounds"]["nodes"]
-    assert report["recall_only"] == pytest.approx(30.0)
+    # the floor is the eleven controls alone: no refusal carries it
+    assert report["recall_only"] == pytest.approx(15.7)
+    assert len(report["recall_only_tasks"]) == 11 and report["recall_only_refusals"] == []
+    assert not any(WORLD.task_data[tid].unprovable for tid in report["recall_only_tasks"])
+
+
+def test_the_manual_trusting_agent_declines_no_unprovable_goal(report):
+    """UnprovRec of the built-in `manual` agent (it answers with the naive answers): every unprovable
+    goal is one the manual's rules prove, so a manual-trusting agent writes that proof, which earns
+    nothing; declining needs the discovery that the true rules cannot prove it."""
+    assert report["manual_unprovrec"] == 0.0 <= 50.0
+    right = [t.id for t in UNPROVABLE if TRUE.correct_refusal(t, t.naive)]
+    assert right == []
+    for t in UNPROVABLE:
+        assert not BASE.is_decline(t.naive) and BASE.verify(t, t.naive).passed  # the manual proves it
+        assert not TRUE.verify(t, t.naive).passed and TRUE.verify(t, "UNPROVABLE").passed
+    # and the refusals it does make are of goals the true rules prove
+    for t in LOOK_UNPROVABLE:
+        assert BASE.verify(t, t.naive).passed and BASE.unprovable(t)  # declining is right under the manual
+        assert not TRUE.verify(t, t.naive).passed and not TRUE.correct_refusal(t, t.naive)
+        assert TRUE.verify(t, t.solution).passed
 
 
 def test_every_patched_rule_is_required_by_two_tasks(report):
@@ -72,6 +100,16 @@ def test_every_patched_rule_is_required_by_two_tasks(report):
     used = {rid: [tid for tid, req in report["requires"].items() if rid in req] for rid in PATCHED}
     assert {rid: tids for rid, tids in used.items() if len(tids) < 2} == {}
     assert used["r11"] == ["T17", "T33"] and used["r12"] == ["T21", "T61"]
+
+
+def test_every_patched_rule_is_required_by_two_unprovable_goals_or_provable_tasks(report):
+    """The unprovable goals are discovery tasks too: each requires the manual rule whose true
+    version breaks the manual-trusting proof (knocking it back makes that proof pass)."""
+    goals = {t.id for t in UNPROVABLE}
+    for rid in READING_BREAKERS:
+        tids = [tid for tid, req in report["requires"].items() if rid in req and tid in goals]
+        assert len(tids) >= 2, (rid, tids)
+    assert "r22" in report["requires"]["T07"] and "r50" in report["requires"]["T37"]
 
 
 def test_every_patched_rule_is_needed_where_the_manual_fails(report):
@@ -113,7 +151,14 @@ def test_unprovrec_counts_the_designated_goals_and_their_refusals():
     assert all(t.label("set") == ("unprovable" if t in UNPROVABLE else "provable") for t in WORLD.tasks)
 
 
-# ---------------------------------------------------------------- the true system is sound
+# ---------------------------------------------------------------- the certificate: a reading
+#
+# As the released demo certifies its unprovable theorem (ExplorationBench,
+# sandboxes/logic/certify.py: every remaining rule stays sound when a conjunction is read as
+# one conjunct, and a counter-model under that reading shows the goal has no proof at all),
+# AlienLogic's true rules are all sound when a disjunction A | B is read as its right disjunct
+# B (every other connective classical). A goal false in some model under that reading has no
+# proof of any length, beyond the bounded search's certificate.
 
 
 def _sem(p, I, env=()):
@@ -134,16 +179,15 @@ def _sem(p, I, env=()):
         results = [_sem(p[1], I, env + (d,)) for d in (0, 1)]
         return all(results) if tag == "all" else any(results)
     a, b = _sem(p[1], I, env), _sem(p[2], I, env)
-    return {"and": a and b, "or": a or b, "imp": (not a) or b, "iff": a == b}[tag]
+    return {"and": a and b, "or": b, "imp": (not a) or b, "iff": a == b}[tag]
 
 
 def _term(t, I, env):
     return env[-1 - t[1]] if t[0] == "bv" else I[t[1]]
 
 
-@pytest.mark.parametrize("rid", PATCHED)
-def test_every_patched_rule_is_sound_on_two_element_models(rid):
-    s = WORLD.patches[rid]
+def _sound(s) -> bool:
+    """A schema is sound under the reading on every two-element model."""
     metas, terms, consts = generate.metavariables(s)
     sets = [frozenset(x) for x in ((), (0,), (1,), (0, 1))]
     choices = [sets if var else (False, True) for _, var in metas] + [(0, 1)] * len(terms)
@@ -155,10 +199,21 @@ def test_every_patched_rule_is_sound_on_two_element_models(rid):
         every = [dict(I, **dict(zip(fresh, vs))) for vs in itertools.product((0, 1), repeat=len(fresh))]
         premises = all(_sem(p, J) for p in s.lines for J in every) and all(
             (not _sem(a, J)) or _sem(c, J) for a, c in s.subs for J in every)
-        assert not premises or _sem(s.conclusion, I), (rid, I)
+        if premises and not _sem(s.conclusion, I):
+            return False
+    return True
 
 
-def _holds(f, domain, interp, env=()):
+@pytest.mark.parametrize("rid", sorted(TRUE.schemas))
+def test_every_true_rule_is_sound_under_the_reading(rid):
+    assert _sound(TRUE.schemas[rid]), rid
+
+
+def test_the_manual_rules_the_reading_breaks_are_five_patched_ones():
+    assert {rid for rid, s in BASE.schemas.items() if not _sound(s)} == READING_BREAKERS
+
+
+def _holds(f, domain, interp, env=(), reading=False):
     tag = f[0]
     if tag == "bot":
         return False
@@ -168,16 +223,16 @@ def _holds(f, domain, interp, env=()):
             return args[0] == args[1]
         return args in interp[f[1]]
     if tag == "not":
-        return not _holds(f[1], domain, interp, env)
+        return not _holds(f[1], domain, interp, env, reading)
     if tag in F.QUANT:
-        results = (_holds(f[1], domain, interp, env + (d,)) for d in domain)
+        results = (_holds(f[1], domain, interp, env + (d,), reading) for d in domain)
         return all(results) if tag == "all" else any(results)
-    a, b = _holds(f[1], domain, interp, env), _holds(f[2], domain, interp, env)
-    return {"and": a and b, "or": a or b, "imp": (not a) or b, "iff": a == b}[tag]
+    a, b = _holds(f[1], domain, interp, env, reading), _holds(f[2], domain, interp, env, reading)
+    return {"and": a and b, "or": b if reading else a or b, "imp": (not a) or b, "iff": a == b}[tag]
 
 
-@pytest.mark.parametrize("task", UNPROVABLE, ids=[t.id for t in UNPROVABLE])
-def test_every_unprovable_goal_has_a_countermodel(task):
+def _countermodel(task, reading: bool) -> bool:
+    """Whether a two-element model makes the premises true and the goal false."""
     data = WORLD.task_data[task.id]
     forms = list(data.premises) + [data.goal]
     preds = sorted(set().union(*[F.predicates(f) for f in forms]))
@@ -189,9 +244,20 @@ def test_every_unprovable_goal_has_a_countermodel(task):
     for ext in itertools.product(*spaces):
         for vals in itertools.product(domain, repeat=len(consts)):
             interp = {p: set(e) for (p, _), e in zip(preds, ext)} | dict(zip(consts, vals))
-            if all(_holds(p, domain, interp) for p in data.premises) and not _holds(data.goal, domain, interp):
-                return
-    pytest.fail(f"{task.id} has no countermodel on two elements")
+            if all(_holds(p, domain, interp, reading=reading) for p in data.premises) and not _holds(
+                    data.goal, domain, interp, reading=reading):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("task", UNPROVABLE, ids=[t.id for t in UNPROVABLE])
+def test_every_unprovable_goal_has_a_countermodel_under_the_reading(task):
+    assert _countermodel(task, reading=True), f"{task.id} has no countermodel under the reading"
+
+
+@pytest.mark.parametrize("task", LOOK_UNPROVABLE, ids=[t.id for t in LOOK_UNPROVABLE])
+def test_the_look_unprovable_goals_are_classically_invalid(task):
+    assert _countermodel(task, reading=False) and not _countermodel(task, reading=True)
 
 
 # ---------------------------------------------------------------- differential tests
@@ -237,10 +303,11 @@ def test_proofs_citing_no_patched_rule_get_the_same_verdict(seed, skip):
         assert failing.rule in PATCHED  # the first line that differs cites a patched rule
 
 
-@pytest.mark.parametrize("task", [t for t in WORLD.tasks if t.naive and t not in UNPROVABLE],
-                         ids=lambda t: t.id)
+@pytest.mark.parametrize("task", [t for t in WORLD.tasks if t.naive], ids=lambda t: t.id)
 def test_reference_and_naive_proofs_fail_only_at_patched_rules(task):
     for world, proof in ((BASE, task.solution), (TRUE, task.naive)):
+        if world.is_decline(proof):
+            continue
         r = world.check(proof)
         assert r.accepted or r.rule in PATCHED, (task.id, r.message)
 

@@ -491,16 +491,15 @@ def test_a_decline_the_manual_can_refute_is_the_trap():
 
 
 def test_alienlogic_declares_its_honest_floor():
-    """Every AlienLogic task a manual-trusting answer solves says why (11 controls and the 10
-    refusals), and no declaration is stale: the certifier's floor check (checked whole by
-    tests/test_alienlogic.py's certification) has nothing to flag."""
+    """Every AlienLogic task a manual-trusting answer solves says why (its 11 controls), and no
+    declaration is stale: the certifier's floor check (checked whole by tests/test_alienlogic.py's
+    certification) has nothing to flag. No unprovable goal is among them: the manual's rules prove
+    each one, so a manual-trusting agent writes that proof and earns nothing."""
     w = load_world("alienlogic")
     true = w.true_world()
     solved = {t.id for t in true.tasks if true.verify(t, t.naive).passed}
     declared = {tid for tid, d in true.task_data.items() if d.allow}
-    assert solved == declared
-    unprovable = set(true.unprovable_tasks)
-    assert len(solved - unprovable) == 11 and unprovable <= solved
-    assert all(true.task_data[tid].allow.startswith("a refusal control") for tid in unprovable)
-    assert all(true.task_data[tid].allow.startswith("a control") for tid in solved - unprovable)
+    assert solved == declared and len(solved) == 11
+    assert not solved & set(true.unprovable_tasks)
+    assert all(true.task_data[tid].allow.startswith("a control") for tid in solved)
     assert not w.rule_allow  # every patched rule is required by two tasks without a declaration

@@ -5,7 +5,10 @@
 - every patched rule required by some task (knockout);
 - every herring unchanged: the same schema, and the same verdict on its one-rule proofs;
 - every worked example and reference proof accepted, every naive answer passing
-  under the manual's rules, and the recall-only score;
+  under the manual's rules, and the recall-only score with the tasks that carry it
+  (`recall_only_tasks`), the refusals among them (`recall_only_refusals`) and the
+  manual-trusting agent's UnprovRec (`manual_unprovrec`: the share of unprovable goals
+  whose naive answer, the built-in `manual` agent's, is a correct refusal);
 - every unprovable goal certified: the bounded search runs to its fixpoint within
   its node bound and finds no proof (the report gives bounds, nodes, completeness);
 - the honest floor (compiler/common.py: honest_floors): a task whose naive answer passes
@@ -16,8 +19,8 @@
 """
 from __future__ import annotations
 
-from worldspec.compiler.common import (honest_floors, id_order, label_counts, recall_only_score, report_header,
-                                       rule_tables)
+from worldspec.compiler.common import (honest_floors, id_order, label_counts, naive_solved, recall_only_score,
+                                       report_header, rule_tables)
 from worldspec.compiler.proof import generate
 
 
@@ -98,12 +101,32 @@ def certify(world, progress=None) -> dict:
     rules, herrings = rule_tables(world, requires, find_witness, herring_unchanged, problems, say,
                                   unobservable="no one-rule proof tells it apart from its base",
                                   answers="reference proof")
-    notes = _notes(unprovable)
+    floor = naive_solved(true)
+    refusals = [tid for tid in floor if true.is_decline(true.task(tid).naive)]
+    unprovrec = manual_unprovrec(true)
+    notes = _notes(unprovable) + [
+        f"recall-only floor: {len(floor)} of {len(true.tasks)} tasks ({recall_only}%), {len(refusals)} of them "
+        f"refusals{': ' + ', '.join(refusals) if refusals else ''}",
+        f"manual-trusting UnprovRec: {unprovrec}% of {len(true.unprovable_tasks)} unprovable goals declined"
+        if unprovrec is not None else "manual-trusting UnprovRec: no unprovable goals"]
     honest_floors(true, requires, world.rule_allow, {tid: d.allow for tid, d in true.task_data.items() if d.allow},
                   problems, notes)
     return {**report_header(world, true, recall_only), "rule_table": rules, "herring_table": herrings,
             "requires": requires, "labels": label_counts(true.tasks), "unprovable": unprovable,
+            "recall_only_tasks": floor, "recall_only_refusals": refusals, "manual_unprovrec": unprovrec,
             "notes": notes, "problems": problems}
+
+
+def manual_unprovrec(true) -> float | None:
+    """UnprovRec of the manual-trusting agent (runner/agents.py `manual`, which answers every task
+    with its naive answer): the percent of designated unprovable goals it declines correctly.
+    None when the world has no unprovable goal. ExplorationBench reports UnprovRec as a system's
+    rate of correct refusal on unprovable theorems (paper, section 4 table note)."""
+    goals = true.unprovable_tasks
+    if not goals:
+        return None
+    right = sum(true.correct_refusal(tid, true.task(tid).naive) for tid in goals)
+    return round(100.0 * right / len(goals), 1)
 
 
 def _notes(unprovable: list) -> list[str]:
