@@ -218,6 +218,23 @@ def test_a_nudge_answered_with_probes_runs_them(tmp_path, run_world, read_log):
     assert last["calls"] == 2 and last["exploration_nudges"] == 2
 
 
+def test_a_proof_world_asks_as_the_alienlogic_harness_once_afresh_and_never_nudges(tmp_path, run_world,
+                                                                                    read_log):
+    w = FakeWorld()
+    w.kind = "proof"  # sandboxes/logic/harness.py: _chat_with_empty_retry, no exploration nudge
+    model = scripted(overriding(task_T2=lambda req: Reply(content=""),
+                                explore=lambda req: Reply(content="No probes from me.")))
+    res = run_world(w, [model], tmp_path, trajectories=1, answers=1)
+    t2 = [r for r in model.seen if r.purpose == "task:T2" and r.meta["t"] == 0]
+    assert [attempt(r) for r in t2] == [0, 1]
+    first, again = t2
+    assert len(again.messages) == len(first.messages)  # the failed turn rolled off: a fresh copy
+    assert again.messages[-1]["content"].startswith(first.messages[-1]["content"] + "\n\n")
+    assert [r.meta["t"] for r in model.seen if r.purpose == "explore"] == [1, 2]
+    assert not [e for e in read_log(tmp_path, "reask") if e["where"].startswith(("explore", "rules"))]
+    assert all(m["reasks"]["answers"] == 1 for m in res.trajectories[0]["milestones"])
+
+
 def test_built_in_agents_are_never_asked_again(tmp_path, run_world, read_log):
     w = FakeWorld()
     run_world(w, [OracleAgent(w), ManualAgent(w)], tmp_path, trajectories=1, answers=1)

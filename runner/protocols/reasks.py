@@ -14,6 +14,9 @@ measure, each at most twice:
   `_MAX_NO_CODE_RETRIES`), nudged in the live conversation, so the nudge and its reply are
   exploration (they count in T, and their tool calls in C and P).
 
+The AlienLogic harness (sandboxes/logic/harness.py) asks less: once, and never in exploration
+(`PROOF_POLICY`); proof worlds follow it.
+
 The wording of each message is ours; what it asks for is the released one's (cited at each).
 Every re-ask is logged as a `reask` event naming its reason (`reask_event`).
 """
@@ -21,10 +24,37 @@ from __future__ import annotations
 
 import re
 
+import attrs
+
 from ..answers import ANSWERED, answer_outcome, extract_answer, parse_rule_report, reportable_rules
 
 MAX_REASKS = 2  # run_eval.py: _MAX_NO_CODE_RETRIES = 2 (answers, exploration); _run_milestone MAX_RETRY = 2
 MIN_REPORTED_RULES = 3  # run_eval.py _run_milestone: a summary with fewer than 3 rules is asked again
+
+
+@attrs.frozen
+class Policy:
+    """How often a world's milestone protocol asks again, and how."""
+
+    answers: int = MAX_REASKS  # re-asks of a held-out answer with nothing gradable
+    answers_fresh: bool = False  # each re-ask a fresh copy (question + nudge), not the same copy carried on
+    rules: int = MAX_REASKS  # re-asks of a rule report
+    rules_when: str = "few"  # "few": fewer than 3 rules (AlienCode); "empty": nothing came back (AlienLogic)
+    explore: int = MAX_REASKS  # nudges of an exploration round without a tool call
+
+
+# AlienCode, and every world without a harness of its own: sandboxes/code/run_eval.py
+CODE_POLICY = Policy()
+# AlienLogic: sandboxes/logic/harness.py asks every graded turn through `_chat_with_empty_retry`,
+# once more when nothing usable came back (for a held-out theorem: `_graded_answer`, no proof
+# block and no UNPROVABLE line), the failed turn rolled off and the question asked again with the
+# retry note; a summary only when it came back empty; `run_explore` never nudges a round.
+PROOF_POLICY = Policy(answers=1, answers_fresh=True, rules=1, rules_when="empty", explore=0)
+
+
+def policy_of(world) -> Policy:
+    """The re-ask policy of a world's released harness (AlienLogic's for proof worlds)."""
+    return PROOF_POLICY if getattr(world, "kind", "") == "proof" else CODE_POLICY
 
 # reasons, as the reask event names them
 SILENT, CLOSED_BOOK_CALL, LEAKED_CALL, UNSUBMITTED = "silent", "tool_call", "leaked_tool_call", "unsubmitted"
@@ -85,6 +115,13 @@ def too_few_rules(world, text: str | None) -> bool:
     if len(parse_rule_report(text)) >= need:
         return False
     return not re.search(r"\bUNKNOWN\b", extract_answer(text), re.I)
+
+
+def rules_need_reask(policy: Policy, world, text: str | None) -> bool:
+    """Whether a rule report is asked again under a world's policy (see Policy.rules_when)."""
+    if policy.rules_when == "empty":
+        return not (text or "").strip()
+    return too_few_rules(world, text)
 
 
 def rules_nudge() -> str:

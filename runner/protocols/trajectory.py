@@ -29,8 +29,9 @@ from ..answers import (ANSWERED, answer_outcome, extract_answer, parse_rule_repo
                        reportable_rules, rule_score_applies, unprovable_tasks)
 from ..models import FatalError, LostError, Model, RejectedError, Reply, Request, ToolCall
 from .conditions import ProbeScript, Volume
-from .reasks import (CLOSED_BOOK_CALL, FEW_RULES, LEAKED_CALL, MAX_REASKS, NO_TOOL_CALL, answer_nudge,
-                     answer_reask_reason, explore_nudge, gradable, reask_event, rules_nudge, too_few_rules)
+from .reasks import (CLOSED_BOOK_CALL, FEW_RULES, LEAKED_CALL, NO_TOOL_CALL, SILENT, answer_nudge,
+                     answer_reask_reason, explore_nudge, gradable, policy_of, reask_event, rules_need_reask,
+                     rules_nudge)
 
 
 def conv_id(system: str, condition: str, r: int) -> str:
@@ -164,6 +165,8 @@ class Trajectory:
         self.settings = dict(settings or {})
         self.fork = fork
         self.instructions = world.report_instructions if instructions is None else instructions
+        # how often a turn with nothing to measure is asked again (reasks.py; none for built-in agents)
+        self.policy = policy_of(world)
         self.conv = conv_id(model.name, condition, index)
         self.sample = f"{condition}/r{index}"
         self.history: list[dict] = []
@@ -375,7 +378,7 @@ class Trajectory:
                 continue
             # a reply without a tool call ends the round, unless the round has called the tool not
             # once: run_eval.py _run_explore_phase nudges it, at most _MAX_NO_CODE_RETRIES = 2 times
-            if named or spent or nudged >= MAX_REASKS or not self.model.reasks:
+            if named or spent or nudged >= self.policy.explore or not self.model.reasks:
                 break
             nudged += 1
             self.c.nudges += 1
@@ -514,15 +517,20 @@ class Trajectory:
             reply = await ask(req(tail, "rules"))
             tokens = reply.usage.total if isinstance(reply, Reply) else 0
             # run_eval.py _run_milestone: a summary of fewer than 3 rules is asked again in the same
-            # copy, at most twice (MAX_RETRY = 2); the last summary is the one scored
+            # copy, at most twice (MAX_RETRY = 2); the last summary is the one scored (AlienLogic:
+            # once, when it came back empty, reasks.PROOF_POLICY)
             attempt = 0
-            while (self.model.reasks and isinstance(reply, Reply) and attempt < MAX_REASKS
-                   and too_few_rules(world, reply.content)):
+            while (self.model.reasks and isinstance(reply, Reply) and attempt < self.policy.rules
+                   and rules_need_reask(self.policy, world, reply.content)):
                 attempt += 1
                 reasked["rules"] += 1
-                self.rt.emit(reask_event(self.conv, f"rules:m{t}", attempt, FEW_RULES, t=t,
+                few = self.policy.rules_when == "few"
+                self.rt.emit(reask_event(self.conv, f"rules:m{t}", attempt, FEW_RULES if few else SILENT, t=t,
                                          stated=len(parse_rule_report(reply.content))))
-                tail = tail + (reply.message(with_tool_calls=False),) + user(rules_nudge())
+                if few:  # the same copy, carried on
+                    tail = tail + (reply.message(with_tool_calls=False),) + user(rules_nudge())
+                else:  # the empty turn rolled off: the question again, with the note
+                    tail = user(rules_prompt(self.instructions, t) + "\n\n" + rules_nudge())
                 again = await ask(req(tail, "rules", attempt=attempt))
                 if isinstance(again, RejectedError):
                     break  # a 400 on the re-ask: the report already given stands
@@ -547,7 +555,7 @@ class Trajectory:
             if not isinstance(reply, Reply):
                 return reply, 0, 0
             best, tokens, attempt = reply, reply.usage.total, 0
-            while self.model.reasks and attempt < MAX_REASKS:
+            while self.model.reasks and attempt < self.policy.answers:
                 reason = answer_reask_reason(reply, self.tool_name)
                 if reason is None:
                     break
@@ -560,7 +568,7 @@ class Trajectory:
                     tail = tail + (reply.message(),) + tuple(
                         {"role": "tool", "tool_call_id": tc.id, "content": "error: not run. " + nudge}
                         for tc in reply.tool_calls)
-                elif reason == LEAKED_CALL:  # a printed call is not carried on: asked afresh
+                elif reason == LEAKED_CALL or self.policy.answers_fresh:  # asked afresh: question + nudge
                     tail = user(task_prompt(task, t) + "\n\n" + nudge)
                 else:
                     tail = tail + (reply.message(with_tool_calls=False),) + user(nudge)
