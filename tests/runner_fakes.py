@@ -245,6 +245,19 @@ def explorer_policy(messages, tools=None, tool_choice=None, answer_index: int = 
     return {"content": f"Noted ({n_tool} results so far).", "tool_calls": [], "usage": (usage_in, 4)}
 
 
+def scripted(fn, name="x"):
+    """A ScriptedModel answering with fn(request) that keeps every request it was sent (`.seen`)."""
+    seen = []
+
+    def record(req):
+        seen.append(req)
+        return fn(req)
+
+    m = ScriptedModel(record, name=name)
+    m.seen = seen
+    return m
+
+
 def policy_reply(request):
     """explorer_policy as a runner Reply (for ScriptedModel)."""
     out = explorer_policy(list(request.messages), request.tools, request.tool_choice,

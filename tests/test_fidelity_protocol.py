@@ -15,25 +15,13 @@ from __future__ import annotations
 
 import shutil
 
-from runner_fakes import SOLUTIONS, FakeWorld, policy_reply
+from runner_fakes import SOLUTIONS, FakeWorld, policy_reply, scripted
 from worldspec.compiler.api import Rule
 from worldspec.runner.agents import ManualAgent, OracleAgent
 from worldspec.runner.models import LitellmModel, Reply, ScriptedModel, ToolCall, Usage
 from worldspec.runner.protocols.reasks import MAX_REASKS
 
 NUDGE_SILENT = "held no answer at all"
-
-
-def scripted(fn, name="x"):
-    seen = []
-
-    def record(req):
-        seen.append(req)
-        return fn(req)
-
-    m = ScriptedModel(record, name=name)
-    m.seen = seen
-    return m
 
 
 def overriding(**per_purpose):
