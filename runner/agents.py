@@ -40,6 +40,7 @@ class BuiltinAgent(Model):
     """A local agent of one world: explores, reports rules and answers tasks by its own lights."""
 
     cacheable = False
+    reasks = False  # deterministic: the same question gets the same reply
 
     def __init__(self, world, probe_seed: int = 0):
         self.world = world
@@ -181,6 +182,7 @@ class ReplayAgent(Model):
     protocol, so feedback is recomputed, not copied."""
 
     cacheable = False
+    reasks = False  # a recorded reply is looked up by its place in the run: asking again finds the same one
 
     def __init__(self, spec: str):
         path, _, system = spec.partition("#")

@@ -23,7 +23,7 @@ class RunConfig:
     answers: int | None = None  # None: the world's budget.answers
     hindsight_from: str | None = None
     volume_from: str | None = None
-    full_volume: bool = False  # fixed/without-tool: the full budget instead of a reference trajectory's volume
+    full_volume: bool = False  # fixed: the full budget instead of a reference trajectory's volume
     fixed_seed: int = 0
     # turn@shot worlds (None: each box's own budget)
     turns: int | None = None

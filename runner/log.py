@@ -85,7 +85,6 @@ class LoggedRun:
     retries: int = 0
     lost: int = 0  # calls lost to infrastructure (retries exhausted)
     tools: dict = attrs.field(factory=lambda: defaultdict(list))  # conversation -> tool events
-    explore_turns: dict = attrs.field(factory=lambda: defaultdict(lambda: defaultdict(int)))  # conv -> t -> n
     events: dict = attrs.field(factory=lambda: defaultdict(list))  # conv -> its events of the types asked for
 
     @property
@@ -159,8 +158,6 @@ def read_event(run: LoggedRun, i: int, ev: dict, keep: Collection[str]) -> None:
         run.records[ev["conv"]] = ev["record"]
     elif typ == "tool":
         run.tools[ev["conv"]].append(ev)
-    elif typ == "request" and ev.get("purpose") == "explore":
-        run.explore_turns[ev.get("conv")][ev.get("t")] += 1
     elif typ == "retry":
         run.retries += 1
     elif typ == "lost":

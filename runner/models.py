@@ -248,6 +248,9 @@ class Model:
     api_base: str | None = None
     settings: Mapping = MappingProxyType({})  # generation settings of every request (part of the cache key)
     cacheable: bool = False
+    # whether the milestone protocol asks a turn with nothing to measure again (protocols/reasks.py);
+    # a built-in agent or a replay gives the same reply to the same question, so asking again adds nothing
+    reasks: bool = True
     # requests in flight at once for this model (None: the run's default)
     max_connections: int | None = None
 

@@ -109,10 +109,10 @@ RUN_OPTIONS = (
     click.option("--hindsight-from", metavar="DIR[#SYSTEM]",
                  help="A previous run whose best autonomous trajectory the hindsight condition replays."),
     click.option("--volume-from", metavar="DIR[#SYSTEM]",
-                 help="A previous run whose best trajectory sets the fixed/without-tool volume "
+                 help="A previous run whose best trajectory sets the fixed-probe volume "
                       "(default: this run's, from the mid-ranked system's Best@n trajectory)."),
     click.option("--full-volume", is_flag=True,
-                 help="Fixed/without-tool: fill the whole call budget instead of following a reference."),
+                 help="Fixed: fill the whole call budget instead of following a reference."),
     click.option("--fixed-seed", default=0, show_default=True, help="Seed of the fixed probe sequence."),
     click.option("--timeout", default=REQUEST_TIMEOUT, show_default=True, type=click.FloatRange(min=0, min_open=True),
                  help="Seconds one model request may take before it counts as a timeout (and is retried)."),

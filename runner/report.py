@@ -202,7 +202,7 @@ def milestone_markdown(summary: dict, images: Sequence[str]) -> list[str]:
             for r in rs if r.get("source_trajectory") or r.get("volume")]
         if sources:
             lines += ["", "Where the derived conditions come from (A4+O: the autonomous conversation it "
-                      "continues; fixed and without-tool: the trajectory whose volume they follow):", ""] + sources
+                      "continues; fixed: the trajectory whose volume it follows):", ""] + sources
         stated = [r for r in rs if r.get("rules_stated") is not None]
         if stated:
             lines += ["", f"Rules stated correctly in the rule report at the last milestone of the best "

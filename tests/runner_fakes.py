@@ -207,8 +207,7 @@ def explorer_policy(messages, tools=None, tool_choice=None, answer_index: int = 
     n_tool = sum(1 for m in messages if m.get("role") == "tool")
     last = messages[-1]
     text = _text(last)
-    open_book = "complete list of rules" in text or any(
-        "complete list of rules that differ" in _text(m) for m in messages[:2])
+    open_book = any("complete list of rules" in _text(m) for m in messages)
     known = set()
     if n_tool >= 1 or open_book:
         known.add("R1")
@@ -237,14 +236,26 @@ def explorer_policy(messages, tools=None, tool_choice=None, answer_index: int = 
         ans = sol if NEEDS[base] <= known else naive
         return {"content": f"Here is my answer.\n```\n{ans}\n```", "tool_calls": [], "usage": (usage_in, 9)}
     if "Report the rules" in text:
-        lines = []
-        if "R1" in known:
-            lines.append("op DOUBLE(x) = (* 3 x)")
-        if "R7" in known:
-            lines.append("op TRIPLE(x) = (+ (* 3 x) 1)")
-        body = "\n".join(lines) or "UNKNOWN"
+        # a line per rule, UNKNOWN for the ones not found (the released harness's report form, whose
+        # re-ask counts the UNKNOWN lines: runner/protocols/reasks.py)
+        lines = ["op DOUBLE(x) = (* 3 x)" if "R1" in known else "op DOUBLE(x) = UNKNOWN",
+                 "op TRIPLE(x) = (+ (* 3 x) 1)" if "R7" in known else "op TRIPLE(x) = UNKNOWN"]
+        body = "\n".join(lines)
         return {"content": f"```\n{body}\n```", "tool_calls": [], "usage": (usage_in, 7)}
     return {"content": f"Noted ({n_tool} results so far).", "tool_calls": [], "usage": (usage_in, 4)}
+
+
+def scripted(fn, name="x"):
+    """A ScriptedModel answering with fn(request) that keeps every request it was sent (`.seen`)."""
+    seen = []
+
+    def record(req):
+        seen.append(req)
+        return fn(req)
+
+    m = ScriptedModel(record, name=name)
+    m.seen = seen
+    return m
 
 
 def policy_reply(request):

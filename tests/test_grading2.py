@@ -4,8 +4,9 @@
   only infrastructure failures that outlast the retries leave it lost and the run invalid.
 * The rule-report prompt, as sent, states no true rule of the world it is sent in.
 * Worlds with unprovable goals report UnprovRec, not a rule score.
-* A4+O continues the best autonomous trajectory's conversation; fixed and without-tool
-  follow the best autonomous trajectory's volume (`worldspec run aliencode ...` proves it).
+* A4+O continues the best autonomous trajectory's conversation; fixed follows the best
+  autonomous trajectory's volume (`worldspec run aliencode ...` proves it); without-tool takes
+  one turn per round (tests/test_fidelity_protocol.py).
 """
 from __future__ import annotations
 
@@ -17,29 +18,17 @@ import attrs
 import pytest
 from click.testing import CliRunner
 
-from runner_fakes import FakeWorld, policy_reply
+from runner_fakes import FakeWorld, policy_reply, scripted
 from worldspec.cli import main
 from worldspec.compiler import load_world
 from worldspec.runner.answers import answer_outcome, grade_rule_report, report_instructions, true_rules_in
-from worldspec.runner.models import (FatalError, LitellmModel, RejectedError, Reply, RetryPolicy, ScriptedModel,
+from worldspec.runner.models import (FatalError, LitellmModel, RejectedError, Reply, RetryPolicy,
                                      TransientError, classify_provider_error)
 from worldspec.runner.protocols.conditions import reference_system
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MILESTONE_WORLDS = [p for p in sorted(glob.glob(os.path.join(ROOT, "worlds", "*.world")))
                     if load_world(p).protocol == "milestone"]
-
-
-def scripted(fn, name="x"):
-    seen = []
-
-    def record(req):
-        seen.append(req)
-        return fn(req)
-
-    m = ScriptedModel(record, name=name)
-    m.seen = seen
-    return m
 
 
 def answering(per_task):
@@ -210,10 +199,11 @@ def rule_requests(model):
 def test_the_rule_report_prompt_as_sent_states_no_true_rule(path, seed, tmp_path, run_world):
     w = load_world(path, seed)
     model = scripted(lambda req: Reply(content="```\nUNKNOWN\n```"))
-    # one milestone is enough: its rule-report question is the one every milestone sends (but for "M<t>")
-    run_world(w, [model], tmp_path, trajectories=1, answers=1, conditions=("open-book-m0",))
+    # direct answering explores nothing: its milestones send the question every milestone sends
+    # (O@M0 asks for no rule report: the released _run_v2_oracle_diagnostics grades the tests only)
+    run_world(w, [model], tmp_path, trajectories=1, answers=1, conditions=("direct",))
     sent = rule_requests(model)
-    assert len(sent) == 1
+    assert [r.meta["t"] for r in sent] == list(range(w.budget.rounds + 1))
     squash = lambda s: " ".join(s.split())  # noqa: E731
     for req in sent:
         prompt = squash(req.messages[-1]["content"])
@@ -322,18 +312,22 @@ def test_a4_open_book_continues_the_best_autonomous_conversation(tmp_path, run_w
     assert [m["t"] for m in a4["milestones"]] == [w.budget.rounds] and a4["milestones"][0]["open_book"]
     # the budget of the conversation it continues
     assert a4["milestones"][0]["calls"] == by[("autonomous", 2)]["milestones"][-1]["calls"] > 0
-    # no exploration of its own: every request is the source's whole conversation plus one question
+    # no exploration of its own: every request is the source's whole conversation, then the rules,
+    # the acknowledgement and one question (the released _run_v2_oracle_diagnostics)
     mine = [r for r in model.seen if r.meta["condition"] == "a4-open-book"]
     assert mine and not [r for r in mine if r.purpose == "explore"]
     source = [e["message"] for e in sorted(read_log(tmp_path, "message"), key=lambda e: e["index"])
               if e["conv"] == "x|autonomous|2"]
-    assert all(list(r.messages[:-1]) == source for r in mine)
-    assert all("complete list of rules" in r.messages[-1]["content"] for r in mine)
+    assert all(list(r.messages[:len(source)]) == source for r in mine)
+    (ack,) = [r for r in mine if r.purpose == "open_book_ack"]
+    assert len(ack.messages) == len(source) + 1 and "complete list of rules" in ack.messages[-1]["content"]
+    assert all(len(r.messages) == len(source) + 3 for r in mine if r is not ack)
     (fork,) = read_log(tmp_path, "fork")
     assert (fork["conv"], fork["source"], fork["prefix"]) == ("x|a4-open-book|1", "x|autonomous|2", len(source))
 
 
-def test_fixed_and_without_tool_follow_the_best_autonomous_volume(tmp_path, run_world, read_log):
+def test_fixed_follows_the_best_autonomous_volume_and_without_tool_takes_a_turn_a_round(tmp_path, run_world,
+                                                                                        read_log):
     w = FakeWorld()
     res = run_world(w, [scripted(two_ways)], tmp_path, conditions=("autonomous", "fixed", "without-tool"),
                     trajectories=2)
@@ -346,14 +340,12 @@ def test_fixed_and_without_tool_follow_the_best_autonomous_volume(tmp_path, run_
     fixed = [e for e in tools if e["condition"] == "fixed"]
     assert [sum(1 for e in fixed if e["t"] == t) for t in range(1, w.budget.rounds + 1)] == per_round
     assert [e["units"] for e in fixed] == [e["units"] for e in best]
-    # without-tool: as many model turns per round as the best trajectory took
+    # without-tool: one model turn per round, whatever the best trajectory took (the released "think")
     requests = read_log(tmp_path, "request")
-    turns = lambda cond, conv=None: [sum(1 for e in requests if e["purpose"] == "explore" and e["t"] == t  # noqa: E731
-                                         and e["condition"] == cond and (conv is None or e["conv"] == conv))
-                                     for t in range(1, w.budget.rounds + 1)]
-    assert turns("without-tool") == turns("autonomous", "x|autonomous|2") == ref["model_turns"]
+    assert [e["t"] for e in requests if e["purpose"] == "explore" and e["condition"] == "without-tool"] == \
+        list(range(1, w.budget.rounds + 1))
     by = {t["condition"]: t for t in res.trajectories if t["condition"] != "autonomous"}
-    assert by["fixed"]["volume"]["source"] == by["without-tool"]["volume"]["source"] == ref["source"]
+    assert by["fixed"]["volume"]["source"] == ref["source"] and "volume" not in by["without-tool"]
 
 
 def test_the_volume_reference_is_the_mid_ranked_system():

@@ -453,7 +453,8 @@ def test_a_dry_run_at_the_largest_budget_is_quick(tmp_path):
     r = CliRunner().invoke(main, ["run", str(tmp_path / "w.world"), "--dry-run", "--model", "openai/x",
                                   "-n", "1000"])
     assert r.exit_code == 0, r.output
-    assert "| openai/x | autonomous | 1000 | 100100000 | 101 | 14241000 |" in r.output
+    # exploration: per round a turn a call, the closing turn, 3 more with tools closed, 2 nudges
+    assert "| openai/x | autonomous | 1000 | 100600000 | 101 | 14241000 |" in r.output
 
 
 # ---------------------------------------------------------------- done when: hostile replies through `worldspec run`

@@ -57,9 +57,10 @@ def test_dry_run_prints_the_plan_and_runs_nothing(fake_world_file, tmp_path):
     r = invoke("run", fake_world_file, "--model", "openai/x", "--condition", "autonomous",
                "--condition", "direct", "--out", str(tmp_path / "x"), "--dry-run")
     assert r.exit_code == 0, r.output
-    # autonomous: 3 trajectories x ((3+1) + (2+1) exploration turns + 3 milestones x 13 calls)
-    # direct: 1 trajectory x 3 milestones x 13 calls
-    assert "model calls: at most " + str(3 * (7 + 39) + 39) in r.output
+    # autonomous: 3 trajectories x ((3+6) + (2+6) exploration turns: a turn a call, the closing turn,
+    # 3 more with tools closed, 2 nudges; + 3 milestones x 13 calls, each asked at most twice more)
+    # direct: 1 trajectory x 3 milestones x 13 calls, each asked at most twice more
+    assert "model calls: at most " + str(3 * (17 + 3 * 39) + 3 * 39) in r.output
     assert "| openai/x | direct | 1 | 0 | 3 | 39 |" in r.output
     assert not (tmp_path / "x").exists()
 

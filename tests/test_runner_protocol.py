@@ -209,11 +209,14 @@ def test_per_round_and_total_call_caps(tmp_path, run_world, read_log):
     assert [e["status"] for e in tools].count("over_budget") == 3  # 4 asked, 3 allowed; then 4 asked, 2 allowed
     over = [e for e in tools if e["status"] == "over_budget"]
     assert all("budget is spent" in e["feedback"] for e in over)
-    # round 3 has no calls left: no exploration request is made in it
-    assert [m["exploration_requests"] for m in t["milestones"]] == [0, 1, 2, 2]
+    # each round spends its calls in one turn, then gets one turn with tools closed (the released
+    # _run_tool_round); round 3 has no calls left: no exploration request is made in it
+    assert [m["exploration_requests"] for m in t["milestones"]] == [0, 2, 4, 4]
     # T counts exploration requests only; milestone tokens are separate
-    assert t["milestones"][-1]["tokens"] == 2 * 110
-    assert t["milestones"][0]["milestone_tokens"] == (1 + len(w.tasks)) * 10
+    assert t["milestones"][-1]["tokens"] == 2 * (110 + 51)  # each round: the calling turn, the closing turn
+    # the rule report states no rule, so it is asked twice more (reasks.py); the answers are gradable
+    assert t["milestones"][0]["milestone_tokens"] == (3 + len(w.tasks)) * 10
+    assert t["milestones"][0]["reasks"] == {"rules": 2, "answers": 0}
 
 
 def test_over_cap_probe_is_rejected_whole_and_the_model_is_told(tmp_path, run_world, read_log):
@@ -274,11 +277,11 @@ def test_hindsight_from_a_previous_run_and_volume_from(tmp_path, run_world, read
     fixed = [e for e in read_log(second, "tool") if e["condition"] == "fixed"]
     ref = [e for e in read_log(first, "tool")]
     assert [(e["t"], e["units"]) for e in fixed] == [(e["t"], e["units"]) for e in ref]
-    # without-tool: as many model turns per round as the reference, none with tools
+    # without-tool: one model turn per round whatever the reference did (the released "think"
+    # control), none with tools
     req = [e for e in read_log(second, "request") if e["condition"] == "without-tool"
-           and e["purpose"] == "explore"]
-    ref_req = [e for e in read_log(first, "request") if e["purpose"] == "explore"]
-    assert len(req) == len(ref_req)
+           and e["purpose"] == "explore" and e["trajectory"] == 1]
+    assert [e["t"] for e in req] == list(range(1, w.budget.rounds + 1))
     assert all(e["tools"] == [] for e in req)
 
 

@@ -4,10 +4,12 @@
                 (this run, or a previous run: `--hindsight-from DIR[#SYSTEM]`),
                 replayed round by round and executed live;
   fixed         probes from the world's generator with a fixed seed, each matched
-                to the probe units of a call of the reference trajectory;
-  without-tool  as many model turns per round as the reference trajectory took.
+                to the probe units of a call of the reference trajectory.
 
-The reference of fixed and without-tool (their `Volume`) is, as in the paper, a
+(without-tool takes nothing from here: one model turn per round, as the released harness's
+"think" control mode, sandboxes/code/run_eval.py `_run_explore_phase`.)
+
+The reference of fixed (its `Volume`) is, as in the paper, a
 Best@n autonomous trajectory: of the mid-ranked system of this run
 (`reference_system`), or of a previous run (`--volume-from DIR[#SYSTEM]`); the full
 budget (`default_volume`) only with `--full-volume`. References are read from a run
@@ -35,18 +37,10 @@ class ProbeScript:
 
 @attrs.frozen
 class Volume:
-    """Per round, per tool-calling turn, the probe units of each call (fixed probes),
-    and the model turns of each round (without-tool: tool-calling turns plus the
-    turn that ended the round)."""
+    """Per round, per tool-calling turn, the probe units of each call (fixed probes)."""
 
     rounds: tuple[tuple[tuple[int, ...], ...], ...]
-    model_turns: tuple[int, ...] = ()
     source: str = ""
-
-    def turns(self, t: int) -> int:
-        if self.model_turns:
-            return self.model_turns[t - 1] if t - 1 < len(self.model_turns) else 0
-        return len(self.rounds[t - 1]) if t - 1 < len(self.rounds) else 0
 
     def calls(self) -> list[int]:
         """Tool calls per round."""
@@ -55,8 +49,7 @@ class Volume:
     def summary(self) -> dict:
         """What the log and the trajectory record say of the volume: its source and its counts."""
         return {"source": self.source, "calls_per_round": self.calls(),
-                "units_per_call": [[list(turn) for turn in rnd] for rnd in self.rounds],
-                "model_turns": list(self.model_turns) or None}
+                "units_per_call": [[list(turn) for turn in rnd] for rnd in self.rounds]}
 
 
 def round_slots(budget) -> list[int]:
@@ -173,15 +166,13 @@ def hindsight_script(directory: str | Path, system: str, n_rounds: int, where: s
 
 
 def volume_from(directory: str | Path, system: str | None, n_rounds: int, where: str | None = None) -> Volume:
-    """The probe units per call and model turns per round of a run's best autonomous trajectory
-    (`where` names the run in the volume's source; default the log's path)."""
+    """The probe units per call of a run's best autonomous trajectory (`where` names the run in
+    the volume's source; default the log's path)."""
     logged = _load(directory)
     conv = best_autonomous(logged, system, strict_system=False)
     rounds = _by_round(logged.tools.get(conv, []),
                        lambda e: e.get("status") not in ("over_budget", "invalid", "rejected"))[:n_rounds]
-    turns = logged.explore_turns.get(conv, {})
     return Volume(tuple(tuple(tuple(int(e["units"]) for e in turn) for turn in rnd) for rnd in rounds),
-                  model_turns=tuple(turns.get(t, 0) for t in range(1, n_rounds + 1)),
                   source=f"{conv} in {where or logged.path}")
 
 

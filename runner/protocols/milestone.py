@@ -8,17 +8,23 @@ trajectory.py plays one trajectory):
                 the model writes its notes between them
   fixed         probes from the world's generator with a fixed seed, volume
                 per call following the reference trajectory (or, asked, the full budget)
-  without-tool  the reference trajectory's number of model turns, with no environment feedback
+  without-tool  one model turn per round, with no tool and no environment feedback
   direct        no turns after M0 (each milestone re-asks the same history)
-  open-book-m0  complete rule statements before M0, no exploration
+  open-book-m0  the M0 conversation, the rule statements, the model's acknowledgement,
+                then the held-out tests (no rule report)
   a4-open-book  the best autonomous trajectory's conversation after its last round,
-                continued with the rule statements (one milestone)
+                then the same disclosure, acknowledgement and tests (one milestone)
 
-Hindsight, A4+O, fixed and without-tool derive from Best@n autonomous trajectories. Unless
-a previous run is named (--hindsight-from, --volume-from) or the full budget asked
-(--full-volume), they take them from this run, which then runs the autonomous condition
-even when it was not requested, and waits for it: hindsight and A4+O for the same
-system's, fixed and without-tool for every system's (one reference serves them all).
+The released harness (Tencent-Hunyuan/ExplorationBench, sandboxes/code/run_eval.py) names them
+by control mode: self (autonomous), passive (hindsight: the same model's donor probes), random
+(fixed), think (without-tool), none (direct); O@M0 and A4+O are `_run_v2_oracle_diagnostics`.
+docs/fidelity.md (section exploration-protocol) compares them step by step.
+
+Hindsight, A4+O and fixed derive from Best@n autonomous trajectories. Unless a previous run
+is named (--hindsight-from, --volume-from) or the full budget asked (--full-volume), they take
+them from this run, which then runs the autonomous condition even when it was not requested,
+and waits for it: hindsight and A4+O for the same system's, fixed for every system's (one
+reference serves them all).
 """
 from __future__ import annotations
 
@@ -34,7 +40,8 @@ from ..models import FatalError, Model
 from .base import Plan, ProbesTheWorld, fingerprint
 from .conditions import (Volume, default_volume, fixed_script, hindsight_script, reference_system, round_slots,
                          split_reference, volume_from)
-from .trajectory import Fork, Trajectory, conv_id
+from .reasks import MAX_REASKS
+from .trajectory import TOOL_LOOP_GRACE, Fork, Trajectory, conv_id
 
 THIS_RUN = "this run"  # how a reference taken from the run itself is named (the run's path may change)
 CONDITIONS = ("autonomous", "hindsight", "fixed", "without-tool", "direct", "open-book-m0", "a4-open-book")
@@ -45,8 +52,7 @@ def conditions_to_run(config) -> tuple[str, ...]:
     wanted = tuple(config.conditions)
     derived = ("a4-open-book" in wanted
                or ("hindsight" in wanted and not config.hindsight_from)
-               or (("fixed" in wanted or "without-tool" in wanted)
-                   and not config.volume_from and not config.full_volume))
+               or ("fixed" in wanted and not config.volume_from and not config.full_volume))
     return ("autonomous", *wanted) if derived and "autonomous" not in wanted else wanted
 
 
@@ -73,7 +79,7 @@ class MilestoneLineup:
     config: object
     answers: int
     scripts: dict  # system -> hindsight ProbeScript read from a named run
-    volume: Volume | None  # the fixed/without-tool reference read from a named run, or the full budget
+    volume: Volume | None  # the fixed reference read from a named run, or the full budget
     instructions: str = ""  # the rule-report instructions as sent (answers.report_instructions)
     withheld: list = attrs.field(factory=list)  # examples taken out of them: they stated true rules
 
@@ -99,22 +105,29 @@ class MilestoneLineup:
 
     def plan(self) -> Plan:
         b = self.world.budget
-        per_milestone = (1 if reportable_rules(self.world) else 0) + len(self.world.tasks) * self.answers
+        tasks = len(self.world.tasks) * self.answers
+        per_milestone = (1 if reportable_rules(self.world) else 0) + tasks
+        open_book = 1 + tasks  # the acknowledgement, then the tests; no rule report
         n = b.rounds
         turns = [s for s in round_slots(b) if s]
+        # autonomous: a turn per call, the closing turns and the nudges
         explore = {"open-book-m0": (0, 1), "direct": (0, n + 1), "a4-open-book": (0, 1),
-                   "autonomous": (sum(s + 1 for s in turns), n + 1)}
+                   "without-tool": (n, n + 1),
+                   "autonomous": (sum(s + 1 + TOOL_LOOP_GRACE + MAX_REASKS for s in turns), n + 1)}
         rows = []
         for name in self.names:
             for cond in self.conditions:
                 k = len(self.trajectories(cond))
                 calls, ms = explore.get(cond, (sum(turns), n + 1))  # scripted conditions: one turn per call
-                rows.append((name, cond, k, calls * k, ms, ms * per_milestone * k))
+                each = open_book if cond in ("open-book-m0", "a4-open-book") else per_milestone
+                rows.append((name, cond, k, calls * k, ms, ms * each * k))
         added = "" if "autonomous" in self.config.conditions or "autonomous" not in self.conditions else \
             "autonomous added: another condition derives from its best trajectory"
+        # each milestone ask may be asked twice more (protocols/reasks.py): the bound counts them
+        reasks = f"milestone calls are first asks; each may be asked {MAX_REASKS} more times (counted in the bound)"
         return Plan(f"world {self.world.name}: {len(self.world.tasks)} tasks x {self.answers} answers, {n} rounds",
                     ("system", "condition", "n", "explore<=", "milestones", "milestone calls"), tuple(rows),
-                    sum(r[3] + r[5] for r in rows), note=added)
+                    sum(r[3] + r[5] * (1 + MAX_REASKS) for r in rows), note="; ".join(filter(None, (added, reasks))))
 
     async def run(self, rt, out: Path) -> list[dict]:
         world, config = self.world, self.config
@@ -128,7 +141,7 @@ class MilestoneLineup:
                      "reason": "these examples state true rules of the world; the report prompt omits them"})
 
         async def run_volume() -> Volume | str:
-            """The fixed/without-tool volume of this run: the mid-ranked system's Best@n trajectory."""
+            """The fixed-probe volume of this run: the mid-ranked system's Best@n trajectory."""
             if "volume" not in reference:
                 await asyncio.gather(*(e.wait() for e in done.values()))
                 if "volume" not in reference:
@@ -139,7 +152,7 @@ class MilestoneLineup:
                         vol = volume_from(out, system, world.budget.rounds, THIS_RUN)
                         reference["volume"] = vol
                         rt.emit({"type": "reference", "id": "reference:volume", "purpose": "volume",
-                                 "conditions": [c for c in ("fixed", "without-tool") if c in conditions],
+                                 "conditions": ["fixed"],
                                  "system": system, **vol.summary()})
             return reference["volume"]
 
@@ -164,12 +177,11 @@ class MilestoneLineup:
                         script = hindsight_script(out, model.name, world.budget.rounds, THIS_RUN)
                     except FatalError as e:  # every autonomous trajectory of this system was lost
                         return _error_record(rt, world, model.name, condition, r, str(e))
-            elif condition in ("fixed", "without-tool"):
+            elif condition == "fixed":
                 vol = self.volume or await run_volume()
                 if isinstance(vol, str):
                     return _error_record(rt, world, model.name, condition, r, vol)
-                if condition == "fixed":
-                    script = fixed_script(world, vol, config.fixed_seed)
+                script = fixed_script(world, vol, config.fixed_seed)
             elif condition == "a4-open-book":
                 start = await fork(model)
                 if isinstance(start, str):

@@ -25,10 +25,13 @@ from typing import Sequence
 import attrs
 
 from .. import metrics
-from ..answers import (ANSWERED, answer_outcome, extract_answer, rejected_outcome, reportable_rules,
-                       rule_score_applies, unprovable_tasks)
+from ..answers import (ANSWERED, answer_outcome, extract_answer, parse_rule_report, rejected_outcome,
+                       reportable_rules, rule_score_applies, unprovable_tasks)
 from ..models import FatalError, LostError, Model, RejectedError, Reply, Request, ToolCall
 from .conditions import ProbeScript, Volume
+from .reasks import (CLOSED_BOOK_CALL, FEW_RULES, LEAKED_CALL, NO_TOOL_CALL, SILENT, answer_nudge,
+                     answer_reask_reason, explore_nudge, gradable, policy_of, reask_event, rules_need_reask,
+                     rules_nudge)
 
 
 def conv_id(system: str, condition: str, r: int) -> str:
@@ -47,7 +50,7 @@ def system_prompt(world) -> str:
         "tasks you will be asked later are graded by executing your answers in the true world.")
 
 
-def opening_prompt(world, *, open_book: bool = False) -> str:
+def opening_prompt(world) -> str:
     b = world.budget
     parts = [f"# {world.name}", world.summary or "", "", "## Manual", world.manual.strip(), ""]
     if world.examples:
@@ -55,8 +58,6 @@ def opening_prompt(world, *, open_book: bool = False) -> str:
         for ex in world.examples:
             parts += [f"### Example {ex.id} ({ex.band})", ex.prompt, "Program:",
                       f"```\n{ex.program}\n```", "Output:", f"```\n{ex.output}\n```", ""]
-    if open_book:
-        parts += ["## The complete list of rules that differ from the manual", world.open_book, ""]
     parts += [
         "## How this session runs",
         f"You will explore in {b.rounds} rounds with the tool `{world.tool.name}` "
@@ -69,7 +70,7 @@ def opening_prompt(world, *, open_book: bool = False) -> str:
     return "\n".join(parts).strip()
 
 
-def round_prompt(world, t: int, *, slots: int, left: int, mode: str, turns: int = 0) -> str:
+def round_prompt(world, t: int, *, slots: int, left: int, mode: str) -> str:
     n = world.budget.rounds
     if mode == "autonomous":
         return (f"Exploration round {t} of {n}. Call `{world.tool.name}` to run probes: up to "
@@ -79,8 +80,12 @@ def round_prompt(world, t: int, *, slots: int, left: int, mode: str, turns: int 
         return (f"Exploration round {t} of {n}. In this round the probes are chosen for you and run "
                 f"through `{world.tool.name}`; after each result, write down what you conclude "
                 "about the world's rules.")
-    return (f"Round {t} of {n}. No tool is available in this round: revise your hypotheses about "
-            f"the world's rules in writing (turn 1 of {turns}).")
+    # run_eval.py _run_explore_phase, control mode "think": no experiment and no new feedback this
+    # block; update the hypotheses from what is already known, noting the surest and the least sure
+    # rules; write no test code
+    return (f"Round {t} of {n}. This round runs no probe and brings no new feedback from the world. "
+            "From what you have seen so far, revise your hypotheses about the world's rules: note "
+            "the ones you are surest of and the ones you are least sure of. Do not write probes.")
 
 
 def rules_prompt(instructions: str, t: int) -> str:
@@ -108,7 +113,14 @@ def unusable_call(tool, called: str) -> str:
 
 
 def open_book_note(world) -> str:
+    """The rule disclosure of O@M0 and A4+O (run_eval.py `_run_v2_oracle_diagnostics` sends
+    oracle_rules.build_oracle_message the same way: one user turn the model acknowledges)."""
     return "The complete list of rules in which this world differs from its manual:\n" + world.open_book
+
+
+# run_eval.py _run_tool_round: after the block's calls are spent the model gets turns with tools
+# closed (tool_choice none), at most _TOOL_LOOP_GRACE = 3 that still call, before the round ends
+TOOL_LOOP_GRACE = 3
 
 
 # ----------------------------------------------------------------------------
@@ -133,7 +145,8 @@ class Counters:
     units: int = 0  # P
     tokens_in: int = 0  # T = tokens_in + tokens_out, exploration requests only
     tokens_out: int = 0
-    requests: int = 0  # exploration requests
+    requests: int = 0  # exploration requests (nudges and closing turns included)
+    nudges: int = 0  # exploration rounds nudged for making no tool call (reasks.py)
 
 
 class Trajectory:
@@ -152,6 +165,8 @@ class Trajectory:
         self.settings = dict(settings or {})
         self.fork = fork
         self.instructions = world.report_instructions if instructions is None else instructions
+        # how often a turn with nothing to measure is asked again (reasks.py; none for built-in agents)
+        self.policy = policy_of(world)
         self.conv = conv_id(model.name, condition, index)
         self.sample = f"{condition}/r{index}"
         self.history: list[dict] = []
@@ -204,7 +219,7 @@ class Trajectory:
             self._continue_fork()
         else:
             self.add({"role": "system", "content": system_prompt(self.world)})
-            self.add({"role": "user", "content": opening_prompt(self.world, open_book=cond == "open-book-m0")})
+            self.add({"role": "user", "content": opening_prompt(self.world)})
         pending: list[asyncio.Task] = []
 
         def milestone(t: int, open_book: bool = False) -> None:
@@ -218,7 +233,9 @@ class Trajectory:
         try:
             try:
                 if cond == "open-book-m0":
-                    milestone(0)
+                    # run_eval.py _run_v2_oracle_diagnostics ("O@M0"): the M0 conversation, the rule
+                    # disclosure, the model's acknowledgement, then the held-out tests
+                    milestone(0, open_book=True)
                 elif cond == "direct":
                     for t in range(0, n + 1):
                         milestone(t)
@@ -340,19 +357,34 @@ class Trajectory:
             return  # the run's call budget is spent: nothing to do this round
         self.add({"role": "user", "content": round_prompt(self.world, t, slots=slots, left=left,
                                                           mode="autonomous")})
-        used = 0
-        while used < slots:
-            reply = await self._explore(t, tools=True)
+        used = named = nudged = grace = 0
+        while True:
+            spent = used >= slots
+            # run_eval.py _run_tool_round: once the block's calls are spent, tools are closed
+            reply = await self._explore(t, tools=True, tool_choice="none" if spent else None)
             self.add(reply.message())
-            if not reply.tool_calls:
+            if reply.tool_calls:
+                turn = self.step - 1
+                grace += spent
+                for tc in reply.tool_calls:
+                    if used >= slots:
+                        await self._tool_result(t, turn, tc, None, over_budget=True)
+                        continue
+                    used += 1
+                    named += tc.name == self.tool_name
+                    await self._tool_result(t, turn, tc, self._program(tc))
+                if grace >= TOOL_LOOP_GRACE:
+                    break
+                continue
+            # a reply without a tool call ends the round, unless the round has called the tool not
+            # once: run_eval.py _run_explore_phase nudges it, at most _MAX_NO_CODE_RETRIES = 2 times
+            if named or spent or nudged >= self.policy.explore or not self.model.reasks:
                 break
-            turn = self.step - 1
-            for tc in reply.tool_calls:
-                if used >= slots:
-                    await self._tool_result(t, turn, tc, None, over_budget=True)
-                    continue
-                used += 1
-                await self._tool_result(t, turn, tc, self._program(tc))
+            nudged += 1
+            self.c.nudges += 1
+            self.rt.emit(reask_event(self.conv, f"explore:t{t}", nudged, NO_TOOL_CALL, t=t,
+                                     system=self.model.name, condition=self.condition))
+            self.add({"role": "user", "content": explore_nudge(self.tool_name, slots - used)})
 
     async def _round_scripted(self, t: int) -> None:
         rounds = self.script.rounds if self.script else ()
@@ -380,15 +412,11 @@ class Trajectory:
                 self.add(reply.message(with_tool_calls=False))
 
     async def _round_without_tool(self, t: int) -> None:
-        turns = self.volume.turns(t) if self.volume else self.world.budget.calls_per_round
-        for k in range(turns):
-            if k == 0:
-                text = round_prompt(self.world, t, slots=0, left=0, mode="without-tool", turns=turns)
-            else:
-                text = f"Continue revising your hypotheses (turn {k + 1} of {turns})."
-            self.add({"role": "user", "content": text})
-            reply = await self._explore(t, tools=False)
-            self.add(reply.message(with_tool_calls=False))
+        # run_eval.py _run_explore_phase, control mode "think": one model turn per exploration block
+        # (protocol v2 has one round per block), no tool and no feedback
+        self.add({"role": "user", "content": round_prompt(self.world, t, slots=0, left=0, mode="without-tool")})
+        reply = await self._explore(t, tools=False)
+        self.add(reply.message(with_tool_calls=False))
 
     def _program(self, tc: ToolCall) -> str | None:
         if tc.name != self.tool_name:
@@ -436,14 +464,19 @@ class Trajectory:
         world = self.world
         prefix = tuple(history)
         sample = f"{self.sample}/m{t}"
-        note = open_book_note(world) + "\n\n" if open_book else ""
+        reasked = {"rules": 0, "answers": 0}  # re-asks of this milestone (reasks.py)
 
-        def req(text: str, purpose: str, k: int = 0) -> Request:
-            return Request(messages=prefix + ({"role": "user", "content": note + text},),
-                           settings=self.settings, answer_index=k, purpose=purpose, sample=sample,
+        def req(tail: tuple, purpose: str, k: int = 0, attempt: int = 0) -> Request:
+            # a re-ask names its attempt as its step (None for the first ask: keys of older logs hold)
+            return Request(messages=prefix + tail, settings=self.settings, answer_index=k, purpose=purpose,
+                           sample=sample,
                            meta={"conv": self.conv, "condition": self.condition,
-                                 "trajectory": self.index, "t": t, "step": None,
+                                 "trajectory": self.index, "t": t,
+                                 "step": f"reask {attempt}" if attempt else None,
                                  "prefix": len(prefix)})
+
+        def user(text: str) -> tuple:
+            return ({"role": "user", "content": text},)
 
         async def ask(r: Request):
             try:
@@ -457,52 +490,138 @@ class Trajectory:
 
         grader = self.grader
         reportable = reportable_rules(world)
-        scored = rule_score_applies(world)
+        # O@M0 and A4+O ask for no rule report: run_eval.py _run_v2_oracle_diagnostics grades the
+        # held-out tests only
+        scored = rule_score_applies(world) and not open_book
+        ack_tokens, ack_lost = 0, None
+        if open_book:
+            # run_eval.py _run_v2_oracle_diagnostics: a closed-book copy of the milestone's conversation
+            # is given the rules, the model acknowledges them, and every test forks from there
+            disclose = user(open_book_note(world))
+            ack = await ask(req(disclose, "open_book_ack"))
+            if isinstance(ack, LostError):
+                ack_lost = str(ack)
+                ack_msg = {"role": "assistant", "content": ""}
+            else:
+                ack_msg = ack.message(with_tool_calls=False) if isinstance(ack, Reply) else \
+                    {"role": "assistant", "content": ""}
+                ack_tokens = ack.usage.total if isinstance(ack, Reply) else 0
+            self.rt.emit({"type": "open_book_ack", "id": f"ack:{self.conv}:m{t}", "conv": self.conv, "t": t,
+                          "lost": ack_lost is not None, "ack": ack_msg.get("content")})
+            prefix = prefix + disclose + (ack_msg,)
 
         async def rules():
-            if not reportable:  # a world without rule equations asks for no report
+            if not reportable or open_book:  # a world without rule equations asks for no report
                 return {"stated": 0, "correct": [], "extraneous": [], "errors": []}, False, 0
-            reply = await ask(req(rules_prompt(self.instructions, t), "rules"))
+            tail = user(rules_prompt(self.instructions, t))
+            reply = await ask(req(tail, "rules"))
+            tokens = reply.usage.total if isinstance(reply, Reply) else 0
+            # run_eval.py _run_milestone: a summary of fewer than 3 rules is asked again in the same
+            # copy, at most twice (MAX_RETRY = 2); the last summary is the one scored (AlienLogic:
+            # once, when it came back empty, reasks.PROOF_POLICY)
+            attempt = 0
+            while (self.model.reasks and isinstance(reply, Reply) and attempt < self.policy.rules
+                   and rules_need_reask(self.policy, world, reply.content)):
+                attempt += 1
+                reasked["rules"] += 1
+                few = self.policy.rules_when == "few"
+                self.rt.emit(reask_event(self.conv, f"rules:m{t}", attempt, FEW_RULES if few else SILENT, t=t,
+                                         stated=len(parse_rule_report(reply.content))))
+                if few:  # the same copy, carried on
+                    tail = tail + (reply.message(with_tool_calls=False),) + user(rules_nudge())
+                else:  # the empty turn rolled off: the question again, with the note
+                    tail = user(rules_prompt(self.instructions, t) + "\n\n" + rules_nudge())
+                again = await ask(req(tail, "rules", attempt=attempt))
+                if isinstance(again, RejectedError):
+                    break  # a 400 on the re-ask: the report already given stands
+                reply = again
+                tokens += reply.usage.total if isinstance(reply, Reply) else 0
             lost = isinstance(reply, LostError)
             outcome = "lost" if lost else rejected_outcome(reply) if isinstance(reply, RejectedError) \
                 else answer_outcome(reply)
             report = await grader.rule_report(reply.content if isinstance(reply, Reply) else None)
             # a world diagnosed by UnprovRec keeps its raw report in the log, unscored
             self.rt.emit({"type": "rule_report", "id": f"rules:{self.conv}:m{t}", "conv": self.conv,
-                          "t": t, "lost": lost, "outcome": outcome, "scored": scored, **report})
-            return report, lost, reply.usage.total if isinstance(reply, Reply) else 0
+                          "t": t, "lost": lost, "outcome": outcome, "scored": scored, "reasks": attempt,
+                          **report})
+            return report, lost, tokens
+
+        async def final_reply(task, k: int, base: dict):
+            """The reply graded for one answer, with the tokens of every ask, after the re-asks of
+            run_eval.py _run_single_test (at most _MAX_NO_CODE_RETRIES = 2, in the same copy)."""
+            question = user(task_prompt(task, t))
+            tail = question
+            reply = await ask(req(tail, f"task:{task.id}", k))
+            if not isinstance(reply, Reply):
+                return reply, 0, 0
+            best, tokens, attempt = reply, reply.usage.total, 0
+            while self.model.reasks and attempt < self.policy.answers:
+                reason = answer_reask_reason(reply, self.tool_name)
+                if reason is None:
+                    break
+                attempt += 1
+                reasked["answers"] += 1
+                self.rt.emit(reask_event(self.conv, f"task:m{t}:{task.id}:a{k}", attempt, reason, t=t,
+                                         task=task.id, answer_index=k))
+                nudge = answer_nudge(reason, self.tool_name)
+                if reason == CLOSED_BOOK_CALL:  # the calls are answered, refused, as tool results
+                    tail = tail + (reply.message(),) + tuple(
+                        {"role": "tool", "tool_call_id": tc.id, "content": "error: not run. " + nudge}
+                        for tc in reply.tool_calls)
+                elif reason == LEAKED_CALL or self.policy.answers_fresh:  # asked afresh: question + nudge
+                    tail = user(task_prompt(task, t) + "\n\n" + nudge)
+                else:
+                    tail = tail + (reply.message(with_tool_calls=False),) + user(nudge)
+                again = await ask(req(tail, f"task:{task.id}", k, attempt))
+                if isinstance(again, LostError):
+                    return again, tokens, attempt
+                if isinstance(again, RejectedError):
+                    break  # a 400 on the re-ask: the reply already given stands
+                reply = again
+                tokens += reply.usage.total
+                # an extra ask may only add an answer, never take one away
+                if gradable(reply) or not gradable(best):
+                    best = reply
+            return best, tokens, attempt
 
         async def answer(task, k: int):
-            reply = await ask(req(task_prompt(task, t), f"task:{task.id}", k))
             base = {"type": "verdict", "id": f"verdict:{self.conv}:m{t}:{task.id}:a{k}",
                     "conv": self.conv, "t": t, "task": task.id, "answer_index": k}
+            if ack_lost is not None:  # the disclosure never got its acknowledgement: nothing to fork
+                self.rt.emit({**base, "type": "lost", "id": None, "outcome": "lost", "error": ack_lost})
+                return None, 0
+            reply, tokens, attempts = await final_reply(task, k, base)
+            base["reasks"] = attempts
             if isinstance(reply, LostError):  # infrastructure: not an answer, the run is invalid
                 self.rt.emit({**base, "type": "lost", "id": None, "outcome": "lost", "error": str(reply)})
-                return None, 0
+                return None, tokens
             if isinstance(reply, RejectedError):  # a 400 for this answer: it scores zero, the run goes on
                 self.rt.emit({**base, "passed": False, "outcome": rejected_outcome(reply),
                               "detail": str(reply), "answer": None})
-                return 0, 0
+                return 0, tokens
             outcome = answer_outcome(reply)
             text = extract_answer(reply.content)
-            if outcome != ANSWERED:  # explorationbench.txt 3.3: "An answer that is missing ... scores zero"
+            if outcome != ANSWERED or reply.tool_calls:
+                # explorationbench.txt 3.3: "An answer that is missing ... scores zero"
+                outcome = outcome if outcome != ANSWERED else "tool_call"
                 self.rt.emit({**base, "passed": False, "outcome": outcome,
                               "detail": f"no answer graded ({outcome}, finish_reason "
                                         f"{reply.finish_reason or 'none'})", "answer": text})
-                return 0, reply.usage.total
+                return 0, tokens
             try:
                 v = await grader.verify(task, text)
             except Exception as e:  # noqa: BLE001 — a grader crash is a bug, never a wrong answer
                 self.rt.emit({**base, "type": "grader_error", "id": None,
                               "error": f"{type(e).__name__}: {e}"})
-                return None, reply.usage.total
+                return None, tokens
             self.rt.emit({**base, "passed": bool(v.passed), "outcome": outcome, "detail": v.detail,
                           "answer": text})
-            return (1 if v.passed else 0), reply.usage.total
+            return (1 if v.passed else 0), tokens
 
         keys = [(task, k) for task in world.tasks for k in range(self.answers)]
         results = await asyncio.gather(rules(), *(answer(task, k) for task, k in keys))
         report, rules_lost, ms_tokens = results[0]
+        ms_tokens += ack_tokens
         correct_rules = set(report["correct"]) if scored else set()
         verdicts: dict[str, list[int | None]] = {task.id: [None] * self.answers for task in world.tasks}
         for (task, k), (y, tokens) in zip(keys, results[1:]):
@@ -532,6 +651,10 @@ class Trajectory:
             "tokens_in": c.tokens_in, "tokens_out": c.tokens_out,
             "calls_attempted": c.attempted, "calls_rejected": c.rejected,
             "exploration_requests": c.requests,
+            # re-asks (reasks.py): exploration nudges so far (their tokens are in T), and this
+            # milestone's re-asked rule reports and answers (their tokens are in milestone_tokens)
+            "exploration_nudges": c.nudges,
+            "reasks": dict(reasked),
             "milestone_tokens": ms_tokens,
             "covered": {"n": len(covered), "accuracy": cov["accuracy"] if covered else None},
             "uncovered": {"n": len(unc_ids), "accuracy": unc["accuracy"] if unc_ids else None},
