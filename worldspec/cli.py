@@ -134,7 +134,7 @@ class _Group(click.Group):
 
     LAZY = {"play": "worldspec.play:play", "run": "worldspec.runner.cli:run", "report": "worldspec.runner.cli:report",
             "import": "worldspec.importer:import_group", "author": "worldspec.runner.author:author",
-            "view": "worldspec.runner.view:view"}
+            "view": "worldspec.runner.view:view", "sweep": "worldspec.runner.sweep:sweep"}
 
     # `--help` lists these without importing them (the runner's commands load matplotlib and the
     # protocols: 0.6 s); tests/test_cli.py checks each line against the command's own docstring.
@@ -144,7 +144,8 @@ class _Group(click.Group):
         "report": "Merge run directories (of one protocol) into the paper-style tables.",
         "import": "Convert a benchmark's published data file into .world files (then certify them).",
         "author": "Have a model write a world from BRIEF; `worldspec check` steers its drafts to a certified spec.",
-        "view": "Write a run as one self-contained HTML page and print its path."}
+        "view": "Write a run as one self-contained HTML page and print its path.",
+        "sweep": "Run every cell of PLAN.toml (worlds x systems x conditions x seeds) as `worldspec run` runs it."}
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.LAZY))
