@@ -43,17 +43,18 @@ _REPORT_LINE = re.compile(
     r"(?P<eq>.+?)`?(?:\*\*|__)?$")  # matched against stripped lines: a lazy .+? before \s*$ is quadratic
 
 
-_CODE_KINDS = ("program", "proof")  # worlds whose answers are code: minus signs and quotes are made ASCII
 _PROOF_LINE = re.compile(r"\s*\d+\s*[.):]?\s")
 
 
 def extract_answer(text: str | None, world=None) -> str:
-    """The answer a reply gives (see the module docstring; without a world, no language tags)."""
-    code = getattr(world, "kind", "") in _CODE_KINDS
-    t = clean_code(text) if code else clean(text)
+    """The answer a reply gives (see the module docstring; without a world, no language tags). A world
+    whose answers are written in a language of its own (`answer_tags`: program and proof worlds) reads
+    them as code, U+2212 and curly quotes made ASCII; a box's only lose invisible characters."""
+    tags = language_tags(world)
+    t = clean_code(text) if tags else clean(text)
     if not t.strip():
         return ""
-    b = choose_block(blocks(t), language_tags(world))
+    b = choose_block(blocks(t), tags)
     if b is not None:
         return b.text
     words = getattr(world, "statement_words", ())
@@ -65,11 +66,11 @@ def extract_answer(text: str | None, world=None) -> str:
 
 
 def read_answer(world, task, text: str | None) -> str:
-    """What a task is graded on (see the module docstring)."""
-    kind = getattr(world, "kind", "")
-    if kind == "proof":
+    """What a task is graded on (see the module docstring): a world with a decline form (proof worlds)
+    reads proofs and declines, a prediction task its prediction line."""
+    if getattr(world, "decline", ""):
         return _proof_answer(world, text)
-    if kind == "program" and getattr(task, "shape", "") == "predict":
+    if getattr(task, "shape", "") == "predict":
         # run_eval.py `_run_single_test`: a predict task is graded on `extract_prediction`'s value
         said = prediction(clean_code(text))
         if said:
@@ -301,14 +302,14 @@ def slot_instructions(world) -> str:
             "  RULE_ID := EQUATION\n"
             "where EQUATION states what the rule actually does at run time (not what the manual says). Write "
             "UNKNOWN for a rule you have not found. The report holds only the rules: no programs, no tests.\n\n"
-            f"Notation. {notation}\n\n"
+            f"The notation (the world's own report lines are read too): {notation}\n\n"
             f"The rules ({len(rules)}):\n\n{slots}")
 
 
 def _slot_target(rule) -> str:
     kind, _, name = rule.target.partition(" ")
     if kind in ("op", "hook"):
-        return f"{'the kernel behaviour ' if kind == 'hook' else ''}{name}({', '.join(rule.params)})"
+        return f"{'hook ' if kind == 'hook' else ''}{name}({', '.join(rule.params)})"
     return rule.target
 
 

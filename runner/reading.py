@@ -112,17 +112,9 @@ def choose_block(found: list[Block], tags: tuple[str, ...] = (), accept=None) ->
 
 
 def language_tags(world) -> tuple[str, ...]:
-    """The fence tags a world's answers are written under, most specific first: its name in lower case
-    (```aliencode), that name with _proof for a proof world (```alienlogic_proof, harness.py's
-    `_PROOF_BLOCK_RE`), and for a program world the released harness's other tags, ```alien and ```python
-    (run_eval.py `extract_code`)."""
-    kind = getattr(world, "kind", "")
-    slug = re.sub(r"[^a-z0-9_]", "", str(getattr(world, "name", "")).lower())
-    if kind == "proof":
-        return (f"{slug}_proof", slug)
-    if kind == "program":
-        return (slug, "alien", "python")
-    return ()  # other kinds (boxes, games) answer in no language of their own
+    """The fence tags a world's answers are written under, most specific first: the world's `answer_tags`
+    (a program or proof world names its language; a box has none)."""
+    return tuple(getattr(world, "answer_tags", ()) or ())
 
 
 def unfenced(text: str, opens: re.Pattern) -> str:

@@ -371,6 +371,13 @@ class ProgramWorld(WorldHeader):
         return "\n".join(lines)
 
     @property
+    def answer_tags(self) -> tuple[str, ...]:
+        """The fence tags an answer is written under, the preferred first (runner/reading.py): the world's name
+        in lower case, then ```alien and ```python, the order of ExplorationBench's released reader
+        (sandboxes/code/run_eval.py `extract_code`: aliencode, alien, python, then untagged blocks)."""
+        return (re.sub(r"[^a-z0-9_]", "", self.name.lower()), "alien", "python")
+
+    @property
     def statement_words(self) -> tuple[str, ...]:
         """The words a program line can open with: each statement form's first keyword and every operator's
         name (how an answer written without a fence is told from prose: runner/reading.py `unfenced`)."""
