@@ -8,9 +8,9 @@
   included.
 * `choose_block(found, tags)`: the block graded: the first block tagged with one of `tags` (in
   their order), else the first untagged one, else the first with any other tag (without `tags`, the
-  first block), else an unclosed block (released code: `sandboxes/code/run_eval.py` `extract_code`, which tries ```aliencode,
-  ```alien, ```python, then untagged blocks, each time taking the *first* match, then recovers an
-  unclosed ```aliencode fence).
+  first block), else an unclosed block (released code: `sandboxes/code/run_eval.py` `extract_code`,
+  which tries ```aliencode, ```alien, ```python, then untagged blocks, each time taking the *first*
+  match, then recovers an unclosed ```aliencode fence).
 * `language_tags(world)`: the tags a world's answers are written under (none for a box).
 * `unfenced(text, opens)`: the code of a reply without a fence: the first run of lines that open
   as code does (a statement word of the world, a proof's line number), with the lines indented under
