@@ -1,10 +1,18 @@
 """Reading what a model wrote: answers, rule reports, and how a rule report is graded.
 
-* `extract_answer(reply)`: the last fenced code block of a reply, or the whole
-  reply if it has none (what every protocol grades); `fenced(text)` writes one.
+* `extract_answer(reply, world)`: the answer a reply gives, read as ExplorationBench's released
+  harness reads it (runner/reading.py): the first block tagged with the world's language, else the
+  first untagged block, else the first other one, else an unclosed fence, else the code of an
+  unfenced reply, else the whole reply; `fenced(text)` writes one.
+* `read_answer(world, task, reply)`: what a task's answer is graded on: for a proof world the first
+  block holding a proof, else `ANSWER: UNPROVABLE` (the world's decline form); for a prediction the
+  value of a `预测输出：` / `Output:` line, else the block; otherwise `extract_answer`.
 * `parse_rule_report(text)`: the lines of a rule report, `op NAME(params) = EQ`,
   `hook NAME(params) = EQ`, `NAME(params) = EQ`, `rule ID: EQ` or `ID: EQ`, each perhaps a list
-  item (`-`, `*`, `1.`), in backticks or bold, with `=>` or `:=` for `=`.
+  item (`-`, `*`, `1.`), in backticks or bold, with `=>` or `:=` for `=`; and the released slot
+  answers `R14 := EQ  # comment` anywhere in the reply (`??` and UNKNOWN state nothing).
+* `slot_instructions(world)`: the released rule-report prompt's slot listing for a world
+  (`R14 := ??  # PLUCK(xs, i)`), what `--rule-prompt slots` (the default) sends.
 * `statements(world, text)`: the equation a report states for each rule, by id
   (`stated_equations`: all of them, for rules stacked on one target).
 * `grade_rule_report(world, text)`: which rules, by id, the report states
@@ -22,7 +30,10 @@ from __future__ import annotations
 
 import re
 
-_FENCE = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
+from .reading import (blocks, choose_block, clean, clean_code, decline_line, language_tags, prediction,
+                      unfenced)
+
+RULE_PROMPTS = ("slots", "open")  # --rule-prompt: the released slot listing, or the world's own instructions
 
 # A report line as models write them: an optional list marker (`-`, `*`, `1.`, `2)`), the head in
 # backticks or bold or neither, then `=`, `=>`, `:=` or `:` and the equation.
@@ -32,14 +43,59 @@ _REPORT_LINE = re.compile(
     r"(?P<eq>.+?)`?(?:\*\*|__)?$")  # matched against stripped lines: a lazy .+? before \s*$ is quadratic
 
 
-def extract_answer(text: str | None) -> str:
-    """The last fenced code block of a reply, or the whole reply if it has none."""
-    if not text:
+_PROOF_LINE = re.compile(r"\s*\d+\s*[.):]?\s")
+
+
+def extract_answer(text: str | None, world=None) -> str:
+    """The answer a reply gives (see the module docstring; without a world, no language tags). A world
+    whose answers are written in a language of its own (`answer_tags`: program and proof worlds) reads
+    them as code, U+2212 and curly quotes made ASCII; a box's only lose invisible characters."""
+    tags = language_tags(world)
+    t = clean_code(text) if tags else clean(text)
+    if not t.strip():
         return ""
-    blocks = _FENCE.findall(text)
-    if blocks:
-        return blocks[-1].strip("\n")
-    return text.strip()
+    b = choose_block(blocks(t), tags)
+    if b is not None:
+        return b.text
+    words = getattr(world, "statement_words", ())
+    if words:
+        found = unfenced(t, re.compile(r"\s*(?:" + "|".join(map(re.escape, words)) + r")\b"))
+        if found:
+            return found
+    return t.strip()
+
+
+def read_answer(world, task, text: str | None) -> str:
+    """What a task is graded on (see the module docstring): a world with a decline form (proof worlds)
+    reads proofs and declines, a prediction task its prediction line."""
+    if getattr(world, "decline", ""):
+        return _proof_answer(world, text)
+    if getattr(task, "shape", "") == "predict":
+        # run_eval.py `_run_single_test`: a predict task is graded on `extract_prediction`'s value
+        said = prediction(clean_code(text))
+        if said:
+            return said
+    return extract_answer(text, world)
+
+
+def _proof_answer(world, text: str | None) -> str:
+    """harness.py `_run_single_heldout`: the first proof block is graded (`extract_first_proof`); without
+    one, an `ANSWER: UNPROVABLE` line anywhere declines (`extract_unprovable`). A block that holds no
+    numbered proof line is no proof (the released code asks an untagged block for its PROOF...END
+    envelope); the decline written alone, in a block or bare, is also read (our own form)."""
+    t = clean_code(text)
+    found = blocks(t)
+    tags = language_tags(world)
+    b = choose_block(found, tags, accept=lambda s: any(_PROOF_LINE.match(ln) for ln in s.split("\n")))
+    if b is not None:
+        return b.text
+    decline = getattr(world, "decline", "")
+    if decline_line(t, decline):
+        return decline
+    b = choose_block(found, tags)
+    if b is not None:
+        return b.text
+    return unfenced(t, _PROOF_LINE) or t.strip()
 
 
 def fenced(text: str) -> str:
@@ -47,10 +103,27 @@ def fenced(text: str) -> str:
     return f"```\n{text}\n```"
 
 
+# The released slot answer, `R14 := EQ  # comment` (run_eval.py `_extract_sexpr_rules` reads
+# `(R\d+\+?)\s*:=\s*(.+?)` anywhere in the reply and cuts `#.*`; `_score_sexpr_discovery` takes `??` and
+# UNKNOWN as no answer).
+_SLOT_LINE = re.compile(r"^\s*(?:[-*\u2022]\s*)?[`*_]*(?P<id>[A-Za-z]+\d+)\+?[`*_]*\s*:=\s*(?P<eq>.*)$")
+
+
 def parse_rule_report(text: str | None) -> list[tuple[str, str, str]]:
     """[(kind, name, equation)] from a rule report; kind is "" when the line does not say it."""
+    t = clean_code(text)
+    lines = extract_answer(t).splitlines()
+    slots = [ln for ln in t.splitlines() if _SLOT_LINE.match(ln)]
+    if slots:  # slot answers are read wherever the reply writes them, the chosen block's other lines too
+        lines = slots + [ln for ln in lines if not _SLOT_LINE.match(ln)]
     out = []
-    for line in extract_answer(text).splitlines():
+    for line in lines:
+        slot = _SLOT_LINE.match(line)
+        if slot:
+            eq = re.sub(r"#.*", "", slot.group("eq")).strip().strip("`* ").strip()
+            if eq and eq != "??" and eq.upper() != "UNKNOWN":
+                out.append(("", slot.group("id"), eq))
+            continue
         if not line.strip() or line.strip().upper() == "UNKNOWN":
             continue
         m = _REPORT_LINE.match(line.strip())
@@ -73,14 +146,21 @@ def _split_target(target: str) -> tuple[str, str]:
     return kind.lower(), name.strip().lower()
 
 
+def _id_key(name: str) -> str:
+    """A rule id as a report may write it: any case, zero-padded (the released slots are R01 ... R05)."""
+    return re.sub(r"^([a-z_]+)0+(?=\d)", r"\1", name.strip().lower())
+
+
 def stated_equations(world, text: str | None) -> tuple[dict[str, list[str]], list[str]]:
     """({rule id: the equations a report states for it, in order}, [what it names that is no rule of
     the world]). A line names every rule on its target: rules stacked on one base line (`prior`)
     share it, so a report states each layer on a line of its own. A line without a kind
-    (`PLUCK(xs, i) = ...`, `r11: ...`) names the rules whose target has that name."""
+    (`PLUCK(xs, i) = ...`, `r11: ...`) names the rules whose target has that name; a slot answer
+    (`R14 := ...`) the rule of that id."""
     rules = reportable_rules(world)
     by_key: dict[tuple[str, str], list] = {}
     by_name: dict[str, list] = {}
+    by_id = {_id_key(r.id): [r] for r in rules}
     for r in rules:
         by_key.setdefault(_split_target(r.target), []).append(r)
         by_name.setdefault(_split_target(r.target)[1], []).append(r)
@@ -88,7 +168,7 @@ def stated_equations(world, text: str | None) -> tuple[dict[str, list[str]], lis
     extraneous = []
     for kind, name, eq in parse_rule_report(text):
         key = (kind.lower(), name.lower())
-        named = by_key.get(key) if kind else by_name.get(name.lower())
+        named = by_key.get(key) if kind else by_name.get(name.lower()) or by_id.get(_id_key(name))
         if not named:
             extraneous.append(f"{kind} {name}".strip())
         for r in named or ():
@@ -207,6 +287,39 @@ def report_instructions(world) -> tuple[str, list[str]]:
             out[-1] = _EXAMPLE_LEAD.sub("", out[-1])
         i = j + 1
     return "".join(out), removed
+
+
+def slot_instructions(world) -> str:
+    """The rule-report prompt as released (sandboxes/code/world_data.py `SEXPR_MILESTONE_PROMPT`: the format
+    `RULE_ID := S-EXPRESSION`, the actual runtime behaviour, UNKNOWN for a rule not found, the notation,
+    then one slot per rule, `R03 := ??  # PLUCK(seq, i) ...`), restated for this world: its notation is
+    the world's own instructions (`report_instructions`), its slots the perturbed rules, in order. The
+    slots name each rule's target, as the released listing does (that is the paper's protocol)."""
+    rules = reportable_rules(world)
+    notation, _ = report_instructions(world)
+    slots = "\n".join(f"{r.id} := ??    # the actual behaviour of {_slot_target(r)}" for r in rules)
+    return ("Summarise the rules you found that differ from the manual, one line per rule, in the form\n"
+            "  RULE_ID := EQUATION\n"
+            "where EQUATION states what the rule actually does at run time (not what the manual says). Write "
+            "UNKNOWN for a rule you have not found. The report holds only the rules: no programs, no tests.\n\n"
+            f"The notation (the world's own report lines are read too): {notation}\n\n"
+            f"The rules ({len(rules)}):\n\n{slots}")
+
+
+def _slot_target(rule) -> str:
+    kind, _, name = rule.target.partition(" ")
+    if kind in ("op", "hook"):
+        return f"{'hook ' if kind == 'hook' else ''}{name}({', '.join(rule.params)})"
+    return rule.target
+
+
+def rule_report_instructions(world, style: str = "slots") -> tuple[str, list[str]]:
+    """(the rule-report instructions a run sends, the examples withheld from the world's own): the
+    released slot listing (`slots`, the default) or the world's instructions alone (`open`)."""
+    text, withheld = report_instructions(world)
+    if style == "slots" and reportable_rules(world):
+        return slot_instructions(world), withheld
+    return text, withheld
 
 
 # ----------------------------------------------------------------------------

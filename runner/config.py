@@ -25,6 +25,7 @@ class RunConfig:
     volume_from: str | None = None
     full_volume: bool = False  # fixed: the full budget instead of a reference trajectory's volume
     fixed_seed: int = 0
+    rule_prompt: str = "slots"  # the rule-report prompt: the released slot listing, or "open" (answers.RULE_PROMPTS)
     # turn@shot worlds (None: each box's own budget)
     turns: int | None = None
     shots: int | None = None

@@ -6,7 +6,7 @@ they show the same prompts (trajectory.py's system, opening, round, rule-report 
 prompts), charge the same budget (the world's calls per round, calls in all, and the units
 of each probe, a call over the unit cap rejected whole), and grade with the same code
 (runtime.Grader: probes, answers and rule reports in the sandbox's worker pool under its
-deadlines, answers read with answers.extract_answer, milestone scores from
+deadlines, answers read with answers.read_answer, milestone scores from
 metrics.milestone_accuracy). Only milestone worlds (program and proof kinds) have this
 shape; a world of another protocol is refused with `EpisodeError`.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 import attrs
 
 from . import metrics
-from .answers import extract_answer, report_instructions, reportable_rules, rule_score_applies
+from .answers import read_answer, reportable_rules, rule_report_instructions, rule_score_applies
 from .protocols.trajectory import (OVER_BUDGET, opening_prompt, round_prompt, rules_prompt, system_prompt, task_prompt,
                                    unusable_call)
 from .runtime import Grader
@@ -46,7 +46,7 @@ class Charge:
 class Episode:
     """The state of one trajectory: rounds, the call budget, the probe units, milestone records."""
 
-    def __init__(self, world, grader: Grader | None = None, *, answers: int = 1):
+    def __init__(self, world, grader: Grader | None = None, *, answers: int = 1, rule_prompt: str = "slots"):
         if world.protocol != "milestone":
             raise EpisodeError(f"{world.name} is run under the {world.protocol} protocol; the Inspect and "
                                "Gymnasium adapters drive milestone worlds (program and proof kinds)")
@@ -54,7 +54,7 @@ class Episode:
         self.budget = world.budget
         self.grader = grader
         self.answers = answers
-        self.instructions = report_instructions(world)[0]
+        self.instructions = rule_report_instructions(world, rule_prompt)[0]
         self.round = 0  # the round being explored (0: before the first)
         self.used = 0  # calls taken this round
         self.calls = 0  # calls the world ran (not rejected)
@@ -112,8 +112,8 @@ class Episode:
     # -- milestones -----------------------------------------------------------------
 
     async def grade(self, task, reply: str | None) -> dict:
-        """The verdict on one reply to a task (its last fenced block is the answer)."""
-        answer = extract_answer(reply)
+        """The verdict on one reply to a task (the answer read as a run reads it: answers.read_answer)."""
+        answer = read_answer(self.world, task, reply)
         v = await self.grader.verify(task, answer)
         return {"task": task.id, "passed": bool(v.passed), "detail": v.detail, "answer": answer}
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from .answers import RULE_PROMPTS
 from .config import RunConfig
 from .models import REQUEST_TIMEOUT, RetryPolicy
 from .protocols import CONDITIONS
@@ -70,7 +71,7 @@ def config_from(params: dict) -> RunConfig:
         trajectories=params["trajectories"], control_trajectories=params["control_trajectories"],
         answers=params.get("answers"), hindsight_from=params.get("hindsight_from"),
         volume_from=params.get("volume_from"), full_volume=bool(params.get("full_volume")),
-        fixed_seed=params["fixed_seed"], turns=turns, shots=shots,
+        fixed_seed=params["fixed_seed"], rule_prompt=params.get("rule_prompt") or "slots", turns=turns, shots=shots,
         judge=params.get("judge"), judge_model=params.get("judge_model"),
         settings=settings_from(params), api_base=params.get("api_base"), world_seed=params.get("seed"),
         max_connections=params["max_connections"],
@@ -114,6 +115,9 @@ RUN_OPTIONS = (
     click.option("--full-volume", is_flag=True,
                  help="Fixed: fill the whole call budget instead of following a reference."),
     click.option("--fixed-seed", default=0, show_default=True, help="Seed of the fixed probe sequence."),
+    click.option("--rule-prompt", type=click.Choice(RULE_PROMPTS), default="slots", show_default=True,
+                 help="Milestone worlds: the rule-report prompt. slots: ExplorationBench's released listing, one "
+                      "`ID := ??` slot per rule naming its target; open: the world's instructions alone."),
     click.option("--timeout", default=REQUEST_TIMEOUT, show_default=True, type=click.FloatRange(min=0, min_open=True),
                  help="Seconds one model request may take before it counts as a timeout (and is retried)."),
     click.option("--max-retries", default=RetryPolicy().max_attempts, show_default=True, type=click.IntRange(min=1),

@@ -6,8 +6,8 @@
 An episode is one trajectory of the milestone protocol, driven step by step through
 runner/episode.py (the same prompts, budget and grading as `worldspec run`). Observations
 and actions are text. The episode opens on the manual and the first held-out task of
-milestone M0; at a milestone each action answers the task shown (its last fenced block is
-graded), and the step that answers the milestone's last task is rewarded with the
+milestone M0; at a milestone each action answers the task shown (read as a run reads it:
+runner/answers.py `read_answer`), and the step that answers the milestone's last task is rewarded with the
 milestone's accuracy (0 to 1; one answer per task). Then a round of exploration starts:
 each action is one call of the world's tool (a program), its observation the world's
 feedback, until the round's calls are spent or the action is empty (ends the round early);

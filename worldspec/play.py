@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover
 
 from worldspec.cli import guarded, load, seed_option
 from worldspec.compiler.api import UNFINISHED_PROGRAM
-from worldspec.runner.answers import extract_answer
+from worldspec.runner.answers import read_answer
 from worldspec.runner.protocols import PROTOCOLS
 
 HELP = """Commands:
@@ -192,8 +192,9 @@ class Session:
                 return True
             self.write(w.task(tid).prompt)
             self.write("Write your answer; end it with an empty line or a line holding only '.'")
-            # read as a model's reply is read (runner/answers.py: extract_answer)
-            answer = extract_answer(self._block())
+            # read as a model's reply is read (runner/answers.py read_answer: the first fenced block, a
+            # prediction or decline line, or all of it)
+            answer = read_answer(w, w.task(tid), self._block())
             v = w.verify(tid, answer)
             self.write(f"{'PASS' if v.passed else 'FAIL'}: {v.detail}")
         elif cmd.startswith(":explore"):

@@ -25,6 +25,9 @@ from worldspec.values import MAX_STEPS, EvalError, show as std_show
 
 
 PROGRAM_CACHE_SIZE = 4096
+# The surface entries that spell a statement (the rest spell literals or switch kernel options).
+_STATEMENT_FORMS = ("assign", "output", "if", "elif", "else", "for", "while", "break", "continue", "pass",
+                    "function", "return", "set_index", "assign_many", "for_many")
 
 
 @attrs.frozen
@@ -70,6 +73,10 @@ def normalise(text: str) -> str:
 # digits with an optional fraction, an optional exponent.
 # Possessive digits: `\d+\.?\d*` backtracked quadratically on a long run of digits followed by a letter.
 _NUMBER = re.compile(r"(?<![\w.])(-?(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][+-]?\d++)?)(?![\w.])")
+
+
+def _stripped_lines(text: str) -> str:
+    return "\n".join(line.strip() for line in text.split("\n") if line.strip())
 
 
 def same_output(got: str, expected: str) -> bool:
@@ -274,11 +281,11 @@ class ProgramWorld(WorldHeader):
         if t.shape == "predict":
             expected = self.predicted(t.id)
             got = normalise(answer)
-            ok = same_output(got, expected)
+            # run_eval.py `values_equal`: equal text, or equal lines once each is stripped (blank lines dropped)
+            ok = same_output(got, expected) or same_output(_stripped_lines(got), _stripped_lines(expected))
             return Verdict(t.id, ok, "exact output" if ok else "output differs",
                            (CaseResult((), expected, got, ok),))
-        # a program answer indented as a whole (as replies often quote code) is the same program; a
-        # prediction is left as written, since an output's leading spaces are part of it
+        # a program answer indented as a whole (as replies often quote code) is the same program
         answer = textwrap.dedent(answer.replace("\r\n", "\n"))
         results = []
         for values, want in zip(data.cases, data.expected):
@@ -362,6 +369,25 @@ class ProgramWorld(WorldHeader):
         lines = [f"The complete list of ways {self.name} differs from its manual:"]
         lines += [f"- {r.id} ({r.title}): {r.statement}" for r in self.rules]
         return "\n".join(lines)
+
+    @property
+    def answer_tags(self) -> tuple[str, ...]:
+        """The fence tags an answer is written under, the preferred first (runner/reading.py): the world's name
+        in lower case, then ```alien and ```python, the order of ExplorationBench's released reader
+        (sandboxes/code/run_eval.py `extract_code`: aliencode, alien, python, then untagged blocks)."""
+        return (re.sub(r"[^a-z0-9_]", "", self.name.lower()), "alien", "python")
+
+    @property
+    def statement_words(self) -> tuple[str, ...]:
+        """The words a program line can open with: each statement form's first keyword and every operator's
+        name (how an answer written without a fence is told from prose: runner/reading.py `unfenced`)."""
+        words = []
+        for key, template in self.surface.words:
+            m = re.match(r"[A-Za-z_][A-Za-z0-9_]*", template)
+            if m and template != "off" and key in _STATEMENT_FORMS:
+                words.append(m.group(0))
+        words += [d.name for d in self.builder.base.values() if d.kind == "op"]
+        return tuple(dict.fromkeys(words))
 
     @property
     def report_instructions(self) -> str:

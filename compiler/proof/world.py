@@ -156,6 +156,14 @@ class ProofWorld(WorldHeader):
         """The task as an agent sees it (by id or Task)."""
         return self.task_data[task if isinstance(task, str) else task.id].task
 
+    @property
+    def answer_tags(self) -> tuple[str, ...]:
+        """The fence tags a proof is written under (runner/reading.py): the world's name in lower case with
+        _proof, then the name alone (ExplorationBench's released reader takes ```alienlogic_proof blocks,
+        sandboxes/logic/harness.py `_PROOF_BLOCK_RE`)."""
+        slug = re.sub(r"[^a-z0-9_]", "", self.name.lower())
+        return (f"{slug}_proof", slug)
+
     def is_decline(self, answer: str) -> bool:
         """Whether an answer is the decline form (quotes, backticks and emphasis ignored)."""
         if not isinstance(answer, str):

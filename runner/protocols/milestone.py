@@ -34,7 +34,7 @@ from pathlib import Path
 import attrs
 
 from ..agents import default_milestone_agents, milestone_agent
-from ..answers import report_instructions, reportable_rules
+from ..answers import reportable_rules, rule_report_instructions
 from ..metrics import best_of
 from ..models import FatalError, Model
 from .base import Plan, ProbesTheWorld, fingerprint
@@ -220,7 +220,7 @@ class Milestone(ProbesTheWorld):
     name = "milestone"
     many_worlds = False
     config_keys = ("conditions", "trajectories", "control_trajectories", "answers", "hindsight_from",
-                   "volume_from", "full_volume", "fixed_seed")
+                   "volume_from", "full_volume", "fixed_seed", "rule_prompt")
 
     def default_agents(self, worlds) -> tuple[str, ...]:
         return default_milestone_agents(worlds[0])
@@ -247,7 +247,7 @@ class Milestone(ProbesTheWorld):
             volume = volume_from(path, system, n)
         elif config.full_volume:
             volume = default_volume(world)
-        instructions, withheld = report_instructions(world)
+        instructions, withheld = rule_report_instructions(world, config.rule_prompt)
         return MilestoneLineup(world, systems, config, config.answers or world.budget.answers, scripts, volume,
                                instructions, withheld)
 

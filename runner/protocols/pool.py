@@ -4,7 +4,7 @@ For every opponent of the world's pool, every seat and every match index, a
 system plays one match: the horizon and the opponent's random stream come
 from the world's seed, so every system meets the same matches. A model plays
 in one conversation per match, one request per round: it sees the rules, its
-seat's payoffs and the full history, and answers with a move (the last fenced
+seat's payoffs and the full history, and answers with a move (the first fenced
 block, or the whole reply); an unreadable move gets one retry, then the
 world's fallback move is played (and counted). Strategies of the pool play as
 agents locally (`--agent grim`); the world's baselines always play beside the

@@ -25,7 +25,7 @@ from typing import Sequence
 import attrs
 
 from .. import metrics
-from ..answers import (ANSWERED, answer_outcome, extract_answer, parse_rule_report, rejected_outcome,
+from ..answers import (ANSWERED, answer_outcome, parse_rule_report, read_answer, rejected_outcome,
                        reportable_rules, rule_score_applies, unprovable_tasks)
 from ..models import FatalError, LostError, Model, RejectedError, Reply, Request, ToolCall
 from .conditions import ProbeScript, Volume
@@ -99,7 +99,7 @@ def rules_prompt(instructions: str, t: int) -> str:
 def task_prompt(task, t: int) -> str:
     return (f"Milestone M{t}. Tools are disabled. Answer held-out task {task.id} with what you "
             f"know about this world.\n\n{task.prompt}\n\nPut your answer in a fenced code block; "
-            "only the last fenced block of your reply is graded.")
+            "the first one of your reply is graded.")
 
 
 OVER_BUDGET = "rejected: not run, this round's call budget is spent. End the round by replying without a tool call."
@@ -600,7 +600,7 @@ class Trajectory:
                               "detail": str(reply), "answer": None})
                 return 0, tokens
             outcome = answer_outcome(reply)
-            text = extract_answer(reply.content)
+            text = read_answer(world, task, reply.content)
             if outcome != ANSWERED or reply.tool_calls:
                 # explorationbench.txt 3.3: "An answer that is missing ... scores zero"
                 outcome = outcome if outcome != ANSWERED else "tool_call"

@@ -1,7 +1,7 @@
 """The Oracle protocol, turn@shot, for black boxes and Game Strategy Inference boxes.
 
 One conversation per (box, system): the box's manual, then T exploration
-turns. In each turn the system replies with one input (the last fenced code
+turns. In each turn the system replies with one input (the first fenced code
 block of its reply, or the whole reply); the box's output comes back as the
 next message. An input the box rejects (unreadable, outside its domain, or
 failing its predicate) is answered with the reason and costs no turn (at most
@@ -56,7 +56,7 @@ def opening_prompt(world, turns: int, shots: int) -> str:
     """The box's manual, with its interaction section replaced by this session's turn@shot."""
     manual = world.manual.strip().split("\n## Interaction")[0].rstrip()
     return (f"{manual}\n\n## This session\n\nYou have {turns} exploration turns. {world.turn_instructions} Put each "
-            "input in a fenced code block (only the last fenced block of a reply is read); an input the box rejects "
+            "input in a fenced code block (only the first fenced block of a reply is read); an input the box rejects "
             f"is answered with the reason and costs no turn. Each test has {shots} attempt(s); after a wrong "
             f"attempt you are told it is incorrect.\n\nTurn 1 of {turns}: send your first input.")
 
@@ -71,7 +71,7 @@ def feedback_message(text: str, fb, turn: int, turns: int, used_turn: bool) -> s
 
 
 def test_prompt(task, i: int, n: int) -> str:
-    return (f"Exploration is over. Test {i} of {n}. {task.prompt}\n\nOnly the last fenced code block of your "
+    return (f"Exploration is over. Test {i} of {n}. {task.prompt}\n\nOnly the first fenced code block of your "
             "reply is graded.")
 
 
