@@ -143,10 +143,8 @@ class BoxSession:
                                                  "step": None, "prefix": 0, "grading": self.grading, **meta})
 
     async def call(self, c: Conversation, purpose: str, **meta):
-        reply = await self.rt.call(self.model, self.request(c.messages, purpose, c.conv, **meta))
-        self.requests += 1
-        self.tokens += reply.usage.total
-        return reply
+        """The system's reply to the conversation `c` as it stands."""
+        return await self.rt.call(self.model, self.request(c.messages, purpose, c.conv, **meta))
 
     async def run(self) -> dict:
         w = self.world
@@ -193,6 +191,8 @@ class BoxSession:
         try:
             while used < self.turns and step < cap:
                 reply = await self.call(c, "explore", step=step, t=used + 1)
+                self.requests += 1
+                self.tokens += reply.usage.total  # the record's budget: exploration only
                 step += 1
                 c.add(reply.message(with_tool_calls=False))
                 if mistake:
