@@ -348,7 +348,8 @@ def box_markdown(summary: dict, images: Sequence[str]) -> list[str]:
              "",
              "Accuracy (%) by family and difficulty, the layout of the paper's figures, one row per setting and "
              "system; systems ranked by the sum of their easy and hard accuracy. A box's accuracy is the mean "
-             "score of its test samples (best shot; game boxes: score / the published normaliser).", ""]
+             "score of its test samples (best shot; game boxes: score / the published normaliser, the exact optimum "
+             "where a box declares none).", ""]
     lines += box_headline(summary)
     lines += ["", "Per family (all boxes):", ""]
     lines += table(["Turn@shot", "System", *fams], [[setting, system, *[num(s["families"].get(f)) for f in fams]]
