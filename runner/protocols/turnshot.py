@@ -230,6 +230,10 @@ class BoxSession:
     def first_message(self, task, i: int, n: int, pending: str) -> str:
         if self.read_raw(task) or (self.published and task.shape == "play"):
             q = self.world.published_question(task.id, i == 1 or self.world.explore_each_test, self.shots)
+            if self.world.explore_each_test:
+                # each test's conversation of its own says which test it is: two puzzles whose exploration
+                # read alike would otherwise be one request (and one reply) for two targets
+                q = f"\nTest {i} of {n}. {q.lstrip(chr(10))}"
             return (pending + q) if pending else q.lstrip("\n")
         return (pending + "\n\n" if pending else "") + test_prompt(task, i, n)
 
