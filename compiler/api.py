@@ -167,9 +167,15 @@ class ToolSpec:
 
 @attrs.frozen
 class ScoredVerdict(Verdict):
-    """A verdict with a score in [0, 1] (1 for a correct answer; GSI: score / optimum)."""
+    """A verdict with a score in [0, 1] (1 for a correct answer; GSI: score / the normaliser, clipped).
+
+    `unclipped` (game boxes): max(score, 0) / normaliser, not clipped at 1, as the released Oracle code
+    reports it. `retry` (published grading): the message the released harness sends before another try
+    ("" when it gives none: the test is over)."""
 
     score: float = 0.0
+    unclipped: float | None = None
+    retry: str | None = None
 
 
 def capped(text: str, chars: int) -> tuple[str, bool]:

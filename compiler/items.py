@@ -204,6 +204,11 @@ def constant_reader(mc: MetaCompiler) -> Callable[[ast.Expr], object]:
 # ---------------------------------------------------------------- worlds and manuals
 
 
+# How a box's task prompt ends (compiler/blackbox/spec.py, compiler/game/spec.py); published grading reads
+# answers as written, so its questions drop it.
+FENCE_TAIL = ", in a fenced code block."
+
+
 @attrs.frozen(eq=False)
 class BoxWorld(WorldHeader):
     """The World members a black box and a game answer alike (turn@shot worlds whose tests are not rules).
@@ -226,6 +231,36 @@ class BoxWorld(WorldHeader):
     def task(self, task) -> Task:
         """The task with this id (or the task itself)."""
         return by_id(self.tasks, task, self.name)
+
+    # What the released Oracle harness says and asks around a test (`worldspec run --grading published`);
+    # a black box overrides these per family (compiler/blackbox/published.py). A game box keeps them: the
+    # released game harness re-asks nothing and plays each test game in a conversation of its own.
+
+    def published_applies(self, task) -> bool:
+        """Whether a test's replies are read as written and compared by a released comparison (a black box's
+        families; a game's moves are read by the game)."""
+        return False
+
+    def published_reask(self, task, text, stage: str = "first") -> str:
+        """The format re-ask the released harness sends for this reply ("": none)."""
+        return ""
+
+    def published_question(self, task, first: bool, shots: int, attempt: int = 1) -> str:
+        """A test's question when answers are read as written: the task's prompt without its code fence."""
+        return self.task(task).prompt.replace(FENCE_TAIL, ".")
+
+    @property
+    def published_rejection_costs(self) -> bool:
+        """Whether the released harness spends a turn on an input the box cannot use (its box loops do)."""
+        return True
+
+    def published_next(self, passed: bool, last: str) -> str:
+        """The released harness's message after a test, before the next ("": none)."""
+        return ""
+
+    def published_solution(self, task) -> str:
+        """The reference answer written as the released harness accepts it."""
+        return self.task(task).solution
 
     def test_of(self, task):
         """The test sample behind a task (a subclass's `tests` hold them, with the tasks' ids)."""

@@ -12,6 +12,9 @@ import attrs
 from .models import RetryPolicy
 
 COMMON_KEYS = ("settings", "api_base", "world_seed")
+# How turn@shot answers are read and compared: "published" (the released Oracle code's comparisons, the
+# default) or "lenient" (the box's own grading: quotes, fences, tuples, tolerances).
+GRADINGS = ("published", "lenient")
 
 
 @attrs.frozen
@@ -29,6 +32,7 @@ class RunConfig:
     # turn@shot worlds (None: each box's own budget)
     turns: int | None = None
     shots: int | None = None
+    grading: str = "published"  # of GRADINGS: as the released Oracle code, or our lenient reading
     # judge worlds: "keyword" | "model" | None (a model when one plays), and the judge model's id
     judge: str | None = None
     judge_model: str | None = None

@@ -195,12 +195,40 @@ def box_accuracy(records: Sequence[Mapping]) -> dict:
     return by_sys
 
 
+def box_grading(r: Mapping) -> str:
+    """How a box session's answers were graded (a session logged before gradings were named: lenient)."""
+    return r.get("grading") or "lenient"
+
+
+def setting_order(key: str):
+    """turn@shot settings by turns, then shots (10@1 before 20@2), then anything else by name."""
+    head = key.split(" ")[0]
+    t, _, sh = head.partition("@")
+    return (0, int(t), int(sh), key) if t.isdigit() and sh.isdigit() else (1, 0, 0, key)
+
+
+def box_settings(records: Sequence[Mapping]) -> dict[str, list]:
+    """Box sessions grouped by setting, the rows of a turn@shot report: the turn@shot (the released
+    `--max_turns` / `--k`), with the grading when the sessions of one turn@shot were graded differently.
+    Sessions of different settings are never averaged together."""
+    gradings: dict[str, set] = defaultdict(set)
+    for r in records:
+        gradings[r["condition"]].add(box_grading(r))
+    groups: dict[str, list] = defaultdict(list)
+    for r in records:
+        key = r["condition"] if len(gradings[r["condition"]]) == 1 else f"{r['condition']} ({box_grading(r)})"
+        groups[key].append(r)
+    return {k: groups[k] for k in sorted(groups, key=setting_order)}
+
+
 def box_results(records: Sequence[Mapping]) -> list[dict]:
-    """One row per (box, system): its accuracy and the curve of its one milestone."""
+    """One row per (box, system): its accuracy and the curve of its one milestone (a game box: both figures,
+    clipped to 100 and the released unclipped one)."""
     return [{"world": r["world"], "system": r["system"], "condition": r["condition"], "best": r["endpoint"],
              "mean": r["endpoint"], "worst": r["endpoint"], "n": 1, "best_trajectory": 1,
              "curve": [{k: m.get(k) for k in CURVE_KEYS if k in m} for m in r["milestones"]],
              "family": r.get("family"), "difficulty": r.get("difficulty"), "turns_used": r.get("turns_used"),
+             "grading": box_grading(r), "clipped": r.get("clipped"), "unclipped": r.get("unclipped"),
              "valid": r.get("valid")} for r in records]
 
 

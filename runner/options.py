@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from .answers import RULE_PROMPTS
-from .config import RunConfig
+from .config import GRADINGS, RunConfig
 from .models import REQUEST_TIMEOUT, RetryPolicy
 from .protocols import CONDITIONS
 from .report import slug
@@ -72,6 +72,7 @@ def config_from(params: dict) -> RunConfig:
         answers=params.get("answers"), hindsight_from=params.get("hindsight_from"),
         volume_from=params.get("volume_from"), full_volume=bool(params.get("full_volume")),
         fixed_seed=params["fixed_seed"], rule_prompt=params.get("rule_prompt") or "slots", turns=turns, shots=shots,
+        grading=params.get("grading") or "published",
         judge=params.get("judge"), judge_model=params.get("judge_model"),
         settings=settings_from(params), api_base=params.get("api_base"), world_seed=params.get("seed"),
         max_connections=params["max_connections"],
@@ -137,6 +138,9 @@ RUN_OPTIONS = (
     click.option("--shots", type=click.IntRange(min=1),
                  help="Black boxes: attempts per test sample (default: each box's budget)."),
     click.option("--preset", type=click.Choice(sorted(PRESETS)), help="Black boxes: the Oracle paper's turn@shot."),
+    click.option("--grading", type=click.Choice(GRADINGS), default="published", show_default=True,
+                 help="Black boxes: published asks for, reads and compares answers as the released Oracle code "
+                      "does; lenient accepts quoting, fences, tuples for lists and the box's tolerances."),
     click.option("--judge", type=click.Choice(["keyword", "model"]),
                  help="Judge worlds: the world's keyword judge (offline) or a judge model (default: a model when "
                       "--model or --judge-model is given, else keyword)."),

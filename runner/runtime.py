@@ -139,7 +139,7 @@ class Grader:
         self.emit = emit
         # grading calls in the pool at once, shared by every world of a run (a probe finds a free worker)
         self.slots = slots or asyncio.Semaphore(max(1, (sandbox.workers if sandbox else 2) - 1))
-        self._verdicts: dict[tuple[str, str], asyncio.Future] = {}
+        self._verdicts: dict[tuple, asyncio.Future] = {}
         self._requires: dict[str, asyncio.Future] = {}
         self._information: dict[tuple, asyncio.Future] = {}
         self._lock: asyncio.Lock | None = None
@@ -222,15 +222,27 @@ class Grader:
                 memo.pop(key, None)  # a failure is not remembered
             raise
 
-    async def verify(self, task, answer: str) -> Verdict:
-        """World.verify: an overrun answer scores zero."""
+    async def verify(self, task, answer: str, grading: str | None = None, stage: str = "first") -> Verdict:
+        """World.verify: an overrun answer scores zero. A turn@shot box also takes the `grading`
+        ("published" or "lenient") and the reply's `stage` (BlackBoxWorld.verify)."""
+        extra = () if grading is None else (grading, stage)
+
         async def make():
             try:
-                return await self._call("verify", self.deadline("verify"), task.id, answer)
+                return await self._call("verify", self.deadline("verify"), task.id, answer, *extra)
             except Overrun as e:
                 said = self._overrun("verify", e, task=task.id, chars=len(answer))
-                return ScoredVerdict(task.id, False, f"the answer {said}", score=0.0)
-        return await self._memo(self._verdicts, (task.id, answer), make)
+                return ScoredVerdict(task.id, False, f"the answer {said}", score=0.0, retry="")
+        return await self._memo(self._verdicts, (task.id, answer, *extra), make)
+
+    async def reask(self, task, text: str, stage: str = "first") -> str:
+        """BoxWorld.published_reask: the released harness's format re-ask for a reply at this stage ("":
+        none; an overrun asks nothing)."""
+        try:
+            return await self._call("published_reask", self.deadline("verify"), task.id, text, stage)
+        except Overrun as e:
+            self._overrun("published_reask", e, task=task.id, chars=len(text))
+            return ""
 
     async def requires(self, task) -> frozenset:
         """World.requires: an overrun counts every rule as required (the task is never covered)."""

@@ -1,4 +1,7 @@
-"""The turn@shot protocol: built-in agents, free rejections, shots, lost answers and resume."""
+"""The turn@shot protocol: built-in agents, free rejections (lenient grading), shots, lost answers and resume.
+
+The published protocol (one continuing conversation, the released feedback and comparisons) is tested in
+test_fidelity_oracle.py."""
 from __future__ import annotations
 
 import json
@@ -55,7 +58,9 @@ def _policy(request):
 
 
 def _running_max(request):
-    m = re.search(r"for the input (\[[^\]]*\])", " ".join(x["content"] for x in request.messages if x["role"] == "user"))
+    # the tests share one conversation: the input asked is the last one asked
+    m = re.search(r"for the input (\[[^\]]*\])", [x["content"] for x in request.messages if x["role"] == "user"
+                                                  and "for the input" in x["content"]][-1])
     xs = json.loads(m.group(1))
     out, best = [], None
     for x in xs:
@@ -67,7 +72,7 @@ def _running_max(request):
 def test_turns_shots_and_free_rejections(boxes, tmp_path, run_world):
     box = boxes[0]  # running maximum, 5 tests
     model = ScriptedModel(_policy, name="scripted")
-    res = run_world([box], [model], tmp_path, turns=3, shots=2)
+    res = run_world([box], [model], tmp_path, turns=3, shots=2, grading="lenient")
     rec = res.trajectories[0]
     assert rec["condition"] == "3@2" and rec["turns_used"] == 3
     # 1 rejected input (free) + 3 counted turns, then 5 tests x 2 shots
@@ -80,7 +85,7 @@ def test_turns_shots_and_free_rejections(boxes, tmp_path, run_world):
     assert "rejected" in turns[0]["feedback"]
     # with one shot the same answers score zero
     model1 = ScriptedModel(_policy, name="scripted")
-    res1 = run_world([box], [model1], tmp_path / "one", turns=3, shots=1)
+    res1 = run_world([box], [model1], tmp_path / "one", turns=3, shots=1, grading="lenient")
     assert res1.trajectories[0]["endpoint"] == 0.0 and model1.calls == 4 + 5
 
 
@@ -105,16 +110,18 @@ def test_lost_answers_are_not_wrong_and_resume_fills_them_in(boxes, tmp_path, ru
             raise TransientError("503 from a flaky provider")
         return _policy(request)
 
-    res = run_world([box], [ScriptedModel(flaky, name="m")], tmp_path, turns=3, shots=2, retry=FAST)
+    res = run_world([box], [ScriptedModel(flaky, name="m")], tmp_path, turns=3, shots=2, retry=FAST,
+                    grading="lenient")
     v = res.summary["validity"]
-    assert not v["valid"] and v["lost_answers"] == 1
+    # the tests share one conversation: t4 and t5 wait for t3 (unscored, never wrong)
+    assert not v["valid"] and v["lost_answers"] == 3
     t3 = next(t for t in res.trajectories[0]["tests"] if t["test"] == "t3")
     assert t3["lost"] and t3["score"] is None
-    assert res.trajectories[0]["endpoint"] == 100.0  # the four other tests; t3 is not scored wrong
+    assert res.trajectories[0]["endpoint"] == 100.0  # t1 and t2; t3 to t5 are not scored wrong
     good = ScriptedModel(_policy, name="m")
-    res2 = run_world([box], [good], tmp_path, turns=3, shots=2, resume=True)
+    res2 = run_world([box], [good], tmp_path, turns=3, shots=2, resume=True, grading="lenient")
     assert res2.summary["validity"]["valid"] and res2.trajectories[0]["endpoint"] == 100.0
-    assert good.calls == 2  # only t3's two shots were asked again
+    assert good.calls == 3 * 2  # only t3, t4 and t5 were asked again (two shots each)
     lines = (tmp_path / "trajectories.jsonl").read_text().splitlines()
     assert len(lines) == 1
 

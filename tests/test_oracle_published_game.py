@@ -155,7 +155,11 @@ def test_the_memoriser_plays_an_easy_and_a_hard_box_at_20_at_2(tmp_path, monkeyp
 
 def test_oracle_scores_every_box_as_far_as_the_published_normalisers_allow(tmp_path, monkeypatch):
     summary = run_boxes_at_20_at_2(GAME, tmp_path, monkeypatch)
-    oracle = {x["world"]: x["best"] for x in summary["results"] if x["system"] == "oracle"}
+    results = [x for x in summary["results"] if x["system"] == "oracle"]
+    # the clipped figure; the published one (the accuracy, unclipped) is above 100 where a normaliser is
+    # below best play (rps7_random_3's 3/7 of the rounds, the load_shoot_defend lists)
+    oracle = {x["world"]: x["clipped"] for x in results}
+    assert all(x["best"] == x["unclipped"] >= x["clipped"] for x in results)
     assert len(oracle) == 12
     cards = {b: s for b, s in oracle.items() if "comparing cards" in b}
     assert all(s == 100.0 for b, s in oracle.items() if b not in cards), oracle
@@ -163,4 +167,4 @@ def test_oracle_scores_every_box_as_far_as_the_published_normalisers_allow(tmp_p
     smart = sum((n - 2) / (n - 1) for n in (8, 9, 10, 12)) / 4
     assert cards["GSI-H comparing cards smart (published)"] == pytest.approx(100 * smart, abs=0.01)
     assert 0 < cards["GSI-H comparing cards slice (published)"] < 100
-    assert summary["accuracy"]["oracle"]["cells"]["GSI/easy"] == {"accuracy": 100.0, "boxes": 6}
+    assert summary["accuracy"]["oracle"]["cells"]["GSI/easy"]["accuracy"] >= 100.0

@@ -28,9 +28,12 @@ def run_folder(tmp_path):
 
 def test_the_oracle_scores_every_capability_box_and_the_memoriser_does_not(tmp_path):
     _, records = run_folder(tmp_path)
-    oracle = {r["world"]: r["endpoint"] for r in records if r["system"] == "oracle"}
+    # a game box's clipped figure (its published, unclipped one is above 100 where the box's normaliser is
+    # below best play: the oracle plays best)
+    oracle = {r["world"]: r.get("clipped", r["endpoint"]) for r in records if r["system"] == "oracle"}
     memorise = {r["world"]: r["endpoint"] for r in records if r["system"] == "memorise"}
     assert len(oracle) == len(os.listdir(BOXES)) and set(oracle.values()) == {100.0}, oracle
+    assert all(r["endpoint"] >= 100.0 for r in records if r["system"] == "oracle")
     assert sum(memorise.values()) < 100.0 * len(memorise) / 2
 
 

@@ -24,6 +24,7 @@ import attrs
 from worldspec.compiler.api import CaseResult, Feedback, InputError, ScoredVerdict, ToolSpec, capped
 from worldspec.compiler.blackbox.certify import certify_box
 from worldspec.compiler.blackbox.domains import Domain, format_input, literal, parse_input, render
+from worldspec.compiler.blackbox import published
 from worldspec.compiler.blackbox.grading import Grading, compile_program, program_results
 from worldspec.compiler.items import BoxWorld
 from worldspec.meta import Unit
@@ -348,10 +349,16 @@ class BlackBoxWorld(BoxWorld):
 
     # ------------------------------------------------------------ grading
 
-    def verify(self, task, answer) -> ScoredVerdict:
-        """Grade an answer: the output (as the box's grading compares), a target, or a program."""
+    def verify(self, task, answer, grading: str = "lenient", stage: str = "first") -> ScoredVerdict:
+        """Grade an answer: the output (as the box's grading compares), a target, or a program.
+
+        `grading` "published" compares as the released Oracle harness does (published.py), the reply
+        read as it reads it at this `stage`: "first" (a test's first reply), "reask" (a reply to a
+        format re-ask) or "retry" (a later try). A program answer is graded the same either way."""
         if self.program_answer:
             return self.verify_program(task, answer)
+        if grading == "published" and self.published_applies(task):
+            return self.verify_published(task, answer, stage)
         case = self.test_of(task)
         want = self.format_answer(case.expected) if self.has_goal else render(case.expected)
         if not isinstance(answer, str) or not answer.strip():
@@ -366,6 +373,91 @@ class BlackBoxWorld(BoxWorld):
         got = answer.strip()
         return ScoredVerdict(case.id, ok, "correct" if ok else "incorrect",
                              (CaseResult(case.values, want, got, ok),), 1.0 if ok else 0.0)
+
+    def published_applies(self, task) -> bool:
+        """Whether this test is graded by its family's released comparison (published.applies)."""
+        return not self.program_answer and published.applies(self.family, self.published_truth(self.test_of(task)))
+
+    def published_truth(self, case: TestCase):
+        """The truth the released harness compares with: a puzzle's answer text, otherwise the output."""
+        return self.format_answer(case.expected) if self.has_goal else case.expected
+
+    def verify_published(self, task, answer, stage: str = "first") -> ScoredVerdict:
+        """An answer graded as the released harness grades this family (eva_models.py `evaluate`); the
+        verdict's `retry` is the message it sends before another try ("" when it allows none)."""
+        case = self.test_of(task)
+        fam = self.family
+        want = self.format_answer(case.expected) if self.has_goal else render(case.expected)
+        text = answer if isinstance(answer, str) else ""
+        if stage == "first":
+            text = published.first_reading(fam, text)
+        truth = self.published_truth(case)
+        ok = published.correct(fam, truth, text, stage != "retry")
+        retry = ""
+        if not ok:
+            retry = published.RETRY
+            if fam == "CRI":  # eva_models.py evaluate, task 'circuit'
+                readable, _ = published.circuit_reading(text)
+                retry = f"the answer is wrong when input = {published.py_str(case.values[0])}" if readable \
+                    else published.CIRCUIT_FORMAT
+            elif fam == "PSI":  # task 'physics': a reply that is no dict after the re-asks ends the test
+                value = published.python_literal(text) if stage != "retry" else text
+                if stage != "retry" and not isinstance(value, dict):
+                    retry = ""
+                else:
+                    checks = published.physics_checks(value, truth)
+                    idx = ", ".join(str(i + 1) for i, c in enumerate(checks) if not c)
+                    retry = (f"Your answer for object{idx} is wrong. Please try again. DO NOT output any other "
+                             "text, ONLY output the answer.")
+        return ScoredVerdict(case.id, ok, "correct" if ok else "incorrect",
+                             (CaseResult(case.values, want, text, ok),), 1.0 if ok else 0.0, retry=retry)
+
+    def published_reask(self, task, text, stage: str = "first") -> str:
+        """The released harness's format re-ask for a test's reply at this stage ("first" or "reask"; ""
+        when it takes the reply as it is)."""
+        fam = self.family
+        if not self.published_applies(task):
+            return ""
+        if stage == "first":
+            text = published.first_reading(fam, text if isinstance(text, str) else "")
+        reads = None
+        if fam == "IPI":
+            reads = self._answer_reads
+        if published.format_ok(fam, text if isinstance(text, str) else "", reads):
+            return ""
+        return published.reask_text(fam) or ""
+
+    def _answer_reads(self, text: str) -> bool:
+        # the platform's check_answer_format is the box's own: here, whether the answer reads as a target
+        try:
+            self.read_answer(text)
+        except InputError:
+            return False
+        return True
+
+    def published_next(self, passed: bool, last: str) -> str:
+        """The released harness's message after a test, before the next one (`last`: its message after
+        the last wrong try)."""
+        if self.family == "CRI":  # "your answer is correct." or the last try's message, then "Let's move ..."
+            return f"{'your answer is correct.' if passed else last} Let's move to next question."
+        if self.has_goal:
+            return published.PUZZLE_CORRECT if passed else published.PUZZLE_WRONG
+        return published.CORRECT_NEXT if passed else published.WRONG_NEXT
+
+    def published_question(self, task, first: bool, shots: int, attempt: int = 1) -> str:
+        """A test's question as the released harness frames it (the first one opens the evaluation)."""
+        case = self.test_of(task)
+        question = BoxWorld.published_question(self, task, first, shots, attempt)
+        return published.question(self.family, question, case.values, first, shots)
+
+    def published_solution(self, task) -> str:
+        """The reference answer written as the released harness accepts it (CII: Python's str of the truth)."""
+        case = self.test_of(task)
+        if not self.published_applies(task):
+            return self.task(task).solution
+        if self.family == "CII":
+            return published.py_str(case.expected)
+        return self.format_answer(case.expected) if self.has_goal else render(case.expected)
 
     def verify_program(self, task, answer) -> ScoredVerdict:
         """A program answer, run on every test input: its score is the share of tests it answers."""

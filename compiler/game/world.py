@@ -65,6 +65,18 @@ class TestGame:
             return 1.0 if score >= self.optimum.value - 1e-9 else 0.0
         return max(0.0, min(1.0, float(score) / scale))
 
+    def unclipped(self, score) -> float:
+        """max(score / normaliser, 0), not clipped at 1: the released Oracle code's figure (eva_models.py
+        `evaluate`, task 'game': `best_score/max_score if best_score/max_score > 0 else 0`)."""
+        scale = float(self.scale)
+        if scale <= 0:
+            return self.accuracy(score)
+        return max(0.0, float(score) / scale)
+
+    def figure(self, score, grading: str) -> float:
+        """The test's score under a grading: published, unclipped; lenient, clipped to [0, 1]."""
+        return self.unclipped(score) if grading == "published" else self.accuracy(score)
+
 
 @attrs.frozen
 class PoolMatch:
@@ -348,9 +360,10 @@ class GameWorld(BoxWorld):
 
     # ------------------------------------------------------------ grading
 
-    def verify(self, task, answer) -> ScoredVerdict:
+    def verify(self, task, answer, grading: str = "lenient", stage: str = "first") -> ScoredVerdict:
         """Score a move sequence for a test game: accuracy = score / the normaliser (the exact optimum unless the
-        box declares one), in [0, 1]. Round by round, the sequence is played against the first attempt's
+        box declares one), clipped to [0, 1]; under published grading the score is not clipped at 1 (both
+        figures are in the verdict). Round by round, the sequence is played against the first attempt's
         random stream (exactly what test_play(task, 1) would score for these moves)."""
         g = self.test_of(task)
         best = g.optimum.value
@@ -374,10 +387,22 @@ class GameWorld(BoxWorld):
         except GameError as e:
             return ScoredVerdict(g.id, False, f"incorrect: {e}", (CaseResult((g.horizon,), want, ", ".join(moves),
                                                                                False),), 0.0)
-        ratio = g.accuracy(got)
-        ok = ratio >= 1 - 1e-9
+        ok = g.accuracy(got) >= 1 - 1e-9
         return ScoredVerdict(g.id, ok, f"score {show_number(got)} of {show_number(g.scale)}",
-                             (CaseResult((g.horizon,), want, f"{', '.join(moves)} -> {show_number(got)}", ok),), ratio)
+                             (CaseResult((g.horizon,), want, f"{', '.join(moves)} -> {show_number(got)}", ok),),
+                             g.figure(got, grading), unclipped=g.unclipped(got))
+
+    def published_question(self, task, first: bool, shots: int, attempt: int = 1) -> str:
+        """A test game's opening as the released harness says it (eva_models.py `evaluate`, task 'game': every
+        attempt is played, the highest score recorded; it counts attempts from 0)."""
+        return (f"********Evaluation Phase Starts, We Will Play the Game for {shots} Time. Now is the {attempt - 1} "
+                f"time. The highest score Will Be Recorded.**********\n"
+                + BoxWorld.published_question(self, task, first, shots, attempt))
+
+    @property
+    def published_rejection_costs(self) -> bool:
+        """False: the released game platforms ask again for a move they cannot read, spending nothing."""
+        return False
 
     def requires(self, task) -> frozenset[str]:
         """No rules to require: a game perturbs none."""
@@ -469,16 +494,17 @@ class RoundGame:
             return m.legal()[0]
         return policy(m.state, m.board, m.horizon - len(m.rounds)) or m.legal()[0]
 
-    def verdict(self) -> ScoredVerdict:
-        """A test game's score over the normaliser (an unfinished game scores what it has)."""
+    def verdict(self, grading: str = "lenient") -> ScoredVerdict:
+        """A test game's score over the normaliser (an unfinished game scores what it has): clipped to [0, 1],
+        or under published grading not clipped at 1 (both figures are in the verdict)."""
         t = self.test
         got = self.match.score
-        ratio = t.accuracy(got)
         moves = ", ".join(r.mine for r in self.match.rounds)
-        ok = self.done and ratio >= 1 - 1e-9
+        ok = self.done and t.accuracy(got) >= 1 - 1e-9
         return ScoredVerdict(t.id, ok, f"score {show_number(got)} of {show_number(t.scale)}",
                              (CaseResult((t.horizon,), show_number(t.optimum.value),
-                                         f"{moves} -> {show_number(got)}", ok),), ratio)
+                                         f"{moves} -> {show_number(got)}", ok),), t.figure(got, grading),
+                             unclipped=t.unclipped(got))
 
 
 class RoundSession:

@@ -1,23 +1,31 @@
 """The Oracle protocol, turn@shot, for black boxes and Game Strategy Inference boxes.
 
-One conversation per (box, system): the box's manual, then T exploration
-turns. In each turn the system replies with one input (the first fenced code
-block of its reply, or the whole reply); the box's output comes back as the
-next message. An input the box rejects (unreadable, outside its domain, or
-failing its predicate) is answered with the reason and costs no turn (at most
-T such free rejections; later ones use a turn). Then every test sample is
-asked in its own fork of the conversation, with S shots: after a wrong answer
-the system is told "incorrect" and asked again. A test scores its best shot:
-1 or 0, or for a game box score / exact optimum.
+As the released code runs it (lemonsis/Oracle_Benchmark: each platform's `main`, then eva_models.py
+`ReasoningLLM.evaluate`): one conversation per (box, system): the box's manual, then T exploration turns.
+In each turn the system replies with one input (the first fenced code block of its reply, or the whole
+reply); the box's output comes back as the next message. An input the box cannot use costs its turn, as
+the released platform loops spend a round on it (a round-by-round game asks again for an unreadable move,
+as the released game platforms do). Then the tests are asked one after another in the same conversation:
+the first after the last exploration output, each followed by the released feedback ("Your answer is
+correct/wrong. Let's move to next question." and the system's "Ok."). A test has S shots: after a wrong
+one the released retry message is sent. A box whose tests each have their own target or game (puzzles,
+GSI) explores each test in a conversation of its own, as the released code resets its messages per sample.
 
-Accuracy of a box = the mean test score (percent); the report gives it per
-box, per family, per difficulty and per family x difficulty at the configured
-turn@shot (presets 10@1 and 20@2), ranked like the paper's figures by the sum
-of easy and hard accuracy. A folder of boxes is one run.
+`--grading published` (the default) asks for and reads answers as the released harness does (raw
+replies, its per-family comparison and format re-asks: compiler/blackbox/published.py); `--grading
+lenient` reads the first fenced block and compares as the box's own grading does (quotes, fences, tuples,
+tolerances), with our prompts. A test scores its best shot: 1 or 0, or for a game box score / the
+published normaliser (published: max(score, 0) / normaliser, not clipped at 1; lenient: clipped to
+[0, 1]; both are recorded).
+
+Accuracy of a box = the mean test score (percent); the report gives it per turn@shot setting (presets
+10@1 and 20@2, the released `--max_turns` / `--k`), per box, family, difficulty and family x difficulty,
+ranked like the paper's figures by the sum of easy and hard accuracy. A folder of boxes is one run.
 """
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from pathlib import Path
 
 import attrs
@@ -30,6 +38,11 @@ from .base import Plan, PlaySession, fingerprint
 
 # Replies one exploration turn may take: a turn of a game played round by round is a whole game.
 MAX_REPLIES_PER_TURN = 64
+# The released harness asks again at most twice for a reply in the wrong format (eva_models.py `evaluate`:
+# `if times > 1: break`).
+FORMAT_REASKS = 2
+# The system's reply the released harness writes after each test's feedback (eva_models.py `evaluate`).
+OK_REPLY = "Ok."
 
 
 def turns_shots(world, config) -> tuple[int, int]:
@@ -52,12 +65,13 @@ def system_prompt() -> str:
             "about it without further exploration.")
 
 
-def opening_prompt(world, turns: int, shots: int) -> str:
+def opening_prompt(world, turns: int, shots: int, rejection_costs: bool) -> str:
     """The box's manual, with its interaction section replaced by this session's turn@shot."""
     manual = world.manual.strip().split("\n## Interaction")[0].rstrip()
+    rejected = "still uses the turn" if rejection_costs else "costs no turn"
     return (f"{manual}\n\n## This session\n\nYou have {turns} exploration turns. {world.turn_instructions} Put each "
             "input in a fenced code block (only the first fenced block of a reply is read); an input the box rejects "
-            f"is answered with the reason and costs no turn. Each test has {shots} attempt(s); after a wrong "
+            f"is answered with the reason and {rejected}. Each test has {shots} attempt(s); after a wrong "
             f"attempt you are told it is incorrect.\n\nTurn 1 of {turns}: send your first input.")
 
 
@@ -83,14 +97,31 @@ def retry_prompt(task, shot: int, shots: int) -> str:
 # One box, one system
 
 
+class Conversation:
+    """One conversation: the messages the system is sent next, and their log (every message is logged once,
+    also one the released harness later drops from what the system sees)."""
+
+    def __init__(self, session: "BoxSession", conv: str):
+        self.session, self.conv = session, conv
+        self.messages: list[dict] = []
+        self.logged = 0
+
+    def add(self, msg: dict) -> None:
+        self.session.rt.emit({"type": "message", "id": f"msg:{self.conv}:{self.logged}", "conv": self.conv,
+                              "index": self.logged, "message": msg})
+        self.logged += 1
+        self.messages.append(msg)
+
+
 class BoxSession:
     """One system against one box: exploration turns, then every test with its shots.
 
     A box with memory or noise is explored through one world session (`world.session()`), so each
     query sees what came before; a box with several targets (`world.explore_each_test`) is explored
     once per test, each in its own conversation and session. A turn is what the world charges for it
-    (`Feedback.units`): a rejected input is free (up to T of them), and in a game played round by round
-    a turn is a whole game.
+    (`Feedback.units`); under published grading a rejected input uses a turn (`published_rejection_costs`),
+    under lenient grading a rejection the world does not charge is free (up to T of them), and in a game
+    played round by round a turn is a whole game.
     """
 
     def __init__(self, rt, world, model: Model, config):
@@ -98,138 +129,228 @@ class BoxSession:
         self.grader = rt.grader(world)
         self.turns, self.shots = turns_shots(world, config)
         self.condition = f"{self.turns}@{self.shots}"
+        self.grading = getattr(config, "grading", "published")
+        self.published = self.grading == "published"
         self.conv = conv_id(model.name, world, config)
         self.sample = f"{world.name}/{self.condition}"
-        self.history: list[dict] = []
         self.tokens = 0
         self.requests = 0
 
-    def add(self, msg: dict, conv: str | None = None, history: list | None = None) -> None:
-        history = self.history if history is None else history
-        conv = conv or self.conv
-        self.rt.emit({"type": "message", "id": f"msg:{conv}:{len(history)}", "conv": conv,
-                      "index": len(history), "message": msg})
-        history.append(msg)
-
-    def request(self, messages, purpose: str, conv: str | None = None, **meta) -> Request:
+    def request(self, messages, purpose: str, conv: str, **meta) -> Request:
         return Request(messages=tuple(messages), settings=self.config.settings, purpose=purpose,
-                       sample=self.sample, meta={"conv": conv or self.conv, "condition": self.condition,
+                       sample=self.sample, meta={"conv": conv, "condition": self.condition,
                                                  "trajectory": 1, "box": self.world.name, "t": None,
-                                                 "step": None, "prefix": 0, **meta})
+                                                 "step": None, "prefix": 0, "grading": self.grading, **meta})
+
+    async def call(self, c: Conversation, purpose: str, **meta):
+        """The system's reply to the conversation `c` as it stands."""
+        return await self.rt.call(self.model, self.request(c.messages, purpose, c.conv, **meta))
 
     async def run(self) -> dict:
         w = self.world
         if w.explore_each_test:
             used, tests, lost = 0, [], None
             for i, task in enumerate(w.tasks, 1):
-                conv = f"{self.conv}#{task.id}"
-                history: list[dict] = []
-                t_used, pending, t_lost = await self.explore(w.session(task), conv, history)
+                c = Conversation(self, f"{self.conv}#{task.id}")
+                t_used, pending, t_lost = await self.explore(w.session(task), c)
                 used += t_used
                 if t_lost is not None:
                     lost = t_lost
                     break
-                tests.append(await self.test(task, i, len(w.tasks), pending, conv, history))
+                tests.append(await self.test(task, i, len(w.tasks), pending, c, len(c.messages)))
             return self.record(used, tests, lost)
-        used, pending, lost = await self.explore(w.session(), self.conv, self.history)
-        tests = []
+        c = Conversation(self, self.conv)
+        used, pending, lost = await self.explore(w.session(), c)
+        tests: list[dict] = []
         if lost is None:
-            tests = await asyncio.gather(*(self.test(task, i, len(w.tasks), pending, self.conv, self.history)
-                                           for i, task in enumerate(w.tasks, 1)))
-        return self.record(used, list(tests), lost)
+            # one continuing conversation: test 1 after the last output, each test's feedback before the next
+            explored = len(c.messages)
+            for i, task in enumerate(w.tasks, 1):
+                if tests and tests[-1]["lost"]:
+                    # a later test would be asked in a conversation without the lost one: it waits for
+                    # --resume (unscored, never wrong)
+                    tests.append({"test": task.id, "score": None, "passed": False, "shots": [], "lost": True})
+                    continue
+                tests.append(await self.test(task, i, len(w.tasks), pending if i == 1 else "", c, explored))
+        return self.record(used, tests, lost)
 
-    async def explore(self, session, conv: str, history: list) -> tuple[int, str, str | None]:
+    async def explore(self, session, c: Conversation) -> tuple[int, str, str | None]:
         """T turns against one world session; (turns used, the last output, why it was lost or None)."""
         w = self.world
-        self.add({"role": "system", "content": system_prompt()}, conv, history)
-        opening = opening_prompt(w, self.turns, self.shots)
+        c.add({"role": "system", "content": system_prompt()})
+        costs = self.published and getattr(w, "published_rejection_costs", True)
+        opening = opening_prompt(w, self.turns, self.shots, costs or getattr(w, "rejection_costs", False))
         if session.opening:
             opening += "\n\n" + session.opening
-        self.add({"role": "user", "content": opening}, conv, history)
+        c.add({"role": "user", "content": opening})
         used = free = step = 0
         # a game played round by round takes several replies per turn; bound the replies all the same
         cap = MAX_REPLIES_PER_TURN * self.turns
         pending = ""
+        mistake = False  # the last message told the system its input could not be used
         try:
             while used < self.turns and step < cap:
-                req = self.request(history, "explore", conv, step=step, t=used + 1)
-                step += 1
-                reply = await self.rt.call(self.model, req)
+                reply = await self.call(c, "explore", step=step, t=used + 1)
                 self.requests += 1
-                self.tokens += reply.usage.total
-                self.add(reply.message(with_tool_calls=False), conv, history)
+                self.tokens += reply.usage.total  # the record's budget: exploration only
+                step += 1
+                c.add(reply.message(with_tool_calls=False))
+                if mistake:
+                    # published: the input the box could not use and the message saying so leave the
+                    # conversation once the system has replied (eva_models.py normal_output, has_format_mistake)
+                    del c.messages[-3:-1]
                 text = extract_answer(reply.content)
                 fb = session.probe(text)
                 spend = fb.units
                 if fb.status == "rejected" and not spend:
-                    if free >= self.turns:
+                    if costs:
+                        spend = 1  # the released platform loops spend the round
+                    elif free >= self.turns:
                         spend = 1  # free rejections are spent: later ones use a turn
                     else:
                         free += 1
                 used += spend
-                self.rt.emit({"type": "box_turn", "id": f"turn:{conv}:{step}", "conv": conv,
+                mistake = self.published and fb.status in ("rejected", "error") and costs
+                self.rt.emit({"type": "box_turn", "id": f"turn:{c.conv}:{step}", "conv": c.conv,
                               "system": self.model.name, "box": w.name, "turn": used, "input": text,
                               "status": fb.status, "feedback": fb.text, "counted": bool(spend)})
                 msg = feedback_message(text, fb, used + 1, self.turns, fb.status != "rejected" or bool(spend))
                 if used < self.turns:
-                    self.add({"role": "user", "content": msg}, conv, history)
+                    c.add({"role": "user", "content": msg})
                 else:
-                    pending = msg  # the last output opens every test question
+                    pending = msg  # the last output opens the first test question
         except LostError as e:
             return used, pending, f"exploration lost to infrastructure: {e}"
         return used, pending, None
 
-    async def test(self, task, i: int, n: int, pending: str, conv: str, history: list) -> dict:
-        first = (pending + "\n\n" if pending else "") + test_prompt(task, i, n)
-        msgs = list(history) + [{"role": "user", "content": first}]
-        shots = []
+    def read_raw(self, task) -> bool:
+        """Whether this test's replies are read as written and compared as the released harness does."""
+        return self.published and bool(self.world.published_applies(task.id))
+
+    def first_message(self, task, i: int, n: int, pending: str) -> str:
+        if self.read_raw(task) or (self.published and task.shape == "play"):
+            q = self.world.published_question(task.id, i == 1 or self.world.explore_each_test, self.shots)
+            if self.world.explore_each_test:
+                # each test's conversation of its own says which test it is: two puzzles whose exploration
+                # read alike would otherwise be one request (and one reply) for two targets
+                q = f"\nTest {i} of {n}. {q.lstrip(chr(10))}"
+            return (pending + q) if pending else q.lstrip("\n")
+        return (pending + "\n\n" if pending else "") + test_prompt(task, i, n)
+
+    async def test(self, task, i: int, n: int, pending: str, c: Conversation, explored: int) -> dict:
+        """One test in the conversation `c`: its shots, then (a box's tests sharing one conversation) the
+        released feedback and the system's "Ok."."""
+        game = task.shape == "play"
+        prompt = self.first_message(task, i, n, pending)
+        if not game:
+            c.add({"role": "user", "content": prompt})
+        shots: list[dict] = []
+        last: str | None = None
         for s in range(1, self.shots + 1):
             try:
-                if task.shape == "play":
-                    shot, reply = await self.play_test(task, s, msgs, conv)
+                if game:
+                    shot, over = await self.play_test(task, s, c, explored, prompt)
                 else:
-                    reply = await self.rt.call(self.model, self.request(msgs, f"task:{task.id}", conv, shot=s))
-                    answer = extract_answer(reply.content)
-                    v = await self.grader.verify(task, answer)
-                    shot = {"shot": s, "answer": answer, "passed": bool(v.passed), "score": float(v.score),
-                            "detail": v.detail}
+                    shot, last = await self.answer(task, s, c, explored)
             except LostError as e:
                 shots.append({"shot": s, "lost": True, "error": str(e)})
                 break
             shots.append(shot)
-            self.rt.emit({"type": "box_answer", "id": f"answer:{conv}:{task.id}:{s}", "conv": conv,
+            self.rt.emit({"type": "box_answer", "id": f"answer:{c.conv}:{task.id}:{s}", "conv": c.conv,
                           "system": self.model.name, "box": self.world.name, "test": task.id, **shot})
-            if shot["passed"]:
+            # published: every test game is played (the highest score counts, unclipped); else a pass ends it
+            if (shot["passed"] and not (game and self.published)) or s == self.shots:
                 break
-            msgs = msgs + [reply.message(with_tool_calls=False),
-                           {"role": "user", "content": retry_prompt(task, s + 1, self.shots)}]
+            if game:
+                again = self.world.published_question(task.id, False, self.shots, s + 1) if self.published \
+                    else retry_prompt(task, s + 1, self.shots)
+                prompt = f"{over}\n\n{again}"
+            elif last == "":
+                break  # the released harness allows no further try (PSI: no dict after the re-asks)
+            else:
+                c.add({"role": "user", "content": last or retry_prompt(task, s + 1, self.shots)})
         passed = any(x.get("passed") for x in shots)
         # a lost shot leaves the test unscored (never wrong), unless an earlier shot already passed
         lost = any(x.get("lost") for x in shots) and not passed
-        scored = [x["score"] for x in shots if not x.get("lost")]
-        return {"test": task.id, "score": None if lost else max(scored), "passed": passed, "shots": shots,
-                "lost": lost}
+        scored = [x for x in shots if not x.get("lost")]
+        out = {"test": task.id, "score": None if lost or not scored else max(x["score"] for x in scored),
+               "passed": passed, "shots": shots, "lost": lost}
+        if any(x.get("unclipped") is not None for x in scored):
+            out["unclipped"] = max(x["unclipped"] for x in scored)
+            out["clipped"] = max(x["clipped"] for x in scored)
+        if not game and not lost and not shots[-1].get("lost"):
+            self.close_test(passed, last, c)
+        return out
 
-    async def play_test(self, task, shot: int, msgs: list, conv: str):
-        """A test game played round by round: one move per reply until the game ends; scored by the world."""
+    def close_test(self, passed: bool, last: str, c: Conversation) -> None:
+        """The released feedback after a test, and the system's "Ok." it writes (eva_models.py `evaluate`)."""
+        if self.world.explore_each_test:
+            return  # the conversation ends with the test (the released code resets its messages per sample)
+        note = self.world.published_next(passed, last or "")
+        if note:
+            c.add({"role": "user", "content": note})
+            c.add({"role": "assistant", "content": OK_REPLY})
+
+    async def answer(self, task, shot: int, c: Conversation, explored: int) -> tuple[dict, str | None]:
+        """One shot at a test, its reply left in `c`: (its record, the released harness's message before
+        another try: "" when it allows none, None for our retry prompt)."""
+        reply = await self.call(c, f"task:{task.id}", shot=shot, explored=explored)
+        c.add(reply.message(with_tool_calls=False))
+        if not self.read_raw(task):
+            # lenient, or a test the released comparisons do not read (a game's moves, a program, a box of
+            # our own in a family): the first fenced block, graded by the world under this run's grading
+            answer = extract_answer(reply.content)
+            v = await self.grader.verify(task, answer, self.grading)
+            return self.shot_record(shot, answer, v), None
+        text = reply.content or ""
+        stage = "first" if shot == 1 else "retry"
+        if shot == 1:
+            for _ in range(FORMAT_REASKS):
+                again = await self.grader.reask(task, text, stage)
+                if not again:
+                    break
+                c.add({"role": "user", "content": again})
+                reply = await self.call(c, f"task:{task.id}", shot=shot, explored=explored, reask=True)
+                c.add(reply.message(with_tool_calls=False))
+                # the reply in the wrong format and the re-ask leave what the system sees next
+                # (eva_models.py evaluate: `del self.messages[-3:-1]`)
+                del c.messages[-3:-1]
+                text, stage = reply.content or "", "reask"
+        v = await self.grader.verify(task, text, "published", stage)
+        return self.shot_record(shot, text, v), getattr(v, "retry", None) or ""
+
+    @staticmethod
+    def shot_record(shot: int, answer: str, v) -> dict:
+        rec = {"shot": shot, "answer": answer, "passed": bool(v.passed), "score": float(v.score),
+               "detail": v.detail}
+        unclipped = getattr(v, "unclipped", None)
+        if unclipped is not None:
+            rec["unclipped"] = float(unclipped)
+            rec["clipped"] = max(0.0, min(1.0, float(unclipped)))
+        return rec
+
+    async def play_test(self, task, shot: int, c: Conversation, explored: int, prompt: str):
+        """A test game played round by round in `c`, opened by `prompt`: one move per reply until the game
+        ends; scored by the world. (its record, the message that ended the game)"""
         game = self.world.test_play(task, shot)
-        msgs = msgs[:-1] + [{"role": "user", "content": msgs[-1]["content"] + "\n\n" + game.opening}]
+        c.add({"role": "user", "content": f"{prompt}\n\n{game.opening}"})
         moves: list[str] = []
-        reply = None
+        told = ""
         # every round may take one rejected move before a legal one
         for _ in range(2 * (game.match.horizon + 1)):
             if game.done:
                 break
-            reply = await self.rt.call(self.model, self.request(msgs, f"task:{task.id}", conv, shot=shot,
-                                                                moves=list(moves)))
+            if told:
+                c.add({"role": "user", "content": told})
+            reply = await self.call(c, f"task:{task.id}", shot=shot, moves=list(moves), explored=explored)
+            c.add(reply.message(with_tool_calls=False))
             move = extract_answer(reply.content)
             fb = game.play(move)
             if fb.status != "rejected":
                 moves.append(move)
-            msgs = msgs + [reply.message(with_tool_calls=False), {"role": "user", "content": fb.text}]
-        v = game.verdict()
-        return ({"shot": shot, "answer": " ".join(moves), "passed": bool(v.passed), "score": float(v.score),
-                 "detail": v.detail}, reply)
+            told = fb.text
+        v = game.verdict(self.grading)
+        return self.shot_record(shot, " ".join(moves), v), told
 
     def record(self, used: int, tests: list[dict], lost: str | None) -> dict:
         w = self.world
@@ -243,7 +364,11 @@ class BoxSession:
                "milestones": [milestone], "status": "complete" if lost is None else "lost",
                "valid": lost is None and n_lost == 0, "lost": n_lost, "endpoint": acc, "family": w.family,
                "difficulty": w.difficulty, "kind": w.kind, "turns": self.turns, "shots": self.shots,
-               "turns_used": used, "requests": self.requests, "tests": tests}
+               "turns_used": used, "requests": self.requests, "tests": tests, "grading": self.grading}
+        figures = [t for t in tests if not t["lost"] and t.get("unclipped") is not None]
+        if figures:  # a game box: both figures, whichever the grading reports
+            for key in ("clipped", "unclipped"):
+                rec[key] = round(100.0 * sum(t[key] for t in figures) / len(figures), 6)
         if lost:
             rec["error"] = lost
         self.rt.emit_record("trajectory", self.conv, self.conv, rec)
@@ -278,11 +403,16 @@ class TurnShotLineup:
         return [conv_id(m.name, w, self.config) for w, row in zip(self.worlds, self.systems) for m in row]
 
     def plan(self) -> Plan:
-        shapes = sorted({"{}@{}".format(*turns_shots(w, self.config)) for w in self.worlds})
-        # each turn may follow one free rejection; each test takes at most every shot
-        calls = sum(2 * t + len(w.tasks) * s for w in self.worlds for t, s in [turns_shots(w, self.config)])
+        per = Counter("{}@{}".format(*turns_shots(w, self.config)) for w in self.worlds)
+        # without --preset each box runs at its own budget: say which setting how many boxes run at
+        shapes = [f"{k} ({n} box{'es' if n > 1 else ''})" if len(per) > 1 else k for k, n in sorted(per.items())]
+        # each turn may follow one free rejection; each test takes at most every shot (and, published, the
+        # first shot up to FORMAT_REASKS re-asks)
+        reasks = FORMAT_REASKS if getattr(self.config, "grading", "published") == "published" else 0
+        calls = sum(2 * t + len(w.tasks) * (s + reasks) for w in self.worlds for t, s in [turns_shots(w, self.config)])
         rows = tuple((name, len(self.worlds), ", ".join(shapes), calls) for name in self.names)
-        return Plan(f"{len(self.worlds)} box(es) x {len(self.names)} system(s), turn@shot {', '.join(shapes)}",
+        return Plan(f"{len(self.worlds)} box(es) x {len(self.names)} system(s), turn@shot {', '.join(shapes)}, "
+                    f"grading {getattr(self.config, 'grading', 'published')}",
                     ("system", "boxes", "turn@shot", "calls<="), rows, calls * len(self.names))
 
     async def run(self, rt, out: Path) -> list[dict]:
@@ -293,7 +423,7 @@ class TurnShotLineup:
 class TurnShot:
     name = "turn@shot"
     many_worlds = True
-    config_keys = ("turns", "shots")
+    config_keys = ("turns", "shots", "grading")
 
     def default_agents(self, worlds) -> tuple[str, ...]:
         return tuple(BOX_AGENTS)
