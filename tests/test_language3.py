@@ -151,3 +151,38 @@ def test_operator_declarations_are_checked(tmp_path, syntax, message):
     with pytest.raises(_SpecError) as info:
         load_world(str(p))
     assert message in info.value.render() and "w.world:" in info.value.render()
+
+
+# ---------------------------------------------------------------- box tolerances and shown precision
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from worldspec.compiler.blackbox.grading import Grading  # noqa: E402
+from worldspec.values import show  # noqa: E402
+
+MAGNITUDES = st.floats(min_value=1e-15, max_value=1e15, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(MAGNITUDES, st.sampled_from([1, -1]), st.floats(min_value=1e-6, max_value=0.5), st.floats(-3, 3))
+def test_a_tolerance_accepts_exactly_what_it_says(v, sign, r, k):
+    """An answer a is accepted iff |a - v| <= r * |v| (relative) or <= r (absolute), at every magnitude."""
+    v *= sign
+    for mode, bound in (("relative", r * abs(v)), ("absolute", r)):
+        a = v + k * bound
+        g = Grading(tolerance=r, mode=mode)
+        assert g.close(a, v) == (abs(a - v) <= bound), (mode, v, r, a)
+
+
+def test_zero_is_not_within_a_relative_tolerance_of_a_tiny_value():
+    g = Grading(tolerance=0.01, mode="relative")
+    assert not g.close(0.0, 2.5e-10) and not g.matches(2.5e-10, "0")
+    assert g.matches(2.50275e-10, show(2.50275e-10)) and g.close(2.51e-10, 2.50275e-10)
+    assert Grading(tolerance=0.01, mode="absolute").close(0.0, 2.5e-10)
+
+
+@pytest.mark.parametrize("v, shown", [(2.50275e-10, "2.50275e-10"), (6.674e-11, "6.674e-11"),
+                                      (0.1 + 0.2, "0.3"), (1234.5678901234, "1234.5678901234"),
+                                      (1.23456789012345e-7, "1.23456789e-07"), (0.0, "0.0"), (1e12, "1000000000000.0")])
+def test_shown_floats_keep_their_significant_digits(v, shown):
+    assert show(v) == shown

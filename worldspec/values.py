@@ -246,7 +246,8 @@ def truthy(v) -> bool:
 
 def show(v, true: str = "true", false: str = "false", none: str = "none", floats: str = "rounded") -> str:
     """The standard rendering of a value: lists as [1, 2], strings bare at top level; floats
-    rounded to 10 decimals, or as Python's repr writes them when `floats` is "repr".
+    rounded (`rounded`: 10 decimals, 10 significant digits below 0.001), or as Python's repr writes them
+    when `floats` is "repr".
 
     Rendering stops with a LimitError past MAX_LEN characters: a list built
     from shared halves can have exponentially many leaves.
@@ -258,6 +259,14 @@ def show(v, true: str = "true", false: str = "false", none: str = "none", floats
     out: list[str] = []
     _render(v, out, [0], (true, false, none, floats), top=True)
     return "".join(out)
+
+
+def rounded(v: float) -> float:
+    """A float as the standard rendering shows it: 10 decimals, which hides float noise (0.1 + 0.2 is 0.3),
+    or, below 0.001, 10 significant digits, so a small value keeps its digits (2.50275e-10 was shown as 3e-10)."""
+    if v != v or v in (float("inf"), float("-inf")):
+        return v
+    return round(v, 10) if abs(v) >= 1e-3 or v == 0 else float(f"{v:.10g}")
 
 
 def _int_text(n: int) -> str:
@@ -280,7 +289,7 @@ def _render(v, out: list, size: list, words, top: bool = False) -> None:
     elif t is str:
         piece = v if top else '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     elif t is float:
-        piece = "nan" if v != v else repr(v) if words[3] == "repr" else repr(round(v, 10))
+        piece = "nan" if v != v else repr(v) if words[3] == "repr" else repr(rounded(v))
     elif t is list or t is dict:
         out.append("[" if t is list else "{")
         size[0] += 1

@@ -3,7 +3,7 @@
 A box declares how its answers are compared:
 
     within 0.01 absolute        # numbers, also inside lists and maps, within 0.01
-    within 0.01 relative        # ... within 0.01 * max(1, |expected|)  (`within 0.01` alone: relative)
+    within 0.01 relative        # ... within 0.01 * |expected|, at every magnitude  (`within 0.01` alone: relative)
     normalise spaces            # string answers: whitespace is ignored (also: case)
     answer program              # the answer is a program, run on every test input
 
@@ -57,8 +57,10 @@ class Grading:
                 return same(got, want)
             if math.isnan(float(got)) or math.isnan(float(want)):
                 return False
-            scale = 1.0 if self.mode == "absolute" else max(1.0, abs(want))
-            return abs(got - want) <= self.tolerance * scale + 1e-12
+            # relative means relative at every magnitude: |got - want| <= r * |want| (it was r * max(1, |want|),
+            # so 0 was accepted for an expected 2.5e-10, a soundness bug); absolute: <= r
+            scale = 1.0 if self.mode == "absolute" else abs(float(want))
+            return abs(float(got) - float(want)) <= self.tolerance * scale
         if tg is list and tw is list:
             return len(got) == len(want) and all(self.close(x, y) for x, y in zip(got, want))
         if tg is dict and tw is dict:
@@ -98,8 +100,7 @@ class Grading:
         """One manual line saying how answers are compared ("" when exactly)."""
         parts = []
         if self.tolerance:
-            how = "absolute" if self.mode == "absolute" else "relative (times the size of the expected number, " \
-                                                              "at least 1)"
+            how = "absolute" if self.mode == "absolute" else "relative: times the size of the expected number"
             parts.append(f"Numbers, also inside lists and maps, are accepted within {self.tolerance:g} "
                          f"({how}).")
         if self.normalise:
