@@ -33,6 +33,7 @@ from typing import Any, Awaitable, Callable, Mapping
 import attrs
 import tenacity
 
+from worldspec import safejson
 
 # ----------------------------------------------------------------------------
 # Requests and replies
@@ -138,8 +139,8 @@ def _cut(text: str, keep: int, total: int) -> str:
 def _cut_arguments(arguments: str, keep: int, total: int) -> str:
     """Tool-call arguments cut to about `keep` characters, still a JSON object when they were one."""
     try:
-        args = json.loads(arguments)
-    except (ValueError, RecursionError):
+        args = safejson.loads(arguments)
+    except ValueError:
         args = None
     if isinstance(args, dict) and all(isinstance(v, str) for v in args.values()):
         share = max(0, keep // max(1, len(args)) - 200)

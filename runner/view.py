@@ -23,6 +23,7 @@ from pathlib import Path
 
 import click
 
+from worldspec import safejson
 from worldspec.cli import BadInput, guarded, load
 
 from . import report as reports
@@ -90,8 +91,8 @@ def conv_fields(conv: str, record: dict | None, events: list[dict]) -> dict:
 def call_text(name: str, arguments) -> str:
     """A tool call as a person reads it: the tool, then each argument's text as written."""
     try:
-        args = json.loads(arguments) if isinstance(arguments, str) else arguments
-    except json.JSONDecodeError:
+        args = safejson.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
         args = None
     if isinstance(args, dict) and args:
         return f"{name}:\n" + "\n".join(v if isinstance(v, str) else short(v) for v in args.values())

@@ -1,0 +1,132 @@
+"""What a file, a model or a server sends cannot destroy data, leak a secret, or crash (issue 30).
+
+Each test feeds one hostile input of the issue to the real command and asserts the clear refusal
+(exit 2) or the bounded answer that replaced the crash, the leak or the unbounded read.
+"""
+from __future__ import annotations
+
+import json
+import os
+from types import SimpleNamespace
+
+import pytest
+from click.testing import CliRunner
+
+from worldspec.cli import EXIT_INPUT, main
+from worldspec.compiler import resolve_world_path
+from worldspec.runner import metrics
+from worldspec.runner.models import ToolCall, _cut_arguments
+from worldspec.runner.protocols.trajectory import Trajectory
+from worldspec.runner.view import call_text
+
+DEMO = open(resolve_world_path("demo"), encoding="utf-8").read()
+CANARY = "OPENAI_API_KEY=sk-canary-0123456789"
+DEEP = "[" * 100_000  # json.loads recurses once a level: RecursionError on the old readers
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(main, list(args), input=input)
+
+
+# ---------------------------------------------------------------- 3: author's drafts and the files beside --out
+
+
+def test_a_draft_cannot_include_a_file_beside_out_and_its_line_never_reaches_the_model(fake_openai, tmp_path):
+    home = tmp_path / "worlds"
+    home.mkdir()
+    (home / "secrets.world").write_text(CANARY + "\n")
+    draft = DEMO.replace('rule R1 "', 'include "secrets.world"\n\nrule R1 "', 1)
+    fake_openai.responder = lambda body: {"content": f"```world\n{draft}```\n", "usage": (10, 10)}
+    out = home / "mine.world"
+    r = run("author", "a world", "--model", "openai/fake", "--api-base", fake_openai.base_url, "--out", str(out),
+            "--no-cache", "--max-retries", "1", "--max-rounds", "2", "--extra", "0")
+    assert r.exit_code == 1, r.output
+    second = json.dumps(fake_openai.requests[1])
+    assert "secrets.world" in second  # the model is told its include failed ...
+    assert "sk-canary" not in second and "sk-canary" not in r.output  # ... and never sees the file's text
+    transcript = home / "mine.world.author"
+    assert not any("sk-canary" in p.read_text(errors="replace") for p in transcript.iterdir() if p.is_file())
+
+
+def test_a_file_of_a_named_include_dir_is_includable_but_its_lines_are_not_quoted(fake_openai, tmp_path):
+    home = tmp_path / "worlds"
+    (home / "parts").mkdir(parents=True)
+    (home / "parts" / "bad.world").write_text(CANARY + "\n")  # the user's own file, broken
+    draft = DEMO.replace('rule R1 "', 'include "parts/bad.world"\n\nrule R1 "', 1)
+    fake_openai.responder = lambda body: {"content": f"```world\n{draft}```\n", "usage": (10, 10)}
+    out = home / "mine.world"
+    r = run("author", "a world", "--model", "openai/fake", "--api-base", fake_openai.base_url, "--out", str(out),
+            "--no-cache", "--max-retries", "1", "--max-rounds", "2", "--extra", "0",
+            "--include-dir", str(home / "parts"))
+    assert r.exit_code == 1, r.output
+    second = json.dumps(fake_openai.requests[1])
+    assert "parts/bad.world:1:" in second  # the diagnostic is located in the included file ...
+    assert "sk-canary" not in second and "sk-canary" not in r.output  # ... without quoting it
+
+
+def test_an_include_dir_outside_outs_folder_is_refused(fake_openai, tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "worlds").mkdir()
+    r = run("author", "a world", "--model", "openai/fake", "--api-base", fake_openai.base_url,
+            "--out", str(tmp_path / "worlds" / "mine.world"), "--include-dir", str(tmp_path / "elsewhere"))
+    assert r.exit_code == EXIT_INPUT and "is not inside --out's folder" in r.output
+    assert not fake_openai.requests
+
+
+# ---------------------------------------------------------------- 5: deeply nested JSON from outside
+
+
+def test_deep_tool_arguments_are_text_not_a_recursion_error():
+    assert call_text("probe", DEEP) == f"probe({DEEP})"  # view
+    messages = [{"role": "assistant", "tool_calls": [{"id": "c1", "function": {"arguments": DEEP}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
+    assert metrics.tool_exchanges(messages) == []  # the report's information per probe
+    session = SimpleNamespace(tool_name="probe", param="program")
+    assert Trajectory._program(session, ToolCall("c1", "probe", DEEP)) is None  # the protocol: a malformed call
+    assert len(_cut_arguments(DEEP * 2, 100, 200_000)) < 1_000  # the reply cap of models.py
+
+
+def test_import_of_deeply_nested_json_is_bad_input(tmp_path):
+    (tmp_path / "deep.json").write_text(DEEP)
+    r = run("import", "math", str(tmp_path / "deep.json"), "--out", str(tmp_path / "o"))
+    assert r.exit_code == EXIT_INPUT and "nested more than" in r.output, r.output
+
+
+# ---------------------------------------------------------------- 7: unbounded reads
+
+
+@pytest.mark.parametrize("argv", [
+    ("import", "math", "/dev/zero"),
+    ("import", "situation-puzzles", "/dev/zero"),
+    ("author", "--from-file", "/dev/zero", "--model", "x"),
+    ("author", "a brief", "--doc", "/dev/zero", "--model", "x"),
+])
+def test_dev_zero_is_refused_by_size(tmp_path, argv):
+    r = run(*argv, "--out", str(tmp_path / "o.world"))
+    assert r.exit_code == EXIT_INPUT and "is larger than" in r.output, r.output
+
+
+def test_a_huge_import_file_is_refused_before_it_is_read(tmp_path):
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.truncate(300_000_000)  # sparse: 300 MB on paper, nothing on disk
+    r = run("import", "math", str(big), "--out", str(tmp_path / "o"))
+    assert r.exit_code == EXIT_INPUT and "(300,000,000 bytes)" in r.output, r.output
+
+
+def test_an_endless_program_on_stdin_is_refused_at_the_cap():
+    r = run("probe", "demo", "-", input="EMIT(1)\n" * 200_000)  # 1.6 MB
+    assert r.exit_code == EXIT_INPUT and "standard input is larger than 1,000,000 bytes" in r.output, r.output
+
+
+# ---------------------------------------------------------------- 11: a world that is a system file
+
+
+def test_a_world_linked_to_proc_environ_quotes_no_environment(tmp_path, monkeypatch):
+    if not os.path.exists("/proc/self/environ"):
+        pytest.skip("no /proc")
+    monkeypatch.setenv("WORLDSPEC_CANARY", "sk-canary-environ")
+    os.symlink("/proc/self/environ", tmp_path / "env.world")
+    r = run("check", str(tmp_path / "env.world"))
+    assert r.exit_code == EXIT_INPUT and "not a regular file" in r.output, r.output
+    assert "sk-canary" not in r.output and "PATH=" not in r.output
