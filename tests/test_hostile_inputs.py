@@ -130,3 +130,27 @@ def test_a_world_linked_to_proc_environ_quotes_no_environment(tmp_path, monkeypa
     r = run("check", str(tmp_path / "env.world"))
     assert r.exit_code == EXIT_INPUT and "not a regular file" in r.output, r.output
     assert "sk-canary" not in r.output and "PATH=" not in r.output
+
+
+# ---------------------------------------------------------------- 4: a rule's value too large to show
+
+
+BIG_VALUE = DEMO.replace("  hook iterate(xs) = reverse(xs)", "  hook iterate(xs) = range(100000)")
+
+
+def test_certification_shows_a_value_too_large_to_print_cut_with_its_size(tmp_path):
+    assert BIG_VALUE != DEMO
+    (tmp_path / "big.world").write_text(BIG_VALUE)
+    r = run("check", str(tmp_path / "big.world"))
+    assert r.exit_code == 1, r.output  # problems, not an internal error
+    assert "the rule gives [0, 1, 2, 3," in r.output and "... (a list of 100,000 elements, cut)" in r.output
+
+
+def test_authoring_a_draft_with_a_value_too_large_to_print_is_a_round_not_a_crash(fake_openai, tmp_path):
+    fake_openai.responder = lambda body: {"content": f"```world\n{BIG_VALUE}```\n", "usage": (10, 10)}
+    out = tmp_path / "mine.world"
+    r = run("author", "a world", "--model", "openai/fake", "--api-base", fake_openai.base_url, "--out", str(out),
+            "--no-cache", "--max-retries", "1", "--max-rounds", "1", "--extra", "0")
+    assert r.exit_code == 1, r.output
+    assert "round 1/1: compiles, 3 certification problems" in r.output
+    assert "(a list of 100,000 elements, cut)" in r.output
