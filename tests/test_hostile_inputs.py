@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -154,3 +155,33 @@ def test_authoring_a_draft_with_a_value_too_large_to_print_is_a_round_not_a_cras
     assert r.exit_code == 1, r.output
     assert "round 1/1: compiles, 3 certification problems" in r.output
     assert "(a list of 100,000 elements, cut)" in r.output
+
+
+# ---------------------------------------------------------------- 6: a fan-out of includes
+
+
+def fan_out(folder, files: int = 8, each: int = 10) -> str:
+    """FILES files, each including the next EACH times (7 levels of 10: ten million includes in 7.7 kB)."""
+    for level in range(files - 1):
+        (folder / f"l{level}.world").write_text('world "L" version 1\n' + f'include "l{level + 1}.world"\n' * each
+                                               + "def f(x) = x + 1\n" * 40)
+    (folder / f"l{files - 1}.world").write_text('world "L" version 1\n' + "def f(x) = x + 1\n" * 40)
+    return str(folder / "l0.world")
+
+
+def test_a_fan_out_of_includes_is_refused_quickly_naming_the_include_limit(tmp_path):
+    path = fan_out(tmp_path)
+    assert sum(p.stat().st_size for p in tmp_path.iterdir()) < 8_000
+    started = time.process_time()
+    r = run("check", path)
+    assert time.process_time() - started < 10  # was 38 s of CPU
+    assert r.exit_code == EXIT_INPUT, r.output
+    assert "reaches more than 256 includes in all" in r.output and "tokens" not in r.output
+
+
+def test_the_token_limit_of_a_spec_with_includes_names_the_whole_limit(tmp_path):
+    (tmp_path / "part.world").write_text('world "P" version 1\nparam P = [' + "1," * 60_000 + "1]\n")
+    (tmp_path / "main.world").write_text(DEMO.replace('rule R1 "', 'include "part.world"\ninclude "part.world"\n\n'
+                                                                    'rule R1 "', 1))
+    r = run("check", str(tmp_path / "main.world"))
+    assert r.exit_code == EXIT_INPUT and "the spec with its includes has more than 200,000 tokens" in r.output, r.output
