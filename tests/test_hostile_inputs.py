@@ -7,18 +7,23 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
+import subprocess
+import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
 
 from worldspec.cli import EXIT_INPUT, main
-from worldspec.compiler import resolve_world_path
-from worldspec.runner import metrics
+from worldspec.compiler import load_world, resolve_world_path
+from worldspec.runner import metrics, view
 from worldspec.runner.models import ToolCall, _cut_arguments
 from worldspec.runner.protocols.trajectory import Trajectory
-from worldspec.runner.view import call_text
+from worldspec.runner.view import PAGE_BUDGET, call_text
 
 DEMO = open(resolve_world_path("demo"), encoding="utf-8").read()
 CANARY = "OPENAI_API_KEY=sk-canary-0123456789"
@@ -27,6 +32,9 @@ DEEP = "[" * 100_000  # json.loads recurses once a level: RecursionError on the 
 
 def run(*args, input=None):
     return CliRunner().invoke(main, list(args), input=input)
+
+
+run_cmd = run
 
 
 # ---------------------------------------------------------------- 3: author's drafts and the files beside --out
@@ -185,3 +193,84 @@ def test_the_token_limit_of_a_spec_with_includes_names_the_whole_limit(tmp_path)
                                                                     'rule R1 "', 1))
     r = run("check", str(tmp_path / "main.world"))
     assert r.exit_code == EXIT_INPUT and "the spec with its includes has more than 200,000 tokens" in r.output, r.output
+
+
+# ---------------------------------------------------------------- 12: view's page, bounded and written whole
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory, run_world):
+    out = tmp_path_factory.mktemp("view") / "demo"
+    run_world(load_world(resolve_world_path("demo")), [], out, agents=("oracle",), trajectories=1, answers=1)
+    return out
+
+
+def variant(run, tmp_path, edit) -> Path:
+    """A copy of RUN whose log's events went through EDIT (a list of events -> a list of events)."""
+    out = tmp_path / "run"
+    shutil.copytree(run, out)
+    log = out / "log.jsonl"
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    log.write_text("".join(json.dumps(e) + "\n" for e in edit(events)))
+    return out
+
+
+def test_a_20_mb_header_field_is_cut_on_the_page(demo_run, tmp_path):
+    def huge_api_base(events):
+        events[0]["config"]["api_base"] = "http://" + "x" * 20_000_000
+        return events
+    run = variant(demo_run, tmp_path, huge_api_base)
+    r = run_cmd("view", str(run))
+    assert r.exit_code == 0, r.output
+    page = (run / "view.html").read_text()
+    assert len(page) < 2_000_000 and "more characters)" in page
+
+
+def test_20000_messages_are_shown_up_to_the_cap_quickly(demo_run, tmp_path):
+    def many_messages(events):
+        first = next(e for e in events if e["type"] == "message")
+        more = [{**first, "id": f"{first['id']}-x{i}", "index": 1000 + i,
+                 "message": {"role": "assistant", "content": f"thinking {i} " + "z" * 3000}} for i in range(20_000)]
+        return events + more
+    run = variant(demo_run, tmp_path, many_messages)
+    started = time.monotonic()
+    r = run_cmd("view", str(run))
+    assert r.exit_code == 0, r.output
+    assert time.monotonic() - started < 60  # was 103 s for a 65 MB page
+    page = (run / "view.html").read_text()
+    assert len(page) < PAGE_BUDGET and "18,0" in page and "more entries: the whole conversation is in log.jsonl" in page
+
+
+def test_a_page_over_its_budget_puts_trajectories_on_further_pages(demo_run, tmp_path, monkeypatch):
+    def second_trajectory(events):
+        conv = next(e for e in events if e["type"] == "message")["conv"]
+        again = [{**e, "conv": conv[:-1] + "2", "id": e["id"].replace(conv, conv[:-1] + "2")}
+                 for e in events if e.get("conv") == conv and e["type"] == "message"]
+        return events + again
+    run = variant(demo_run, tmp_path, second_trajectory)
+    monkeypatch.setattr(view, "PAGE_BUDGET", 1_000)  # every trajectory is larger: one page each
+    r = run_cmd("view", str(run), "--out", str(tmp_path / "v.html"))
+    assert r.exit_code == 0, r.output
+    pages = sorted(p.name for p in tmp_path.glob("v*.html"))
+    assert pages == ["v-2.html", "v.html"]
+    data = json.loads(re.search(r'id="data">(.*?)</script>', (tmp_path / "v-2.html").read_text(), re.S)[1])
+    assert data["page"] == 2 and data["links"] == ["v.html", "v-2.html"] and len(data["trajectories"]) == 1
+
+
+FULL_DISK = """
+import resource, signal, sys
+from worldspec.cli import main
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as on a full disk
+resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000))
+main(["view", sys.argv[1]])
+"""
+
+
+def test_view_on_a_full_disk_names_the_file_and_keeps_the_old_page(demo_run, tmp_path):
+    run = variant(demo_run, tmp_path, lambda events: events)
+    (run / "view.html").write_text("the page of yesterday")
+    r = subprocess.run([sys.executable, "-c", FULL_DISK, str(run)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == EXIT_INPUT, r.stderr
+    assert f"cannot write {run / 'view.html'}: File too large" in r.stderr
+    assert (run / "view.html").read_text() == "the page of yesterday"
+    assert sorted(p.name for p in run.iterdir() if "view" in p.name) == ["view.html"]  # no temporary left
