@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from worldspec.cli import EXIT_INPUT, main
 from worldspec.compiler import load_world, resolve_world_path
+from worldspec.gym import WorldEnv
 from worldspec.runner import metrics, view
 from worldspec.runner.models import ToolCall, _cut_arguments
 from worldspec.runner.protocols.trajectory import Trajectory
@@ -274,3 +275,43 @@ def test_view_on_a_full_disk_names_the_file_and_keeps_the_old_page(demo_run, tmp
     assert f"cannot write {run / 'view.html'}: File too large" in r.stderr
     assert (run / "view.html").read_text() == "the page of yesterday"
     assert sorted(p.name for p in run.iterdir() if "view" in p.name) == ["view.html"]  # no temporary left
+
+
+# ---------------------------------------------------------------- 10: the Gymnasium environment
+
+
+NO_MAIN_GUARD = """
+from worldspec.gym import WorldEnv
+print("THE SCRIPT RUNS", flush=True)
+env = WorldEnv("demo")
+obs, info = env.reset(seed=0)
+while info["phase"] == "answer":
+    obs, reward, done, _, info = env.step("```\\nx\\n```")
+obs, reward, done, _, info = env.step("EMIT(1)")
+print("FEEDBACK", obs.strip(), info["charges"]["calls"], flush=True)
+env.close()
+"""
+
+
+def test_a_script_without_a_main_guard_runs_once(tmp_path):
+    script = tmp_path / "agent.py"
+    script.write_text(NO_MAIN_GUARD)
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.count("THE SCRIPT RUNS") == 1, r.stdout  # was 3: once more in each of two workers
+    assert r.stdout.count("FEEDBACK 4 1") == 1
+
+
+def test_a_str_subclass_action_is_its_text_and_charged_once():
+    class Program(str):  # a local class: it cannot be pickled to a worker
+        pass
+
+    env = WorldEnv("demo")
+    try:
+        obs, info = env.reset(seed=0)
+        while info["phase"] == "answer":
+            obs, _, _, _, info = env.step(Program("```\nx\n```"))
+        obs, _, _, _, info = env.step(Program("EMIT(1)"))
+        assert obs.strip() == "4" and info["charges"]["calls"] == 1 and info["charge"]["status"] == "ok"
+    finally:
+        env.close()
