@@ -314,8 +314,22 @@ _TRANSIENT_NAMES = {
 }
 
 
+def cause_named(exc: BaseException | None, name: str) -> BaseException | None:
+    """The exception of class NAME an exception was raised from (litellm and the SDK wrap what they catch)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if type(exc).__name__ == name:
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def classify_provider_error(exc: BaseException) -> ModelError:
     """Map a provider exception to TransientError or FatalError."""
+    big = cause_named(exc, "BodyTooLarge")  # httpcap's: a server whose body passed the cap; asking again won't help
+    if big is not None:
+        return RejectedError(str(big), "too_large")
     status = getattr(exc, "status_code", None)
     try:
         status = int(status) if status is not None else None
@@ -430,6 +444,9 @@ class LitellmModel(Model):
                     and not os.environ.get("OPENAI_API_KEY"):
                 # a local OpenAI-compatible server usually wants no key, but the SDK insists on one
                 kwargs["api_key"] = "no-key"
+        # every OpenAI-compatible reply is read under httpcap's byte cap (litellm builds its SDK client,
+        # one per event loop, with this session)
+        litellm.aclient_session = _HTTPCAP.client_for_this_loop()
         try:
             resp = await litellm.acompletion(
                 model=self.model_id, messages=sendable(list(request.messages)),
@@ -442,6 +459,7 @@ class LitellmModel(Model):
 
 
 _LITELLM = None
+_HTTPCAP = None  # runner/httpcap.py, imported with litellm
 
 
 def _import_litellm():
@@ -451,6 +469,11 @@ def _import_litellm():
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
         import litellm  # noqa: PLC0415 — lazy on purpose
+
+        from . import httpcap  # noqa: PLC0415 — httpx comes with litellm, lazy with it
+
+        global _HTTPCAP
+        _HTTPCAP = httpcap
 
         litellm.telemetry = False
         litellm.suppress_debug_info = True

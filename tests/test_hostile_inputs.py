@@ -315,3 +315,119 @@ def test_a_str_subclass_action_is_its_text_and_charged_once():
         assert obs.strip() == "4" and info["charges"]["calls"] == 1 and info["charge"]["status"] == "ok"
     finally:
         env.close()
+
+
+# ---------------------------------------------------------------- 7: a server's body of 50 MB
+
+
+MEASURE = """
+import sys
+from worldspec.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as e:
+    code = e.code
+peak = next(line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print("RESULT", code, peak)
+"""
+
+
+def measured(args, timeout: float = 300, **env):
+    """(exit status, peak RSS in MB, stderr) of `worldspec ARGS` in a fresh process."""
+    r = subprocess.run([sys.executable, "-c", MEASURE, *args], capture_output=True, text=True, timeout=timeout,
+                       env={**os.environ, "WORLDSPEC_DEBUG": "", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                            "LITELLM_OFFLINE_MODE": "true", **env})
+    line = [x for x in r.stdout.splitlines() if x.startswith("RESULT ")]
+    assert line, r.stdout[-2000:] + r.stderr[-2000:]
+    _, code, peak = line[-1].split()
+    return int(code), int(peak) // 1024, r.stdout + r.stderr
+
+
+def test_a_50_mb_reply_body_is_refused_at_the_byte_cap(fake_openai, tmp_path):
+    fake_openai.responder = lambda body: {"content": "x" * 50_000_000, "usage": (10, 10)}
+    code, peak, out = measured(["author", "a world", "--model", "openai/fake", "--api-base", fake_openai.base_url,
+                                "--out", str(tmp_path / "mine.world"), "--no-cache", "--max-retries", "1",
+                                "--max-rounds", "1"], OPENAI_API_KEY="sk-fake")
+    assert code == EXIT_INPUT, out[-3000:]
+    assert "the server's reply is larger than 16,000,000 bytes" in out
+    assert peak < 500, f"peak RSS {peak} MB"  # was 1.82 GB
+
+
+# ---------------------------------------------------------------- the hostile pass over view, import, author
+#
+# Every input below goes through the real command in a fresh process, under a deadline, and must end with
+# a status of 0, 1, 2 or 4 (never 3, an internal error; never a traceback) within 500 MB of memory.
+
+LONE = "\ud800"
+IMPORT_FILES = {
+    "deep-list": b"[" * 200_000,
+    "deep-object": b'{"a":' * 100_000,
+    "not-a-list": b'{"problem": "p"}',
+    "not-objects": b"[" + b"1," * 100_000 + b"1]",
+    "too-many-entries": b"[" + b'{"problem":"p","solution":"s","exp_ans":"1"},' * 6_000 + b"{}]",
+    "huge-field": b'[{"id":"1","title":"t","setup":"' + b"s" * 3_000_000 + b'","solution":"x","problem":"p"}]',
+    "not-utf8": b'[{"problem": "\xff\xfe"}]',
+    "lone-surrogate": b'[{"id":"1","title":"\\ud800","setup":"a \\ud800","solution":"b c d e f.","problem":"p \\ud800",'
+                      b'"exp_ans":"\\ud800"}]',
+    "empty": b"",
+    "nul-bytes": b"\x00" * 1_000_000,
+    "numbers-as-text": b'[{"id":1,"title":2,"setup":3,"solution":4,"problem":5,"exp_ans":6}]',
+}
+
+
+def log_of(events) -> bytes:
+    return b"".join(e if isinstance(e, bytes) else json.dumps(e).encode() + b"\n" for e in events)
+
+
+HEADER = {"type": "header", "id": "header", "log_version": 1, "config": {"protocol": "milestone"}, "world": {}}
+VIEW_LOGS = {
+    "garbage": [b"\x00\xff" * 100_000 + b"\n"],
+    "header-not-a-map": [{"type": "header", "id": "header", "config": [1, 2], "world": "w"}],
+    "huge-header": [{**HEADER, "config": {"protocol": "milestone", "api_base": "x" * 20_000_000}}],
+    "deep-tool-args": [HEADER, {"type": "message", "id": "m", "conv": "a|b|1", "index": 0,
+                                "message": {"role": "assistant", "tool_calls": [
+                                    {"function": {"name": "probe", "arguments": "[" * 100_000}}]}}],
+    "odd-shapes": [HEADER, {"type": "message", "id": "m", "conv": ["x"], "index": "0", "message": [1]},
+                   {"type": "message", "id": "n", "conv": "a", "message": {"tool_calls": "no"}},
+                   {"type": "record", "id": "r", "conv": "a", "status": {"x": 1}}],
+    "many-messages": [HEADER] + [{"type": "message", "id": f"m{i}", "conv": "a|b|1", "index": i,
+                                  "message": {"role": "user", "content": "y" * 2_000}} for i in range(20_000)],
+}
+AUTHOR_REPLIES = {
+    "empty": "",
+    "lone-surrogate": f"```world\nworld \"{LONE}\" version 1\n```",
+    "include-passwd": '```world\nworld "W" version 1\ninclude "/etc/passwd"\n```',
+    "include-sibling": '```world\nworld "W" version 1\ninclude "sibling.world"\n```',
+    "deep-brackets": "```world\nworld \"W\" version 1\nparam P = " + "[" * 100_000 + "\n```",
+    "five-mb": "```world\n" + "x" * 5_000_000 + "\n```",
+}
+HOSTILE_PASS = [("import", k) for k in IMPORT_FILES] + [("view", k) for k in VIEW_LOGS] + \
+    [("author", k) for k in AUTHOR_REPLIES]
+
+
+@pytest.mark.parametrize("command,case", HOSTILE_PASS, ids=[f"{c}-{k}" for c, k in HOSTILE_PASS])
+def test_hostile_pass(command, case, tmp_path, fake_openai):
+    if command == "import":
+        data = tmp_path / "data.json"
+        data.write_bytes(IMPORT_FILES[case])
+        args = ["import", "situation-puzzles" if "title" in IMPORT_FILES[case].decode("latin-1") else "math",
+                str(data), "--out", str(tmp_path / "out")]
+    elif command == "view":
+        run = tmp_path / "run"
+        run.mkdir()
+        (run / "log.jsonl").write_bytes(log_of(VIEW_LOGS[case]))
+        args = ["view", str(run)]
+    else:
+        home = tmp_path / "worlds"
+        home.mkdir()
+        (home / "sibling.world").write_text(CANARY + "\n")
+        (tmp_path / "sibling.world").write_text(CANARY + "\n")
+        reply = AUTHOR_REPLIES[case]
+        fake_openai.responder = lambda body: {"content": reply, "usage": (10, 10)}
+        args = ["author", "a world", "--model", "openai/fake", "--api-base", fake_openai.base_url, "--out",
+                str(home / "mine.world"), "--no-cache", "--max-retries", "1", "--max-rounds", "1", "--extra", "0"]
+    code, peak, out = measured(args, timeout=240, OPENAI_API_KEY="sk-fake")
+    assert code in (0, 1, 2, 4), out[-3000:]
+    assert "Traceback" not in out and "internal error" not in out, out[-3000:]
+    assert peak < 500, f"peak RSS {peak} MB"
+    assert "sk-canary" not in out and "sk-canary" not in json.dumps(fake_openai.requests)
