@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import weakref
 
+from typing import Callable
+
 import httpx
-import litellm
-from litellm.llms.openai.common_utils import BaseOpenAILLM
 
 MAX_BODY_BYTES = 16_000_000  # one reply's body; models.MAX_REPLY_CHARS keeps 262,144 characters of a field
 
@@ -74,13 +74,12 @@ def cap_client(client: httpx.AsyncClient, limit: int = MAX_BODY_BYTES) -> httpx.
 _CLIENTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def client_for_this_loop() -> httpx.AsyncClient:
-    """The capped client of the running event loop: litellm's own client for OpenAI-compatible calls,
-    made on first use (with litellm.aclient_session unset, so litellm builds its default), then capped."""
+def client_for_this_loop(make: Callable[[], httpx.AsyncClient]) -> httpx.AsyncClient:
+    """The capped client of the running event loop: MAKE() (litellm's own client for OpenAI-compatible
+    calls) on first use, capped."""
     loop = asyncio.get_running_loop()
     client = _CLIENTS.get(loop)
     if client is None:
-        litellm.aclient_session = None
-        client = _CLIENTS[loop] = cap_client(BaseOpenAILLM.get_async_http_client())
+        client = _CLIENTS[loop] = cap_client(make())
     return client
 

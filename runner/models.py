@@ -35,6 +35,8 @@ import tenacity
 
 from worldspec import safejson
 
+from . import httpcap
+
 # ----------------------------------------------------------------------------
 # Requests and replies
 
@@ -446,7 +448,7 @@ class LitellmModel(Model):
                 kwargs["api_key"] = "no-key"
         # every OpenAI-compatible reply is read under httpcap's byte cap (litellm builds its SDK client,
         # one per event loop, with this session)
-        litellm.aclient_session = _HTTPCAP.client_for_this_loop()
+        litellm.aclient_session = httpcap.client_for_this_loop(lambda: litellm_default_client(litellm))
         try:
             resp = await litellm.acompletion(
                 model=self.model_id, messages=sendable(list(request.messages)),
@@ -459,7 +461,6 @@ class LitellmModel(Model):
 
 
 _LITELLM = None
-_HTTPCAP = None  # runner/httpcap.py, imported with litellm
 
 
 def _import_litellm():
@@ -470,17 +471,18 @@ def _import_litellm():
         os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
         import litellm  # noqa: PLC0415 — lazy on purpose
 
-        from . import httpcap  # noqa: PLC0415 — httpx comes with litellm, lazy with it
-
-        global _HTTPCAP
-        _HTTPCAP = httpcap
-
         litellm.telemetry = False
         litellm.suppress_debug_info = True
         # adds a dummy tool where a provider insists on one when history holds tool calls
         litellm.modify_params = True
         _LITELLM = litellm
     return _LITELLM
+
+
+def litellm_default_client(litellm):
+    """The HTTP client litellm builds for OpenAI-compatible calls when it is given none."""
+    litellm.aclient_session = None
+    return litellm.llms.openai.common_utils.BaseOpenAILLM.get_async_http_client()
 
 
 def reply_from_openai(resp: Any) -> Reply:
