@@ -19,11 +19,12 @@ import sys
 
 import click
 
+from worldspec.bounded import TooLarge
 from worldspec.cli import EXIT_PROBLEMS, BadInput, guarded
 from worldspec.runner import sandbox
 
-from .authoring import (AUTHOR_KINDS, Author, AuthorSetupError, Outcome, Transcript, kind_material, read_text,
-                        write_text)
+from .authoring import (AUTHOR_KINDS, Author, AuthorSetupError, Outcome, Transcript, include_files, kind_material,
+                        read_text, write_text)
 from .cache import CacheError, ResponseCache
 from .log import FinishedRun, RunDirError, RunLog
 from .models import LitellmModel, ModelError, RetryPolicy
@@ -68,12 +69,15 @@ def run_options_named(names):
 @click.option("--doc", type=click.Path(exists=True, dir_okay=False),
               help="The reference to show the model (default: the kind's doc under docs/).")
 @click.option("--example", metavar="WORLD", help="The example world to show (default: a bundled one of the kind).")
+@click.option("--include-dir", "include_dirs", multiple=True, type=click.Path(exists=True, file_okay=False),
+              help="A folder (inside --out's) whose .world files a draft may include; repeatable. A draft "
+                   "includes nothing else.")
 @click.option("--resume", is_flag=True,
               help="Continue in the existing transcript folder (replies in its log are not asked again).")
 @run_options_named(MODEL_OPTIONS)
 @guarded
-def author(brief, from_file, kind, model, test_model, out, max_rounds, extra, check_timeout, doc, example, resume,
-           **p):
+def author(brief, from_file, kind, model, test_model, out, max_rounds, extra, check_timeout, doc, example,
+           include_dirs, resume, **p):
     """Have a model write a world from BRIEF; `worldspec check` steers its drafts to a certified spec.
 
     The model is shown the kind's reference, one bundled world of that kind and the
@@ -83,7 +87,10 @@ def author(brief, from_file, kind, model, test_model, out, max_rounds, extra, ch
     test pass: --extra held-out tasks or test questions, each kept only if the world
     still certifies with it; rejected ones go back once, with the reasons, for
     corrected ones. Drafts are checked as if they stood at --out, so an `include`
-    is found relative to --out's folder. Model calls share `worldspec run`'s cache
+    is found relative to --out's folder; a draft may include only the .world files
+    of the folders named with --include-dir (none by default), never the other files
+    beside --out, and a diagnostic quotes the lines of the model's own draft only.
+    Model calls share `worldspec run`'s cache
     and retries (--api-base, --cache, --no-cache, --max-retries, ...).
 
     \b
@@ -106,7 +113,8 @@ def author(brief, from_file, kind, model, test_model, out, max_rounds, extra, ch
     try:
         brief = brief or read_text(from_file, "the brief")
         reference, example_name, example_text = kind_material(kind, doc, example)
-    except AuthorSetupError as e:
+        includes = include_files(os.path.dirname(os.path.abspath(out)), include_dirs)
+    except (AuthorSetupError, TooLarge) as e:
         raise BadInput(str(e)) from None
     if not brief.strip():
         raise BadInput("the brief is empty: say what world to write")
@@ -130,8 +138,7 @@ def author(brief, from_file, kind, model, test_model, out, max_rounds, extra, ch
         raise BadInput(str(e)) from None
     say = (lambda line: None) if p["quiet"] else (lambda line: click.echo(line, err=True))
     runtime = Runtime(log, cache=cache, max_connections=1, retry=retry)
-    session = Author(runtime, writer, kind, reference, check_timeout, say, tester,
-                     home=os.path.dirname(os.path.abspath(out)))
+    session = Author(runtime, writer, kind, reference, check_timeout, say, tester, includes=includes)
     transcript = Transcript(log)
     try:
         outcome = asyncio.run(drive(session, transcript, brief, example_name, example_text, max_rounds, extra))

@@ -16,9 +16,13 @@ coding and refinement model is one conversation and the refiner's judge is the t
   world with it added still compiles, certifies, and has one more task. The rejected ones go
   back once, with their checks, asking for corrected items (`items_repair_prompt`).
 
-Drafts are checked from a hidden file in the folder the world will live in (--out's), so that
-an `include "part.world"` is found where the finished world finds it (includes must stay inside
-the world's folder, worldspec/sources.py); the user's file is written only at the end.
+Drafts are checked in a private temporary folder that holds the draft and copies of the files the
+user named for it (`--include-dir`: each folder's .world files, at the path they have relative to
+--out's folder), so that an `include "parts/a.world"` is found where the finished world finds it,
+and nothing else is: a draft is the model's text, and a diagnostic quotes the lines it points
+into, so an include of any other file beside --out (a key, a private world) would send that
+file's lines back to the model. A diagnostic located in a file the model did not write is sent
+without its source line. The user's file is written only at the end.
 
 Every model call goes through runtime.Runtime (log replay, response cache, retries, the run
 log's request and reply events); each round's draft, check and reply are also written as plain
@@ -26,7 +30,6 @@ files of the transcript folder (`Transcript`), next to the log.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
@@ -36,9 +39,11 @@ from typing import Callable
 
 import attrs
 
+from worldspec.bounded import TooLarge, read_capped, read_capped_text
 from worldspec.cli import certification
 from worldspec.compiler import resolve_world_path
 from worldspec.diagnostics import SpecError, SpecErrors
+from worldspec.sources import MAX_SOURCE_BYTES, is_inside
 
 from .log import RunLog
 from .models import Model, Reply, Request
@@ -46,6 +51,7 @@ from .runtime import Runtime
 from .sandbox import RemoteSpecError
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
+MAX_INPUT_BYTES = 2_000_000  # a brief, a reference doc, an example world (docs/language.md is about 60 kB)
 
 
 @attrs.frozen
@@ -76,9 +82,11 @@ class AuthorSetupError(Exception):
 
 
 def read_text(path: str | os.PathLike, what: str) -> str:
-    """A file's text, or AuthorSetupError naming it."""
+    """A file's text (at most MAX_INPUT_BYTES), or AuthorSetupError naming it."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return read_capped_text(path, MAX_INPUT_BYTES, f"{what} {path}")
+    except TooLarge as e:
+        raise AuthorSetupError(f"{e}: a brief, a reference or an example is a few hundred kB at most") from None
     except (OSError, UnicodeDecodeError) as e:
         raise AuthorSetupError(f"cannot read {what} {path}: {getattr(e, 'strerror', None) or e}") from None
 
@@ -182,34 +190,69 @@ class Check:
         return f"{len(self.problems)} problem(s):\n" + "\n".join(f"  - {p}" for p in self.problems)
 
 
-DIAGNOSTIC = re.compile(r"^\S.*:\d+:\d+: error:", re.M)  # the first line of one located diagnostic
+DIAGNOSTIC = re.compile(r"^(?P<file>\S.*?):\d+:\d+: error:", re.M)  # the first line of one located diagnostic
+CARET = re.compile(r"^\s*\^$")
 
 
-def check_draft(path: str, timeout: float | None = None, home: str | None = None) -> Check:
-    """`worldspec check` of one draft file (in the sandbox, under the certification deadline). With HOME (the
-    folder the world will live in: --out's), the draft is checked from a hidden file there, so that its
-    includes are found where the finished world will find them; diagnostics name the draft by its file name."""
-    checked = path
-    if home is not None:
-        fd, checked = tempfile.mkstemp(prefix=".worldspec-draft-", suffix=".world", dir=home)
-        os.close(fd)
+class IncludeError(AuthorSetupError):
+    """An --include-dir that cannot be offered to the drafts."""
+
+
+def include_files(home: str, folders) -> tuple[tuple[str, bytes], ...]:
+    """(path relative to HOME, bytes) of the .world files directly in each of FOLDERS, the files a draft may
+    include. Each folder must lie inside HOME (--out's folder: a world includes only files in its own
+    folder tree); symbolic links and files that are not regular are left out; at most MAX_SOURCE_BYTES
+    in all."""
+    root = os.path.realpath(home)
+    out, total = [], 0
+    for folder in folders:
+        real = os.path.realpath(folder)
+        if not is_inside(root, real):
+            raise IncludeError(f"--include-dir {folder} is not inside --out's folder {home}: a world includes "
+                               "only files in its own folder or below it")
+        rel = os.path.relpath(real, root)
+        for entry in sorted(os.scandir(real), key=lambda e: e.name):
+            if not entry.name.endswith(".world") or not entry.is_file(follow_symlinks=False):
+                continue
+            data = read_capped(entry.path, MAX_SOURCE_BYTES - total, f"the files of --include-dir {folder}")
+            total += len(data)
+            out.append((os.path.normpath(os.path.join(rel, entry.name)), data))
+    return tuple(out)
+
+
+def unquoted(entry: str, draft: str) -> str:
+    """One rendered diagnostic, without its quoted source line (and caret) unless it points into DRAFT."""
+    m = DIAGNOSTIC.match(entry)
+    if m is None or m["file"] == draft:
+        return entry
+    lines = entry.split("\n")
+    keep = [line for i, line in enumerate(lines)
+            if not CARET.match(line) and not (i + 1 < len(lines) and CARET.match(lines[i + 1]))]
+    return "\n".join(keep)
+
+
+def check_draft(path: str, timeout: float | None = None, includes: tuple[tuple[str, bytes], ...] = ()) -> Check:
+    """`worldspec check` of one draft file (in the sandbox, under the certification deadline), from a private
+    temporary folder holding the draft and INCLUDES ((path relative to --out's folder, bytes), see
+    include_files) and nothing else; diagnostics name the draft by its file name and its includes by their
+    relative paths, and quote source lines of the draft only."""
+    name = os.path.basename(path)
+    with tempfile.TemporaryDirectory(prefix="worldspec-draft-") as folder:
+        for rel, data in includes:
+            target = os.path.join(folder, rel)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            Path(target).write_bytes(data)
+        checked = os.path.join(folder, name)
         shutil.copyfile(path, checked)
-    try:
-        report, _ = certification(checked, None, None, timeout, "--check-timeout")
-    except (SpecError, SpecErrors, RemoteSpecError) as e:
-        # located by the draft's file name (and its includes relative to HOME) only: the prompt, and so the
-        # cache key, is the same wherever --out is; rendered before the hidden file goes (it quotes its lines)
-        text = e.render().replace(checked, os.path.basename(path))
-        if home is not None:
-            text = text.replace(os.path.join(home, ""), "")
-        # one entry per located diagnostic, each with its source lines and hint
-        starts = [0] + [m.start() for m in DIAGNOSTIC.finditer(text)][1:]
-        parts = [text[a:b].rstrip() for a, b in zip(starts, starts[1:] + [len(text)])]
-        return Check(False, tuple(p for p in parts if p) or (text,))
-    finally:
-        if checked != path:
-            with contextlib.suppress(OSError):
-                os.unlink(checked)
+        try:
+            report, _ = certification(checked, None, None, timeout, "--check-timeout")
+        except (SpecError, SpecErrors, RemoteSpecError) as e:
+            # located by relative names only: the prompt, and so the cache key, is the same wherever --out is
+            text = e.render().replace(os.path.join(folder, ""), "")
+            # one entry per located diagnostic, each with its source lines and hint
+            starts = [0] + [m.start() for m in DIAGNOSTIC.finditer(text)][1:]
+            parts = [unquoted(text[a:b].rstrip(), name) for a, b in zip(starts, starts[1:] + [len(text)])]
+            return Check(False, tuple(p for p in parts if p) or (text,))
     # a certification that overran may not even have compiled the draft: it never counts as compiling
     return Check(not report.get("overrun"), tuple(str(p) for p in report.get("problems", ())), report)
 
@@ -312,7 +355,7 @@ class Author:
     check_timeout: float | None = None
     say: Callable[[str], None] = lambda line: None
     test_model: Model | None = None
-    home: str | None = None  # the folder the world will live in (--out's): drafts are checked as if there
+    includes: tuple = ()  # (path relative to --out's folder, bytes) of the files a draft may include
     spent: list = attrs.field(factory=list)  # the usage of every live call
 
     async def ask(self, messages: list[dict], purpose: str, conv: str, t: int, prefix: int) -> Reply:
@@ -344,7 +387,7 @@ class Author:
             draft = extract_world(reply.content)
             path = transcript.dir / f"round-{n}.world"
             transcript.write(path.name, draft)
-            check = check_draft(str(path), self.check_timeout, self.home) if draft.strip() else \
+            check = check_draft(str(path), self.check_timeout, self.includes) if draft.strip() else \
                 Check(False, ("the reply held no .world file: write the complete file in one ```world block",))
             transcript.round(n, prompt, reply, check)
             self.say(f"round {n}/{max_rounds}: {check.summary()}")
@@ -393,7 +436,7 @@ class Author:
         for i, item in enumerate(items, first):
             trial = world.rstrip("\n") + "\n\n" + item
             path = transcript.write(f"item-{i}.world", trial)
-            got = check_draft(str(path), self.check_timeout, self.home)
+            got = check_draft(str(path), self.check_timeout, self.includes)
             if got.certified and got.tasks > check.tasks:
                 world, check = trial, got
                 accepted.append(item)

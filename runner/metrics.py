@@ -22,13 +22,13 @@ betrayal rates with bootstrap 95% intervals over matches, per-opponent scores).
 """
 from __future__ import annotations
 
-import json
 import math
 import random
 from collections import Counter, defaultdict
 from fractions import Fraction
 from typing import Mapping, Sequence
 
+from worldspec import safejson
 
 REGRESSION_POINTS = 3
 
@@ -362,8 +362,8 @@ def tool_exchanges(messages) -> list[tuple[str, str]]:
     for m in messages:
         for tc in m.get("tool_calls") or ():
             try:
-                args = json.loads((tc.get("function") or {}).get("arguments") or "{}")
-            except (json.JSONDecodeError, TypeError):
+                args = safejson.loads((tc.get("function") or {}).get("arguments") or "{}")
+            except (ValueError, TypeError):
                 args = {}
             if isinstance(args, dict):
                 prog = next((v for v in args.values() if isinstance(v, str)), None)

@@ -33,6 +33,9 @@ from typing import Any, Awaitable, Callable, Mapping
 import attrs
 import tenacity
 
+from worldspec import safejson
+
+from . import httpcap
 
 # ----------------------------------------------------------------------------
 # Requests and replies
@@ -138,8 +141,8 @@ def _cut(text: str, keep: int, total: int) -> str:
 def _cut_arguments(arguments: str, keep: int, total: int) -> str:
     """Tool-call arguments cut to about `keep` characters, still a JSON object when they were one."""
     try:
-        args = json.loads(arguments)
-    except (ValueError, RecursionError):
+        args = safejson.loads(arguments)
+    except ValueError:
         args = None
     if isinstance(args, dict) and all(isinstance(v, str) for v in args.values()):
         share = max(0, keep // max(1, len(args)) - 200)
@@ -316,8 +319,22 @@ _TRANSIENT_NAMES = {
 }
 
 
+def cause_named(exc: BaseException | None, name: str) -> BaseException | None:
+    """The exception of class NAME an exception was raised from (litellm and the SDK wrap what they catch)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if type(exc).__name__ == name:
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def classify_provider_error(exc: BaseException) -> ModelError:
     """Map a provider exception to TransientError or FatalError."""
+    big = cause_named(exc, "BodyTooLarge")  # httpcap's: a server whose body passed the cap; asking again won't help
+    if big is not None:
+        return RejectedError(str(big), "too_large")
     status = getattr(exc, "status_code", None)
     try:
         status = int(status) if status is not None else None
@@ -432,6 +449,9 @@ class LitellmModel(Model):
                     and not os.environ.get("OPENAI_API_KEY"):
                 # a local OpenAI-compatible server usually wants no key, but the SDK insists on one
                 kwargs["api_key"] = "no-key"
+        # every OpenAI-compatible reply is read under httpcap's byte cap (litellm builds its SDK client,
+        # one per event loop, with this session)
+        litellm.aclient_session = httpcap.client_for_this_loop(lambda: litellm_default_client(litellm))
         try:
             resp = await litellm.acompletion(
                 model=self.model_id, messages=sendable(list(request.messages)),
@@ -460,6 +480,12 @@ def _import_litellm():
         litellm.modify_params = True
         _LITELLM = litellm
     return _LITELLM
+
+
+def litellm_default_client(litellm):
+    """The HTTP client litellm builds for OpenAI-compatible calls when it is given none."""
+    litellm.aclient_session = None
+    return litellm.llms.openai.common_utils.BaseOpenAILLM.get_async_http_client()
 
 
 def reply_from_openai(resp: Any) -> Reply:

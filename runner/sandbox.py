@@ -45,11 +45,14 @@ import asyncio
 import atexit
 import collections
 import concurrent.futures
+import contextlib
 import functools
 import hashlib
 import importlib
 import json
 import multiprocessing
+import multiprocessing.context as mp_context
+import multiprocessing.popen_forkserver as popen_forkserver
 import os
 import pickle
 import resource
@@ -313,9 +316,57 @@ def default_workers() -> int:
     return max(2, min(4, os.cpu_count() or 2))
 
 
+@contextlib.contextmanager
+def main_hidden():
+    """The caller's __main__ without the file or module name a new worker would import it from.
+
+    A forkserver's (or spawn's) child imports the parent's main script again, as __mp_main__, before
+    it runs anything: a user's script without an `if __name__ == "__main__":` guard (one that makes a
+    gymnasium env, say) would run once more in every worker. The workers run this module's functions
+    only, never the script's, so they are started without it."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved = {k: vars(main)[k] for k in ("__file__", "__spec__") if k in vars(main)}
+    with _MAIN_LOCK:
+        try:
+            vars(main).pop("__file__", None)
+            main.__spec__ = None
+            yield
+        finally:
+            vars(main).pop("__spec__", None)
+            vars(main).update(saved)
+
+
+_MAIN_LOCK = threading.Lock()
+
+
+class CleanMainPopen(popen_forkserver.Popen):
+    """The forkserver's way of starting a worker, without the caller's main script (main_hidden)."""
+
+    def _launch(self, process_obj):
+        with main_hidden():
+            super()._launch(process_obj)
+
+
+class CleanMainProcess(mp_context.ForkServerProcess):
+    """A forkserver worker that does not import the caller's main script."""
+
+    @staticmethod
+    def _Popen(process_obj):  # noqa: N802 — multiprocessing's name
+        return CleanMainPopen(process_obj)
+
+
+class CleanMainContext(mp_context.ForkServerContext):
+    """The forkserver start method, whose workers never import the caller's main script."""
+
+    Process = CleanMainProcess
+
+
 def _context():
     if "forkserver" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("forkserver")
+        ctx = CleanMainContext()
         ctx.set_forkserver_preload([__name__])
         return ctx
     return multiprocessing.get_context("spawn")

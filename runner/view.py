@@ -16,13 +16,17 @@ Hold'em hands) are left out, and an unfinished run shows what its log holds.
 """
 from __future__ import annotations
 
+import contextlib
 import html
 import json
+import os
 import re
+import tempfile
 from pathlib import Path
 
 import click
 
+from worldspec import safejson
 from worldspec.cli import BadInput, guarded, load
 
 from . import report as reports
@@ -40,6 +44,9 @@ PROBES = {  # event type -> (turn field, input field, status field, charge field
 PLACEHOLDER = re.compile(r"__(?:TITLE|STYLE|SCRIPT|DATA)__")  # where render puts the page's parts
 MAX_FIELD = 400  # characters of a record field shown in the record table
 MAX_TEXT = 20_000  # characters of one message, probe, feedback or answer shown (the log keeps all of it)
+MAX_ENTRIES = 2_000  # conversation entries, probes or verdicts of one trajectory shown
+MAX_CONFIG = 2_000  # characters of one field of the run's configuration or world shown
+PAGE_BUDGET = 8_000_000  # characters of one page's data: past them, the trajectories go on further pages
 
 
 class ViewError(Exception):
@@ -58,6 +65,30 @@ def text_of(value) -> str:
     if len(text) <= MAX_TEXT:
         return text
     return text[:MAX_TEXT] + f"\n... ({len(text) - MAX_TEXT:,} more characters: the whole text is in log.jsonl)"
+
+
+def capped(value, limit: int = MAX_CONFIG):
+    """A JSON value from the log's header (its configuration, its world) with every text cut at LIMIT
+    characters and every list or map at MAX_ENTRIES entries: a header field can be 20 MB."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[:limit] + f" ... ({len(value) - limit:,} more characters)"
+    if isinstance(value, dict):
+        items = list(value.items())
+        out = {capped(str(k), MAX_FIELD): capped(v, limit) for k, v in items[:MAX_ENTRIES]}
+        if len(items) > MAX_ENTRIES:
+            out["..."] = f"{len(items) - MAX_ENTRIES:,} more entries"
+        return out
+    if isinstance(value, (list, tuple)):
+        out = [capped(v, limit) for v in value[:MAX_ENTRIES]]
+        return out + [f"... {len(value) - MAX_ENTRIES:,} more entries"] if len(value) > MAX_ENTRIES else out
+    return value if value is None or isinstance(value, (bool, int, float)) else short(value)
+
+
+def first_entries(items: list, note) -> list:
+    """The first MAX_ENTRIES of a trajectory's entries, and NOTE(number left out) after them."""
+    if len(items) <= MAX_ENTRIES:
+        return items
+    return items[:MAX_ENTRIES] + [note(len(items) - MAX_ENTRIES)]
 
 
 def markdown_table(lines: list[str]) -> dict | None:
@@ -90,8 +121,8 @@ def conv_fields(conv: str, record: dict | None, events: list[dict]) -> dict:
 def call_text(name: str, arguments) -> str:
     """A tool call as a person reads it: the tool, then each argument's text as written."""
     try:
-        args = json.loads(arguments) if isinstance(arguments, str) else arguments
-    except json.JSONDecodeError:
+        args = safejson.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
         args = None
     if isinstance(args, dict) and args:
         return f"{name}:\n" + "\n".join(v if isinstance(v, str) else short(v) for v in args.values())
@@ -125,7 +156,8 @@ def chat(events: list[dict]) -> list[dict]:
                 item["charge"] = f"{tool.get('status')}: {tool.get('units', 0)} probe units" + \
                     (", feedback truncated" if tool.get("truncated") else "")
             out.append(item)
-    return out
+    return first_entries(out, lambda n: {"role": "note", "content": f"... {n:,} more entries: the whole "
+                                                                     "conversation is in log.jsonl"})
 
 
 def probes(events: list[dict]) -> dict | None:
@@ -136,6 +168,7 @@ def probes(events: list[dict]) -> dict | None:
         if fields:
             turn, text, status, charge = (e.get(f) for f in fields)
             rows.append([short(turn), text_of(text), short(status), short(charge), text_of(e.get("feedback", ""))])
+    rows = first_entries(rows, lambda n: ["...", f"{n:,} more probes: all of them are in log.jsonl", "", "", ""])
     return {"head": ["round/turn", "probe", "status", "charge", "feedback"], "rows": rows} if rows else None
 
 
@@ -263,8 +296,9 @@ def run_data(run: LoggedRun, directory: Path, w=None) -> dict:
             "milestones": milestones(conv, record, events, rule_texts, w),
         })
     world = (run.header or {}).get("world", {})
-    return {"title": f"worldspec run: {world.get('name', directory.name)}", "directory": str(directory),
-            "protocol": str(run.protocol), "world": world, "config": run.config,
+    world = capped(world if isinstance(world, dict) else {})
+    return {"title": short(f"worldspec run: {world.get('name', directory.name)}"), "directory": str(directory),
+            "protocol": short(str(run.protocol)), "world": world, "config": capped(run.config),
             "validity": summary.get("validity") or reports.validity(run), "table": table,
             "trajectories": trajectories}
 
@@ -282,12 +316,49 @@ def render(data: dict) -> str:
     return PLACEHOLDER.sub(lambda m: parts[m[0]], PAGE)
 
 
-def write_view(directory: str | Path, out: str | Path | None = None, world: str | None = None) -> Path:
-    """Write the page of the run in DIR (default DIR/view.html); returns its path."""
-    path = Path(out) if out else Path(directory) / "view.html"
-    page = render(page_data(directory, world))
+def paged(data: dict, budget: int | None = None) -> list[dict]:
+    """The page data split so that each page's trajectories take about BUDGET characters at most (a
+    trajectory larger than that has a page of its own); every page has the run table and header."""
+    budget = PAGE_BUDGET if budget is None else budget
+    groups, size = [[]], 0
+    for t in data["trajectories"]:
+        n = len(embedded_json(t))
+        if groups[-1] and size + n > budget:
+            groups.append([])
+            size = 0
+        groups[-1].append(t)
+        size += n
+    return [{**data, "trajectories": group, "page": i, "pages": len(groups)} for i, group in enumerate(groups, 1)]
+
+
+def page_name(path: Path, page: int) -> Path:
+    """Page 1 is PATH itself; page N is PATH's stem with -N (view.html, view-2.html, ...)."""
+    return path if page == 1 else path.with_name(f"{path.stem}-{page}{path.suffix}")
+
+
+def write_page(path: Path, text: str) -> None:
+    """Write TEXT to PATH whole or not at all (a temporary file beside it, renamed); a failure (a full
+    disk) is bad input naming the file, and leaves the page that was there."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page, encoding="utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise ViewError(f"cannot write {path}: {e.strerror or e}; the page was not written") from None
+
+
+def write_view(directory: str | Path, out: str | Path | None = None, world: str | None = None) -> Path:
+    """Write the page of the run in DIR (default DIR/view.html; further pages beside it when the run is too
+    large for one); returns the first page's path."""
+    path = Path(out) if out else Path(directory) / "view.html"
+    pages = paged(page_data(directory, world))
+    for data in pages:
+        data["links"] = [page_name(path, i).name for i in range(1, len(pages) + 1)] if len(pages) > 1 else []
+        write_page(page_name(path, data["page"]), render(data))
     return path
 
 
@@ -380,6 +451,8 @@ const st = document.getElementById('status');
 st.appendChild(el('span',{'class':v.valid?'good':'bad'}, v.valid?'valid run':'INVALID run'));
 st.appendChild(document.createTextNode(' — protocol '+D.protocol+', '+(v.finished_trajectories||0)+'/'+
   (v.expected_trajectories||0)+' finished, '+(v.lost_answers||0)+' answers lost, '+(v.retries||0)+' retries; '+D.directory));
+if((D.links||[]).length>1){st.appendChild(document.createTextNode(' — page '+D.page+' of '+D.pages+':'));
+  D.links.forEach((n,i)=>{st.appendChild(document.createTextNode(' ')); st.appendChild(el('a',{'href':n},String(i+1)));});}
 document.getElementById('config').textContent = JSON.stringify({world:D.world, config:D.config, validity:v}, null, 2);
 const rt = document.getElementById('run-table');
 if(D.table){rt.appendChild(table(D.table,'run-table'));} else {rt.appendChild(el('p',{},'No summary table: the run has no finished records to summarise.'));}

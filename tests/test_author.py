@@ -219,7 +219,7 @@ def test_a_drafts_includes_resolve_next_to_out_and_no_hidden_draft_is_left_there
     broken = main_text.replace('include "_part.world"', 'include "_part.world"\ninclude "_missing.world"')
     author_server(fake_openai, [broken, main_text])
     out = home / "mine.world"
-    r = author(fake_openai, out, "--extra", "0")
+    r = author(fake_openai, out, "--extra", "0", "--include-dir", str(home))
     assert r.exit_code == 0, r.output
     assert "round 2/6: certified (7 tasks)" in r.output and "certified in 2 round(s)" in r.output
     assert out.read_text() == main_text

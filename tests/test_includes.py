@@ -212,7 +212,7 @@ def test_repeated_includes_cannot_multiply(world):
                                                + "# " + "x" * 2000 + "\n")
     (world / "l6.world").write_text('world "L" version 1\n' + "# " + "x" * 2000 + "\n")
     path = write_main(world, "l0.world")
-    assert "is larger than 2,000,000 characters" in error_of(path)
+    assert "reaches more than 256 includes in all" in error_of(path)
 
 
 def test_absolute_and_non_world_paths_are_refused(world):

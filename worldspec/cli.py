@@ -38,6 +38,7 @@ from rich.live import Live
 from rich.spinner import Spinner
 
 from worldspec import __version__
+from worldspec.bounded import TooLarge, read_stream
 from worldspec.compiler import load_world, resolve_world_path
 from worldspec.compiler.suite import world_files
 from worldspec.diagnostics import SpecError, SpecErrors
@@ -47,6 +48,7 @@ from worldspec.parser import load_spec
 from worldspec.runner import sandbox
 
 EXIT_PROBLEMS, EXIT_INPUT, EXIT_INTERNAL, EXIT_INVALID = 1, 2, 3, 4
+MAX_STDIN_BYTES = 1_000_000  # a program on standard input (`probe -`); the longest a kind accepts is 20,000 characters
 
 
 class BadInput(click.ClickException):
@@ -450,9 +452,16 @@ def read_stdin() -> str:
     """Standard input as UTF-8 text, whatever the locale; bytes that are not UTF-8 are the user's bad
     input (exit 2, saying where), not a probe: no agent wrote them."""
     stream = getattr(sys.stdin, "buffer", None)
-    if stream is None:
-        return sys.stdin.read()
-    data = stream.read()
+    try:
+        if stream is None:  # a text stream (a test's): read it within the same cap, in characters
+            text = sys.stdin.read(MAX_STDIN_BYTES + 1)
+            if len(text) > MAX_STDIN_BYTES:
+                raise TooLarge(f"standard input is larger than {MAX_STDIN_BYTES:,} bytes")
+            return text
+        data = read_stream(stream, MAX_STDIN_BYTES, "standard input")
+    except TooLarge as e:
+        raise click.BadParameter(f"{e}: a probe program is a few thousand characters at most.",
+                                 param_hint="PROGRAM") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:

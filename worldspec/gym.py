@@ -18,9 +18,12 @@ then the next milestone. The episode terminates after the last milestone.
 milestone its record (accuracy, verdicts per task). A world of another protocol is refused.
 
 An action that is not text (None, bytes, a number) is refused with a ValueError before anything is
-charged; text longer than the action space's bound is not refused: as an answer it is graded like
+charged; an instance of a str subclass is taken as the plain text it holds; text longer than the action space's bound is not refused: as an answer it is graded like
 any other, as a probe it gets the feedback `worldspec run` gives (the program is too long). A
 closed environment refuses reset() and step(); a terminated episode refuses step() until reset().
+
+Probes and grading run in runner/sandbox.py's worker processes, which do not import the script
+that made the environment: a script without an `if __name__ == "__main__":` guard runs once.
 """
 from __future__ import annotations
 
@@ -103,6 +106,9 @@ class WorldEnv(gymnasium.Env):
         if not isinstance(action, str):
             raise ValueError(f"an action is text (a str: an answer, a program, or '' to end a round), "
                              f"not {type(action).__name__}")
+        # a str subclass is taken as its text, a plain str: its class (in the user's script) would not
+        # reach the worker that runs the probe, and the call would be charged and fail
+        action = "".join((action,))
         if self._queue:
             return self._answer(action)
         return self._explore(action)

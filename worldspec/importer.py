@@ -22,12 +22,13 @@ compares exactly).
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 
 import click
 
+from worldspec import safejson
+from worldspec.bounded import TooLarge, read_capped_text
 from worldspec.cli import EXIT_PROBLEMS, BadInput, guarded
 from worldspec.compiler import load_world
 from worldspec.compiler.judge.keywords import STOP_WORDS, words
@@ -35,6 +36,8 @@ from worldspec.parser import unquote
 from worldspec.scan import MAX_STRING_CHARS
 
 MAX_FACTS = 6
+MAX_DATA_BYTES = 20_000_000  # a data file to import; the published ones are under 1 MB
+MAX_ENTRIES = 5_000  # entries of one data file (each becomes a world that is certified)
 MENTION_WORDS = 3  # the longest words of a puzzle sentence that the setup lacks
 MIN_FACT_WORDS = 3  # a sentence with fewer content words makes no fact
 PUZZLE_FIELDS = ("id", "title", "setup", "solution")
@@ -51,12 +54,15 @@ _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 def read_entries(path: str, fields: tuple[str, ...]) -> list[dict]:
     """The entries of a data file: a JSON list of objects, each with non-empty text `fields`."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise BadInput(f"{path}: not a readable JSON file ({e})") from None
+        data = safejson.loads(read_capped_text(path, MAX_DATA_BYTES, path))
+    except TooLarge as e:
+        raise BadInput(f"{e}: InteractiveBench's data files are a few MB at most") from None
+    except (OSError, ValueError) as e:  # ValueError: not UTF-8, not JSON, or nested too deeply
+        raise BadInput(f"{path}: not a readable JSON file ({getattr(e, 'strerror', None) or e})") from None
     if not isinstance(data, list):
         raise BadInput(f"{path}: expected a JSON list of objects, found {type(data).__name__}")
+    if len(data) > MAX_ENTRIES:
+        raise BadInput(f"{path}: {len(data):,} entries; an import takes at most {MAX_ENTRIES:,} (split the file)")
     out = []
     for i, item in enumerate(data, 1):
         if not isinstance(item, dict):

@@ -24,6 +24,7 @@ from worldspec.sources import MAX_SOURCE_BYTES, folder_of, is_inside, read_sourc
 from worldspec.values import MAX_INT_BITS
 
 MAX_INCLUDE_DEPTH = 8
+MAX_INCLUDES = 256  # includes reached in all (one reached twice counts twice); worlds/ has 21
 MAX_NUMBER_CHARS = 100  # a 256-bit integer has 78 digits
 MAX_SEED = 2**63 - 1
 MAX_VERSION = 1_000_000
@@ -518,25 +519,48 @@ class _Reader:
         self.root = root
         self.chars = MAX_SOURCE_BYTES
         self.tokens = MAX_TOKENS
+        self.includes = MAX_INCLUDES  # charged before a file is read: a fan-out of includes costs no parse
+        self.parsed: dict[tuple[str, str], tuple[int, list]] = {}  # (file, text) -> (tokens, its items)
 
     def tree(self, text: str, file: str, at: ast.Span, start: str = "start") -> Tree:
         """The parse tree of text, charged to the allowance; `at` is blamed when the allowance runs out."""
-        if len(text) > self.chars:
-            raise SpecError(at, f"the spec (with its includes) is larger than {MAX_SOURCE_BYTES:,} characters",
-                            "A .world file is a few hundred kB at most.")
-        self.chars -= len(text)
+        self.charge(text, at)
         remember_source(file, text)
-        heads, count = scan(text, file, self.tokens)
+        heads, count = scan(text, file, self.tokens, None if self.tokens == MAX_TOKENS else MAX_TOKENS)
         self.tokens -= count
         try:
             return _parser().parse(text, start=start)
         except UnexpectedInput as err:
             raise _syntax_error(file, text, err, heads if start == "start" else []) from None
 
+    def own_items(self, text: str, file: str, at: ast.Span) -> list[tuple]:
+        """A file's own tagged section tuples (includes unresolved), charged to the allowance; a file
+        included again is charged again but parsed once."""
+        key = (file, text)
+        if key not in self.parsed:
+            tokens = self.tokens
+            tree = self.tree(text, file, at)
+            self.parsed[key] = (tokens - self.tokens, _ToAst(file).transform(tree).children)
+            return self.parsed[key][1]
+        count, items = self.parsed[key]
+        self.charge(text, at)
+        if count > self.tokens:
+            raise SpecError(at, f"the spec with its includes has more than {MAX_TOKENS:,} tokens",
+                            "Worlds are far smaller (AlienCode has about 8,000); is this the right file?")
+        self.tokens -= count
+        return items
+
+    def charge(self, text: str, at: ast.Span) -> None:
+        """Charge text's characters to the allowance; `at` is blamed when it runs out."""
+        if len(text) > self.chars:
+            raise SpecError(at, f"the spec (with its includes) is larger than {MAX_SOURCE_BYTES:,} characters",
+                            "A .world file is a few hundred kB at most.")
+        self.chars -= len(text)
+
     def items(self, text: str, file: str, at: ast.Span, depth: int = 0) -> list[tuple]:
         """A file's tagged section tuples, its includes' sections in their place."""
         out: list[tuple] = []
-        for item in _ToAst(file).transform(self.tree(text, file, at)).children:
+        for item in self.own_items(text, file, at):
             if item[0] != "include":
                 out.append(item)
                 continue
@@ -552,6 +576,10 @@ class _Reader:
         """Where `include rel` in file leads; a SpecError unless that is a .world path inside the root."""
         if depth >= MAX_INCLUDE_DEPTH:
             raise SpecError(span, "includes nest too deeply", "An include probably includes itself.")
+        self.includes -= 1
+        if self.includes < 0:
+            raise SpecError(span, f"the spec reaches more than {MAX_INCLUDES} includes in all (a file included "
+                            "twice counts twice)", "Include each part once, from the top-level file.")
         if os.path.isabs(rel) or not rel.endswith(".world"):
             raise SpecError(span, f"cannot include {rel!r}",
                             "Include another .world file by a path relative to this one.")

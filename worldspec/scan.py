@@ -59,8 +59,10 @@ class Head:
     depth: int
 
 
-def scan(text: str, file: str, max_tokens: int = MAX_TOKENS) -> tuple[list[Head], int]:
-    """The line-opening words and the token count of text; a SpecError where a limit is passed."""
+def scan(text: str, file: str, max_tokens: int = MAX_TOKENS, total: int | None = None) -> tuple[list[Head], int]:
+    """The line-opening words and the token count of text; a SpecError where a limit is passed. TOTAL, when
+    text is one file of a spec that shares MAX_TOKENS with its includes, is the limit the message names
+    (max_tokens is then what the files read before left of it)."""
     lone = None if text.isascii() else _SURROGATE.search(text)
     if lone:  # only text handed over in-process can hold one: files are decoded strictly
         line = text.count("\n", 0, lone.start()) + 1
@@ -84,7 +86,8 @@ def scan(text: str, file: str, max_tokens: int = MAX_TOKENS) -> tuple[list[Head]
         count += 1
         col = m.start() - line_start + 1
         if count > max_tokens:
-            raise SpecError(Span(file, line, col), f"the spec has more than {max_tokens:,} tokens",
+            said = "the spec has" if total is None else "the spec with its includes has"
+            raise SpecError(Span(file, line, col), f"{said} more than {total or max_tokens:,} tokens",
                             "Worlds are far smaller (AlienCode has about 8,000); is this the right file?")
         if kind == "word" and first:
             heads.append(Head(tok, m.start(), line, col, depth))

@@ -50,6 +50,11 @@ def read_source(path: str, at: Span, name: str, hint: str = "", limit: int = MAX
         if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
             raise SpecError(at, f"{name} changed while it was being read", "Try again.")
         data = f.read(limit + 1)
+    if data and not after.st_size:
+        # a kernel's file (/proc/self/environ, /sys/...) says it is regular and empty, then reads as
+        # text: it is the machine's, never a spec, and its first line must not be quoted back
+        raise SpecError(at, f"{name} is not a regular file (a system file)",
+                        "A world and its includes are ordinary .world files.")
     if len(data) > limit:
         raise SpecError(at, f"{name} is larger than {limit:,} bytes", "A .world file is a few hundred kB at most.")
     return decode(data, path)

@@ -269,6 +269,33 @@ def rounded(v: float) -> float:
     return round(v, 10) if abs(v) >= 1e-3 or v == 0 else float(f"{v:.10g}")
 
 
+SHOWN_CUT = 400  # characters of a value a diagnostic or a problem shows before it is cut
+
+
+def size_of(v) -> str:
+    """A value's size in words: "a list of 100,000 elements", "a string of 5 characters"."""
+    t = type(v)
+    if t is list or t is dict or t is str:
+        unit = "characters" if t is str else "entries" if t is dict else "elements"
+        return f"a {'string' if t is str else 'map' if t is dict else 'list'} of {len(v):,} {unit}"
+    if t is int:
+        return f"an integer of {v.bit_length():,} bits"
+    return f"a {t.__name__}"
+
+
+def show_cut(v, limit: int = SHOWN_CUT, quoted: bool = False) -> str:
+    """A value as a message shows it: show(v) (a string quoted when QUOTED), or, past LIMIT characters (a
+    value may be far too large to show at all), its first LIMIT characters and its size. Never raises."""
+    out: list[str] = []
+    try:
+        _render([v] if quoted else v, out, [0], ("true", "false", "none", "rounded"), top=True, cap=limit)
+    except LimitError:
+        text = "".join(out)[1 if quoted else 0:limit]
+        return f"{text}... ({size_of(v)}, cut)"
+    text = "".join(out)
+    return text[1:-1] if quoted else text
+
+
 def _int_text(n: int) -> str:
     try:
         return str(n)
@@ -276,7 +303,7 @@ def _int_text(n: int) -> str:
         raise LimitError(f"integer too large to print (more than {MAX_INT_BITS} bits)") from None
 
 
-def _render(v, out: list, size: list, words, top: bool = False) -> None:
+def _render(v, out: list, size: list, words, top: bool = False, cap: int = MAX_LEN) -> None:
     t = type(v)
     if v is True:
         piece = words[0]
@@ -299,13 +326,13 @@ def _render(v, out: list, size: list, words, top: bool = False) -> None:
                 out.append(", ")
                 size[0] += 2
             if t is dict:
-                _render(x[0], out, size, words)
+                _render(x[0], out, size, words, cap=cap)
                 out.append(": ")
-                _render(x[1], out, size, words)
+                _render(x[1], out, size, words, cap=cap)
             else:
-                _render(x, out, size, words)
-            if size[0] > MAX_LEN:
-                raise LimitError(f"value too large to print (more than {MAX_LEN} characters)")
+                _render(x, out, size, words, cap=cap)
+            if size[0] > cap:
+                raise LimitError(f"value too large to print (more than {cap} characters)")
         out.append("]" if t is list else "}")
         return
     elif isinstance(v, Function):
@@ -313,6 +340,7 @@ def _render(v, out: list, size: list, words, top: bool = False) -> None:
     else:
         piece = str(v)
     size[0] += len(piece)
-    if size[0] > MAX_LEN:
-        raise LimitError(f"value too large to print (more than {MAX_LEN} characters)")
+    if size[0] > cap:
+        out.append(piece[:cap])  # the part a cut rendering (show_cut) keeps
+        raise LimitError(f"value too large to print (more than {cap} characters)")
     out.append(piece)

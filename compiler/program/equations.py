@@ -22,7 +22,7 @@ from worldspec.compiler.program.kernel import call_deep, on_deep_stack
 from worldspec.compiler.program.values_gen import curated_values, values_for
 from worldspec.diagnostics import SpecError, did_you_mean, source_line
 from worldspec.meta import CTX_VARS, MetaCompiler
-from worldspec.values import Ctx, EvalError, same, show
+from worldspec.values import Ctx, EvalError, same, show_cut
 
 # The notation, as a Lark grammar like the rest of the project's languages. A string's text is
 # kept as written (no escapes are interpreted); an atom is any run of other characters.
@@ -321,5 +321,6 @@ def _shown(outcome) -> str:
 
 
 def _value(v) -> str:
-    """A value as a spec writes it (a string quoted, as inside a list)."""
-    return show([v])[1:-1]
+    """A value as a spec writes it (a string quoted, as inside a list), cut with its size when it is long
+    (a rule's value may be far too large to show: `hook iterate(xs) = range(100000)`)."""
+    return show_cut(v, quoted=True)

@@ -24,6 +24,7 @@ from typing import Sequence
 
 import attrs
 
+from worldspec import safejson
 from .. import metrics
 from ..answers import (ANSWERED, answer_outcome, parse_rule_report, read_answer, rejected_outcome,
                        reportable_rules, rule_score_applies, unprovable_tasks)
@@ -422,8 +423,8 @@ class Trajectory:
         if tc.name != self.tool_name:
             return None
         try:
-            args = json.loads(tc.arguments or "{}")
-        except (json.JSONDecodeError, TypeError):
+            args = safejson.loads(tc.arguments or "{}")
+        except (ValueError, TypeError):
             return None
         if isinstance(args, dict) and isinstance(args.get(self.param), str):
             return args[self.param]
