@@ -74,6 +74,23 @@ def call_fields(event: dict) -> dict:
     return {f: event[f] for f in CALL_FIELDS if f in event}
 
 
+def conv_of(event: dict):
+    """The conversation an event's pointers and shared messages are kept under."""
+    conv = event.get("conv")
+    return conv if isinstance(conv, str) else None
+
+
+def follow_calls(codec, event: dict, conv) -> None:
+    """Keep CODEC's view of the calls in flight: a request's messages and fields, until its reply."""
+    typ, key = event.get("type"), event.get("key")
+    if typ == "request" and isinstance(event.get("messages"), list):
+        codec.last_request[conv] = event["messages"]
+        if isinstance(key, str):
+            codec.asked[key] = call_fields(event)
+    elif typ == "reply" and isinstance(key, str):
+        codec.asked.pop(key, None)
+
+
 def unshared(event: dict, n: int) -> dict:
     """EVENT without the first N messages of its request (their texts are known from the request before)."""
     return {**event, "messages": event["messages"][n:]} if n else event
@@ -100,8 +117,7 @@ class Encoder:
     def encode(self, event: dict) -> dict:
         """The object to write for EVENT."""
         self.shared = 0
-        typ, conv = event.get("type"), event.get("conv")
-        conv = conv if isinstance(conv, str) or conv is None else None
+        typ, conv = event.get("type"), conv_of(event)
         out = {escape(k): v for k, v in event.items()}
         key = event.get("key")
         if typ in KEY_IDS and isinstance(key, str) and event.get("id") == KEY_IDS[typ] + key:
@@ -160,21 +176,14 @@ class Encoder:
 
     def wrote(self, event: dict) -> None:
         """Note an event that is now written in full (the one `encode` was last given)."""
-        typ, conv = event.get("type"), event.get("conv")
-        conv = conv if isinstance(conv, str) or conv is None else None
+        typ, conv = event.get("type"), conv_of(event)
         recent = self.recent[conv]
         for s in texts(unshared(event, self.shared), []):
             d = digest(s)
             if d not in self.known:
                 self.known.add(d)
                 recent.append((s, d))
-        key = event.get("key")
-        if typ == "request" and isinstance(event.get("messages"), list):
-            self.last_request[conv] = event["messages"]
-            if isinstance(key, str):
-                self.asked[key] = call_fields(event)
-        elif typ == "reply" and isinstance(key, str):
-            self.asked.pop(key, None)
+        follow_calls(self, event, conv)
 
 
 class Decoder:
@@ -195,8 +204,7 @@ class Decoder:
                 continue
             name = self.key(k, k)
             event[name] = self.value(v, name)
-        typ, conv = event.get("type"), event.get("conv")
-        conv = conv if isinstance(conv, str) or conv is None else None
+        typ, conv = event.get("type"), conv_of(event)
         if KEYED in marks:
             ident = event.get("id")
             if typ not in KEY_IDS or not isinstance(ident, str) or not ident.startswith(KEY_IDS[typ]):
@@ -220,13 +228,7 @@ class Decoder:
             event["id"] = f"msg:{conv}:{event['index']}"
         for s in texts(unshared(event, marks.get(SHARED, 0)), []):
             self.strings.setdefault(digest(s), s)
-        key = event.get("key")
-        if typ == "request" and isinstance(event.get("messages"), list):
-            self.last_request[conv] = event["messages"]
-            if isinstance(key, str):
-                self.asked[key] = call_fields(event)
-        elif typ == "reply" and isinstance(key, str):
-            self.asked.pop(key, None)
+        follow_calls(self, event, conv)
         return event
 
     @staticmethod
