@@ -176,7 +176,7 @@ class Encoder:
 
     def wrote(self, event: dict) -> None:
         """Note an event that is now written in full (the one `encode` was last given)."""
-        typ, conv = event.get("type"), conv_of(event)
+        conv = conv_of(event)
         recent = self.recent[conv]
         for s in texts(unshared(event, self.shared), []):
             d = digest(s)
