@@ -221,11 +221,12 @@ def merged_reply(replies: dict, event: dict) -> dict:
     return event
 
 
-def load_run(directory: str | Path, keep: Collection[str] = ()) -> LoggedRun:
+def load_run(directory: str | Path, keep: Collection[str] = (), strict: bool = False) -> LoggedRun:
     """Read DIR/log.jsonl (or a log file's path); raises FileNotFoundError when there is none, and
     LogError (naming the line and the field) for a file or an event worldspec does not write.
 
-    `keep`: event types to keep too, in log order, under their conversation (`events`; the viewer)."""
+    `keep`: event types to keep too, in log order, under their conversation (`events`; the viewer);
+    `strict`: check every field a resumed run reads (`malformed`)."""
     path = Path(directory)
     if path.is_dir():
         path = path / "log.jsonl"
@@ -234,15 +235,15 @@ def load_run(directory: str | Path, keep: Collection[str] = ()) -> LoggedRun:
     run = LoggedRun(path)
     reader = LogReader(path)
     for i, (n, ev) in enumerate(reader.lines()):
-        problem = malformed(ev)
+        problem = malformed(ev, strict)
         if problem is None:
             try:
                 read_event(run, i, ev, keep)
             except LogError as e:
                 problem = str(e)
         if problem is not None:
-            raise LogError(f"{path}: line {n} ({str(ev.get('type'))[:40]!r}): {problem}; the log is damaged "
-                           "or not a worldspec run log")
+            raise LogError(f"{path}: line {n} ({str(ev.get('type'))[:40]!r}) is not in the shape worldspec writes: "
+                           f"{problem}; the log is damaged or not a worldspec run log")
     run.complete, run.status, run.version = reader.complete, reader.status, reader.version
     return run
 
@@ -253,14 +254,13 @@ SHAPES = {  # event type -> field -> the types worldspec writes it with (fields 
     "header": {"config": (dict,), "world": (dict,), "log_version": (int,)},
     "session": {"session": (int,), "status": (str,), "error": (str, NONE), "pid": (int,), "resume": (bool,)},
     "request": {"key": (str,), "messages": (list,), "prefix": (int,), "t": (int, NONE), "purpose": (str, NONE)},
-    "reply": {"key": (str,), "reply": (dict,), "purpose": (str, NONE)},
-    "reply_failed": {"key": (str,), "reply": (dict,)},
+    "reply": {"key": (str,), "purpose": (str, NONE)},
+    "reply_failed": {"key": (str,)},
     "trajectory": {"conv": (str,), "record": (dict,)},
     "tool": {"conv": (str,)},
-    "message": {"message": (dict,), "index": (int,)},
 }
-REQUIRED = {"session": ("session",), "reply": ("key", "reply"), "reply_failed": ("key", "reply"),
-            "trajectory": ("conv", "record"), "tool": ("conv",)}
+REQUIRED = {"session": ("session",), "reply": ("key",), "reply_failed": ("key",), "trajectory": ("conv", "record"),
+            "tool": ("conv",)}
 REPLY = {"content": (str, NONE), "tool_calls": (list, NONE), "usage": (dict, NONE), "finish_reason": (str, NONE),
          "reasoning_content": (str, NONE), "thinking_blocks": (list, NONE)}
 TYPE_NAMES = {str: "a text", int: "an integer", float: "a number", bool: "true or false", dict: "an object",
@@ -281,8 +281,9 @@ def wrong(field: str, value, types: tuple) -> str:
             + " or ".join(TYPE_NAMES[t] for t in types))
 
 
-def malformed(ev: dict) -> str | None:
-    """Why event EV is not in the shape worldspec writes (a field missing or of another type), or None."""
+def malformed(ev: dict, strict: bool = False) -> str | None:
+    """Why event EV is not in the shape worldspec writes (a field missing or of another type), or None.
+    `strict`: also every field a resumed run reads (a reply's own fields); the viewer shows odd ones."""
     typ = ev.get("type")
     shape = {**COMMON, **SHAPES.get(typ, {})} if isinstance(typ, str) else COMMON
     for field in REQUIRED.get(typ, ()) if isinstance(typ, str) else ():
@@ -291,8 +292,10 @@ def malformed(ev: dict) -> str | None:
     for field, types in shape.items():
         if field in ev and not of_type(ev[field], types):
             return wrong(field, ev[field], types)
-    if typ in ("reply", "reply_failed"):
-        reply = ev["reply"]
+    if typ in ("reply", "reply_failed") and strict:  # a reply to be replayed (resume): Reply.from_json reads it
+        reply = ev.get("reply")
+        if not isinstance(reply, dict):
+            return wrong("reply", reply, (dict,))
         for field, types in REPLY.items():
             if field in reply and not of_type(reply[field], types):
                 return wrong(f"reply.{field}", reply[field], types)
@@ -493,7 +496,7 @@ class RunLog:
     def _open(self, config: dict, world: dict, resume: bool) -> None:
         st = log_status(self.path)
         if st is not None and st.st_size > 0:
-            before = load_run(self.path)  # reads only: nothing is written before the header is verified
+            before = load_run(self.path, strict=True)  # reads only: nothing is written before the header is verified
             if before.header is None:
                 raise RunDirError(f"{self.path} has no header line; it is not a worldspec run log (it was left "
                                   "as it is)")
