@@ -36,7 +36,7 @@ WATCHED = ("import atexit, sys\n"
 MB = 1 << 20
 
 
-def worldspec(*args, timeout: float = 240) -> tuple[int, str]:
+def worldspec(*args, timeout: float = 600) -> tuple[int, str]:
     """(exit status, stderr + stdout) of `worldspec ARGS` in a fresh process, checked for time and memory."""
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
     r = subprocess.run([sys.executable, "-c", WATCHED, *map(str, args)], capture_output=True, env=env,
@@ -141,7 +141,7 @@ def test_a_log_that_is_no_regular_file_is_refused_by_every_command(tmp_path, wha
             "resume": ["run", "demo", "--out", out, "-n", "1", "--quiet", "--resume"],
             "report": ["report", out, "--out", tmp_path / "table"],
             "view": ["view", out]}[command]
-    code, said = worldspec(*args, timeout=120)
+    code, said = worldspec(*args, timeout=300)
     assert code == 2, said
     assert "must be a regular file" in said, said
 
