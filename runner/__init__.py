@@ -3,6 +3,7 @@
 Modules, in the order data flows through them (each imports only those above it):
 
   models       the async model interface, provider errors, retries, litellm, scripted models
+  logcodec     the compact encoding of log lines and its decoder
   log          the append-only run log, its one reader (load_run), resume, the lock
   cache        request keys and the on-disk response cache
   answers      answers from replies, rule reports and their grading

@@ -26,6 +26,7 @@ from worldspec.compiler import KINDS, load_world  # noqa: E402
 from worldspec.compiler.suite import cross_family_problems, world_files  # noqa: E402
 from worldspec.runner.config import RunConfig  # noqa: E402
 from worldspec.runner.experiment import run_experiment  # noqa: E402
+from worldspec.runner.log import read_events  # noqa: E402
 from worldspec.runner.models import RetryPolicy  # noqa: E402
 
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60, database=None,
@@ -52,8 +53,7 @@ def run_in_process(worlds, models, out, *, agents=(), resume=False, cache_dir=No
 
 def log_events(out, type=None) -> list[dict]:
     """The events of a run directory's log (of one type, if given)."""
-    with open(os.path.join(out, "log.jsonl"), encoding="utf-8") as f:
-        events = [json.loads(line) for line in f]
+    events = list(read_events(os.path.join(out, "log.jsonl")))  # compact lines expanded, as written
     return [e for e in events if type is None or e.get("type") == type]
 
 

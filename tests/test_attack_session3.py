@@ -87,7 +87,7 @@ def test_view_refuses_a_damaged_log_in_one_paragraph_and_report_never_crashes_on
 def test_a_damaged_event_names_its_place_in_the_log(fake_run, tmp_path):
     head = lines_of(fake_run)[0]
     folder = damaged(tmp_path, "d", head + event(type="x") + event(type="trajectory", conv="a|b|1", record=3))
-    with pytest.raises(LogError, match=r"event 3 \('trajectory'\) is not in the shape worldspec writes"):
+    with pytest.raises(LogError, match=r"line 3 \('trajectory'\) is not in the shape worldspec writes: its field 'record'"):
         load_run(folder)
 
 

@@ -1,6 +1,5 @@
 """`worldspec author` against the fake OpenAI server (real HTTP through litellm, conftest's `fake_openai`):
 the check's diagnostics steer the drafts, the test pass adds held-out tasks, and failures end clearly."""
-import json
 
 from click.testing import CliRunner
 
@@ -9,6 +8,7 @@ from worldspec.compiler import load_world, resolve_world_path
 from worldspec.compiler.suite import world_files
 from worldspec.runner import sandbox
 from worldspec.runner.authoring import AUTHOR_KINDS, extract_items, extract_world, kind_material
+from worldspec.runner.log import read_events
 
 DEMO = open(resolve_world_path("demo"), encoding="utf-8").read()
 # a syntax error: a rule's title without quotes
@@ -67,7 +67,7 @@ def author(server, out, *extra):
 
 
 def events(out):
-    return [json.loads(line) for line in (out.parent / (out.name + ".author") / "log.jsonl").read_text().splitlines()]
+    return list(read_events(out.parent / (out.name + ".author") / "log.jsonl"))
 
 
 def test_a_syntax_error_then_an_uncertifiable_rule_then_a_certified_world(fake_openai, tmp_path):

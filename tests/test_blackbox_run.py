@@ -13,6 +13,7 @@ import pytest
 from worldspec.compiler import load_world
 from worldspec.compiler.blackbox.world import distance
 from worldspec.runner.models import Reply, RetryPolicy, ScriptedModel, TransientError
+from worldspec.runner.log import read_events
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ORACLE = os.path.join(ROOT, "worlds", "oracle-extra")
@@ -79,7 +80,7 @@ def test_turns_shots_and_free_rejections(boxes, tmp_path, run_world):
     assert model.calls == 4 + 5 * 2
     assert rec["endpoint"] == 100.0  # every test right at the second shot
     assert all(len(t["shots"]) == 2 and not t["shots"][0]["passed"] for t in rec["tests"])
-    events = [json.loads(x) for x in (tmp_path / "log.jsonl").read_text().splitlines()]
+    events = list(read_events(tmp_path / "log.jsonl"))
     turns = [e for e in events if e["type"] == "box_turn"]
     assert [e["counted"] for e in turns] == [False, True, True, True]
     assert "rejected" in turns[0]["feedback"]

@@ -13,6 +13,7 @@ from worldspec.runner.config import RunConfig
 from worldspec.runner.experiment import run_experiment
 from worldspec.runner.metrics import bootstrap, pool_rates as rates
 from worldspec.runner.models import Reply, RetryPolicy, ScriptedModel
+from worldspec.runner.log import read_events
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRUST = os.path.join(ROOT, "worlds", "interactive", "trust.world")
@@ -89,7 +90,7 @@ def test_a_model_that_always_cooperates_matches_the_allc_strategy(tmp_path):
         assert rows["nice-model"][key] == rows["allc"][key], key
     assert model.calls == sum(w.horizon_for(o, st, k) for o, st, k in w.schedule())
     # the model saw its seat's payoffs and the history
-    log = [json.loads(x) for x in (tmp_path / "log.jsonl").read_text().splitlines()]
+    log = list(read_events(tmp_path / "log.jsonl"))
     req = next(e for e in log if e["type"] == "request" and "|column|" in e["conv"] and e["t"] == 2)
     text = json.dumps(req["messages"])
     assert "you DEFECT, other COOPERATE: you get 3" in text and "Round 1: you played COOPERATE" in text

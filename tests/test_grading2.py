@@ -25,6 +25,7 @@ from worldspec.runner.answers import answer_outcome, grade_rule_report, report_i
 from worldspec.runner.models import (FatalError, LitellmModel, RejectedError, Reply, RetryPolicy,
                                      TransientError, classify_provider_error)
 from worldspec.runner.protocols.conditions import reference_system
+from worldspec.runner.log import read_events
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MILESTONE_WORLDS = [p for p in sorted(glob.glob(os.path.join(ROOT, "worlds", "*.world")))
@@ -366,7 +367,7 @@ def test_worldspec_run_aliencode_derives_a4o_and_fixed_from_the_best_autonomous_
                                   "--condition", "fixed", "--out", str(out), "--quiet", "-n", "2",
                                   "--answers", "1", "--agent", "oracle", "--agent", "manual"])
     assert r.exit_code == 0, r.output
-    events = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    events = list(read_events(out / "log.jsonl"))
     records = {e["conv"]: e["record"] for e in events if e["type"] == "trajectory"}
     w = load_world("aliencode")
     summary = json.loads((out / "summary.json").read_text())

@@ -15,6 +15,7 @@ from worldspec.runner.models import FatalError, LitellmModel
 from worldspec.runner.protocols import PROTOCOLS
 from worldspec.runner.metrics import judge_results
 from worldspec.runner.protocols.judge import PASS_K_CAP, k_star, make_judge
+from worldspec.runner.log import read_events
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PUZZLES = os.path.join(ROOT, "worlds", "interactive", "puzzles")
@@ -30,7 +31,7 @@ def run(args, exit_code=0):
 def outputs(out):
     summary = json.loads((out / "summary.json").read_text())
     records = [json.loads(x) for x in (out / "trajectories.jsonl").read_text().splitlines()]
-    events = [json.loads(x) for x in (out / "log.jsonl").read_text().splitlines()]
+    events = list(read_events(out / "log.jsonl"))
     return summary, records, events, (out / "report.md").read_text()
 
 

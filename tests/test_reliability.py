@@ -33,7 +33,7 @@ from worldspec.cli import EXIT_INPUT, EXIT_INTERNAL, main
 from worldspec.compiler import KINDS
 from worldspec.runner import sandbox
 from worldspec.runner.cache import ResponseCache
-from worldspec.runner.log import Lock, RunDirError, RunLog, load_run
+from worldspec.runner.log import Lock, RunDirError, RunLog, load_run, read_events
 from worldspec.runner.models import (MAX_REPLY_CHARS, Reply, ScriptedModel, ToolCall, Usage, bounded_reply)
 from worldspec.runner.runtime import Grader
 from worldspec.runner.sandbox import Deadlines, Overrun, Sandbox
@@ -382,11 +382,17 @@ def test_an_out_that_cannot_be_created_exits_2_with_a_message(tmp_path, where):
 
 def test_a_log_that_cannot_be_written_exits_2_with_a_message(tmp_path):
     out = tmp_path / "run"
-    out.mkdir()
-    (out / "log.jsonl").symlink_to("/dev/full")  # every write: no space left on device
-    r = CliRunner().invoke(main, ["run", "demo", "--out", str(out), "-n", "1"])
+    r = worldspec("run", "demo", "--out", str(out), "-n", "1", "--quiet", limit_file_size=200)  # not even its header
+    assert r.returncode == EXIT_INPUT, r.stderr.decode()
+    assert "cannot write the run log" in r.stderr.decode() and "File too large" in r.stderr.decode()
+    assert "Traceback" not in r.stderr.decode()
+    # a link to a device (every write: no space left) is no log of the run folder's own: refused unwritten
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "log.jsonl").symlink_to("/dev/full")
+    r = CliRunner().invoke(main, ["run", "demo", "--out", str(other), "-n", "1"])
     assert r.exit_code == EXIT_INPUT, r.output
-    assert "No space left on device" in r.output and "Traceback" not in r.output
+    assert "symbolic link" in r.output and "Traceback" not in r.output
 
 
 def test_a_full_disk_mid_run_exits_3_with_a_message_and_resume_repairs_the_log(tmp_path):
@@ -473,12 +479,11 @@ def model_run(server, out, world="aliencode", *more) -> list[str]:
 
 
 def logged(out) -> list[dict]:
-    """The complete lines of a run's log (one being written may be cut short)."""
+    """The events of a run's complete lines (one being written may be cut short)."""
     path = os.path.join(out, "log.jsonl")
     if not os.path.exists(path):
         return []
-    with open(path, "rb") as f:
-        return [json.loads(line) for line in f.read().split(b"\n")[:-1]]
+    return list(read_events(path))
 
 
 def test_hostile_replies_go_through_a_run_that_is_killed_and_resumed(fake_openai, tmp_path):

@@ -19,6 +19,7 @@ from runner_fakes import FAKE_KIND, FakeWorld
 from worldspec.cli import EXIT_INPUT, EXIT_INTERNAL, main
 from worldspec.compiler import KINDS
 from worldspec.runner.progress import Progress
+from worldspec.runner.log import read_events
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -111,7 +112,7 @@ def test_an_internal_error_exits_3_in_one_line(fake_world_file, tmp_path, monkey
     r = invoke("run", fake_world_file, "--out", str(tmp_path / "x"), "-n", "1", "--agent", "oracle")
     assert r.exit_code == EXIT_INTERNAL
     assert "internal error (ZeroDivisionError: a bug in a world)" in r.output and "Traceback" not in r.output
-    events = [json.loads(x) for x in (tmp_path / "x" / "log.jsonl").read_text().splitlines()]
+    events = list(read_events(tmp_path / "x" / "log.jsonl"))
     assert events[-1]["status"] == "error" and "ZeroDivisionError" in events[-1]["error"]
 
 

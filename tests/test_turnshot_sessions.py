@@ -12,6 +12,7 @@ import os
 from click.testing import CliRunner
 
 from worldspec.cli import main
+from worldspec.runner.log import read_events
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 BOXES = os.path.join(ROOT, "worlds", "oracle")
@@ -21,7 +22,7 @@ def run_folder(tmp_path):
     out = tmp_path / "run"
     result = CliRunner().invoke(main, ["run", BOXES, "--out", str(out), "--quiet"])
     assert result.exit_code == 0, result.output
-    events = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    events = list(read_events(out / "log.jsonl"))
     records = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
     return events, records
 

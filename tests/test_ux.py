@@ -34,6 +34,7 @@ from worldspec.compiler.program.equations import EquationError, read_sexpr
 from worldspec.play import Session, caret
 from worldspec.runner.config import RunConfig
 from worldspec.runner.experiment import run_experiment
+from worldspec.runner.log import read_events
 from worldspec.runner.models import RetryPolicy, ScriptedModel, TransientError
 from worldspec.runner.progress import Progress
 from worldspec.runner.report import curves_figure
@@ -97,8 +98,7 @@ def test_running_the_same_command_twice_reports_the_finished_run(tmp_path):
     assert code == 0, stderr
     assert "already holds this run, finished" in again and "| Demo | oracle | autonomous |" in again
     assert clean(again + stderr)
-    sessions = lambda: [json.loads(l) for l in (out / "log.jsonl").read_text().splitlines()  # noqa: E731
-                        if '"type":"session"' in l]
+    sessions = lambda: [e for e in read_events(out / "log.jsonl") if e["type"] == "session"]  # noqa: E731
     assert len(sessions()) == 2  # the second command wrote nothing
     # --overwrite starts afresh: one session in the new log
     code, _, stderr = worldspec(*args, "--overwrite")

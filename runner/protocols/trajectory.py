@@ -594,7 +594,8 @@ class Trajectory:
             reply, tokens, attempts = await final_reply(task, k, base)
             base["reasks"] = attempts
             if isinstance(reply, LostError):  # infrastructure: not an answer, the run is invalid
-                self.rt.emit({**base, "type": "lost", "id": None, "outcome": "lost", "error": str(reply)})
+                self.rt.emit({**base, "type": "lost", "id": f"lost:{self.conv}:m{t}:{task.id}:a{k}", "outcome": "lost",
+                              "error": str(reply)})
                 return None, tokens
             if isinstance(reply, RejectedError):  # a 400 for this answer: it scores zero, the run goes on
                 self.rt.emit({**base, "passed": False, "outcome": rejected_outcome(reply),
@@ -612,7 +613,7 @@ class Trajectory:
             try:
                 v = await grader.verify(task, text)
             except Exception as e:  # noqa: BLE001 — a grader crash is a bug, never a wrong answer
-                self.rt.emit({**base, "type": "grader_error", "id": None,
+                self.rt.emit({**base, "type": "grader_error", "id": f"grader_error:{self.conv}:m{t}:{task.id}:a{k}",
                               "error": f"{type(e).__name__}: {e}"})
                 return None, tokens
             self.rt.emit({**base, "passed": bool(v.passed), "outcome": outcome, "detail": v.detail,
