@@ -589,7 +589,8 @@ class Trajectory:
             base = {"type": "verdict", "id": f"verdict:{self.conv}:m{t}:{task.id}:a{k}",
                     "conv": self.conv, "t": t, "task": task.id, "answer_index": k}
             if ack_lost is not None:  # the disclosure never got its acknowledgement: nothing to fork
-                self.rt.emit({**base, "type": "lost", "id": None, "outcome": "lost", "error": ack_lost})
+                self.rt.emit({**base, "type": "lost", "id": f"lost:{self.conv}:m{t}:{task.id}:a{k}", "outcome": "lost",
+                              "error": ack_lost})  # a stable id: a resume does not append it again
                 return None, 0
             reply, tokens, attempts = await final_reply(task, k, base)
             base["reasks"] = attempts
