@@ -18,7 +18,7 @@ from worldspec.compiler.suite import world_files
 
 from . import experiment, report as reports
 from .cache import CacheError, ResponseCache
-from .log import FinishedRun, RunDirError, discard_unanswered
+from .log import FinishedRun, LogError, RunDirError, discard_unanswered, logged_options
 from .endpoints import check_endpoint
 from .models import FatalError, LitellmModel
 from .options import config_from, default_cache_dir, default_out, run_options
@@ -46,6 +46,36 @@ async def one_failure(run):
 
     asyncio.get_running_loop().set_exception_handler(handler)
     return await run
+
+
+# Options a resumed run takes from its log when the command does not give them again (not --out,
+# --resume, --overwrite, --dry-run or --quiet, which say what this command does).
+NOT_KEPT = ("out", "resume", "dry_run", "quiet")
+SECRET_WORDS = ("key", "token", "secret", "password")
+
+
+def kept_options(p: dict) -> dict:
+    """The options a new log's header keeps for --resume (a --model-arg naming a key or token is not kept)."""
+    out = {}
+    for k, v in p.items():
+        if k in NOT_KEPT:
+            continue
+        if k == "model_args":
+            v = [a for a in v or () if not any(w in a.partition("=")[0].lower() for w in SECRET_WORDS)]
+        out[k] = list(v) if isinstance(v, tuple) else v
+    return out
+
+
+def options_to_resume(ctx: click.Context, p: dict, logged: dict) -> dict:
+    """The logged options the command did not give again (the ones typed win)."""
+    out = {}
+    for k, v in logged.items():
+        if k not in p or k in NOT_KEPT:
+            continue
+        if ctx.get_parameter_source(k) not in (click.core.ParameterSource.DEFAULT, None):
+            continue
+        out[k] = tuple(v) if isinstance(v, list) else v
+    return out
 
 
 @click.command("run")
@@ -94,6 +124,11 @@ def run(world_path, overwrite, **params):
         raise click.UsageError("--resume needs the --out directory of the run to continue")
     if p["resume"] and overwrite:
         raise click.UsageError("--resume continues the run in --out and --overwrite replaces it: pass one")
+    if p["resume"]:
+        try:
+            p.update(options_to_resume(click.get_current_context(), p, logged_options(p["out"])))
+        except LogError as e:
+            raise BadInput(str(e)) from None
     config = config_from(p)
     models = [LitellmModel(m, api_base=p["api_base"], settings=config.settings, timeout=p["timeout"])
               for m in p["models"]]
@@ -124,7 +159,7 @@ def run(world_path, overwrite, **params):
             with Progress(quiet=p["quiet"]) as progress:
                 result = asyncio.run(one_failure(experiment.run_experiment(
                     worlds, models, config, out, agents=agents, name=name, resume=p["resume"],
-                    cache_dir=cache, progress=progress, overwrite=overwrite)))
+                    cache_dir=cache, progress=progress, overwrite=overwrite, options=kept_options(p))))
         except FatalError:
             if not p["resume"]:  # when nothing was charged, --out is left as it was: the same command runs again
                 discard_unanswered(out, created=fresh)
@@ -138,7 +173,7 @@ def run(world_path, overwrite, **params):
         raise BadInput(str(e)) from None
     except KeyboardInterrupt:
         click.echo(f"interrupted; continue with: worldspec run {world_path} --out {out} --resume "
-                   "(and the same options)", err=True)
+                   "(the log keeps the other options)", err=True)
         sys.exit(130)
     click.echo("\n".join(reports.headline(result.summary)))
     click.echo(f"wrote {out}/log.jsonl, trajectories.jsonl, summary.json, report.md")

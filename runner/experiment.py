@@ -47,13 +47,15 @@ def plan(worlds: Sequence, models: Sequence[Model], config: RunConfig, agents: S
 
 async def run_experiment(worlds: Sequence, models: Sequence[Model], config: RunConfig, out: str | Path, *,
                          agents: Sequence[str] = (), name: str | None = None, resume: bool = False,
-                         cache_dir: str | Path | None = None, progress=None, overwrite: bool = False) -> RunResult:
-    """Run (or resume) every session and write the outputs into `out` (`overwrite`: over a run there)."""
+                         cache_dir: str | Path | None = None, progress=None, overwrite: bool = False,
+                         options: dict | None = None) -> RunResult:
+    """Run (or resume) every session and write the outputs into `out` (`overwrite`: over a run there;
+    `options`: the command's, kept in the header for `--resume`)."""
     protocol, cast = lineup(worlds, models, config, agents)
     out = Path(out)
     log = RunLog(out, config=config.identity(protocol, cast),
                  world=protocol.world_identity(worlds, name or worlds[0].name), resume=resume,
-                 overwrite=report.OUTPUTS if overwrite else None)
+                 overwrite=report.OUTPUTS if overwrite else None, options=options)
     if progress is not None:
         log.watchers.append(progress.event)
     cache = ResponseCache(cache_dir) if cache_dir else None

@@ -433,11 +433,18 @@ def encode_line(event: dict) -> bytes:
         return json.dumps(event, ensure_ascii=True, default=str, separators=(",", ":")).encode("ascii") + b"\n"
 
 
+# Connection details: recorded, never part of a run's identity (a run resumes against a new --api-base).
+OPERATIONAL_KEYS = ("api_base",)
+# Keys added to the identity after logs were written without them, and the behaviour those logs had.
+LEGACY_DEFAULTS = {"rule_prompt": "open", "grading": "lenient"}
+
+
 def config_diff(old: dict, new: dict) -> list[str]:
-    keys = sorted(set(old) | set(new))
+    """The identity keys on which a log's header and a command differ, each said in a line."""
+    keys = sorted((set(old) | set(new)) - set(OPERATIONAL_KEYS))
     out = []
     for k in keys:
-        a, b = old.get(k), new.get(k)
+        a, b = old.get(k, LEGACY_DEFAULTS.get(k)), new.get(k)
         if json.dumps(a, sort_keys=True, default=str) != json.dumps(b, sort_keys=True, default=str):
             out.append(f"{k}: log has {json.dumps(a, default=str)}, now {json.dumps(b, default=str)}")
     return out
@@ -452,9 +459,11 @@ class RunLog:
     is checked before every write (Lock.check)."""
 
     def __init__(self, directory: str | Path, *, config: dict, world: dict, resume: bool = False,
-                 overwrite: Sequence[str] | None = None):
+                 overwrite: Sequence[str] | None = None, options: dict | None = None):
         """`overwrite`: start afresh over a run already in DIR, removing its log and the files matching
-        these patterns (its outputs) under the lock; None keeps an existing run."""
+        these patterns (its outputs) under the lock; None keeps an existing run. `options`: the command's
+        options, kept in a new log's header so that `--resume` needs none of them typed again."""
+        self.options = options
         self.dir = Path(directory)
         self.path = self.dir / "log.jsonl"
         self.f = None
@@ -521,6 +530,8 @@ class RunLog:
             self._append(None)
             self.header = {"type": "header", "id": "header", "log_version": LOG_VERSION,
                            "created": time.time(), "config": config, "world": world}
+            if self.options is not None:
+                self.header["options"] = self.options
             self.encoder = Encoder()
             self._write(self.header)
             self.ids.add("header")
@@ -621,3 +632,16 @@ def discard_unanswered(directory: str | Path, *, created: bool) -> bool:
         except OSError:  # something else was written there: leave it
             pass
     return True
+
+
+def logged_options(directory: str | Path) -> dict:
+    """The command options a run's header kept (empty: a log written before they were kept, or none)."""
+    path = Path(directory) / "log.jsonl"
+    if log_status(path) is None:
+        return {}
+    for event in read_events(path):
+        if event.get("type") == "header" and isinstance(event.get("options"), dict):
+            return event["options"]
+        return {}
+    return {}
+

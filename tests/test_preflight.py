@@ -57,3 +57,27 @@ def test_bad_urls_are_named():
     assert "not an http" in unreachable("ftp://example/v1")
     assert "port is not a number" in unreachable("http://127.0.0.1:notaport/v1")
     assert "connection refused" in unreachable(f"http://127.0.0.1:{closed_port()}")
+
+
+def test_resume_takes_the_options_from_the_log(tmp_path):
+    """Issue 31 item 6: --resume needed every option typed again, though the log holds them."""
+    out = tmp_path / "d"
+    code, _, stderr = worldspec("run", "demo", "--agent", "oracle", "-n", "2", "--condition", "direct",
+                                "--out", str(out), "--quiet", timeout=600)
+    assert code == 0, stderr
+    code, stdout, stderr = worldspec("run", "demo", "--out", str(out), "--resume", timeout=600)
+    assert code == 0, stderr
+    assert "different configuration" not in stderr and "| Demo | oracle | direct | 100.0" in stdout
+    code, _, stderr = worldspec("run", "demo", "--out", str(out), "--resume", "-n", "3", timeout=600)
+    assert code == 2 and "different configuration" in stderr  # what is typed again wins
+
+
+def test_a_run_resumes_against_a_new_api_base(fake_openai, tmp_path):
+    """Issue 31 item 1: the endpoint is not part of a run's identity."""
+    out = tmp_path / "m"
+    args = ("run", "demo", "--model", "openai/fake", "-n", "1", "--no-cache", "--quiet", "--out", str(out))
+    code, _, stderr = worldspec(*args, "--api-base", fake_openai.base_url, timeout=600)
+    assert code == 0, stderr
+    other = fake_openai.base_url.rstrip("/") + "/"  # another spelling of the endpoint (the one a user fixed)
+    code, stdout, stderr = worldspec(*args, "--api-base", other, "--resume", timeout=600)
+    assert code == 0 and "different configuration" not in stderr, stderr
