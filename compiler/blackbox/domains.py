@@ -4,7 +4,7 @@ A box's inputs are declared as `domain NAME, DOMAIN`, where DOMAIN is written in
 call syntax and read structurally (never evaluated as code):
 
     int(lo, hi)   float(lo, hi)   bool   bits(n)   str(lo, hi)   str(ALPHABET, lo, hi)
-    text(lo, hi)  line(lo, hi)    list(ELEMENT, lo, hi)   tuple(D1, D2, ...)
+    text(lo, hi)  line(lo, hi)    message(lo, hi)   list(ELEMENT, lo, hi)   tuple(D1, D2, ...)
     choice(v1, v2, ...)   either(D1, D2, ...)   assign({"name": D, ...})
 
 Bounds may use params (`int(0, N)`). A domain types what an agent may send,
@@ -34,6 +34,11 @@ from worldspec.values import same, show, type_name
 MAX_ENUM = 20000
 LOWER = string.ascii_lowercase
 PRINTABLE = "".join(c for c in string.printable if c not in "\n\r\t\x0b\x0c")
+# `message`: any text, as the published Oracle loops hand the model's reply to the box (eva_models.py
+# `evaluate`: `platform_module.blackbox(truth, model_output)`): every Unicode character counts, tabs and
+# line breaks too. Draws mix printable ASCII with the forms that tell a Python parser apart: an accented
+# capital, a non-ASCII digit, a no-break space, a tab.
+MESSAGE_DRAWS = PRINTABLE + "\tÉÖ٣\u00a0\u2003"
 
 
 # ---------------------------------------------------------------- domains
@@ -209,16 +214,22 @@ class StrDomain(Domain):
         why = sized_problem(v, str, "a string", self.lo, self.hi, "characters")
         if why:
             return why
+        if self.label == "message":
+            return None
         bad = sorted({c for c in v if c not in self.alphabet})
         if bad:
             return f"the character(s) {''.join(bad)!r} are not allowed (only {self._alpha()})"
         return None
 
     def read(self, text, name):
+        if self.label == "message":  # the text as sent: quotes are characters of it
+            return self.accept(text, name)
         quoted = single_string(text)
         return self.accept(text if quoted is None else quoted, name)
 
     def write(self, v, alone=True):
+        if self.label == "message" and alone:
+            return v
         return write_bare(v, alone)
 
     def draw(self, rng):
@@ -246,9 +257,13 @@ class StrDomain(Domain):
         n = str(self.lo) if self.lo == self.hi else f"{self.lo} to {self.hi}"
         if self.label == "line":
             return f"a line of text ({n} printable characters)"
+        if self.label == "message":
+            return f"a message of {n} characters (any text)"
         return f"a string of {n} {self._alpha()}"
 
     def size(self):
+        if self.label == "message":
+            return None  # every Unicode text
         k = len(self.alphabet)
         return sum(k ** n for n in range(self.lo, self.hi + 1))
 
@@ -530,8 +545,8 @@ def _num(x) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-DOMAIN_NAMES = ("int", "float", "bool", "bits", "str", "text", "line", "list", "tuple", "choice", "either",
-                "assign")
+DOMAIN_NAMES = ("int", "float", "bool", "bits", "str", "text", "line", "message", "list", "tuple", "choice",
+                "either", "assign")
 
 
 def domain_of(e: ast.Expr, constant) -> Domain:
@@ -576,6 +591,10 @@ def domain_of(e: ast.Expr, constant) -> Domain:
         arity(0, 2)
         lo, hi = (1, 200) if not args else (const(0, int), const(1, int))
         d = StrDomain(PRINTABLE, lo, hi, "line")
+    elif name == "message":
+        arity(0, 2)
+        lo, hi = (1, MAX_INPUT_CHARS) if not args else (const(0, int), const(1, int))
+        d = StrDomain(MESSAGE_DRAWS, lo, hi, "message")
     elif name in ("tuple", "either"):
         if not args:
             raise SpecError(e.span, f"{name}(...) needs at least one domain", _DOMAIN_HINT)
@@ -629,7 +648,7 @@ def domain_of(e: ast.Expr, constant) -> Domain:
 
 
 _DOMAIN_HINT = ("Domains: int(lo, hi), float(lo, hi), bool, bits(n), str(lo, hi), str(ALPHABET, lo, hi), "
-                "text(lo, hi), line(lo, hi), list(ELEMENT, lo, hi), tuple(D1, D2, ...), choice(v1, v2, ...), "
+                "text(lo, hi), line(lo, hi), message(lo, hi), list(ELEMENT, lo, hi), tuple(D1, D2, ...), choice(v1, v2, ...), "
                 "either(D1, D2, ...), assign({\"name\": D, ...}).")
 
 
