@@ -3,7 +3,7 @@
 A box's inputs are declared as `domain NAME, DOMAIN`, where DOMAIN is written in
 call syntax and read structurally (never evaluated as code):
 
-    int(lo, hi)   float(lo, hi)   bool   bits(n)   str(lo, hi)   str(ALPHABET, lo, hi)
+    int(lo, hi)   float(lo, hi)   pyfloat(lo, hi)   bool   bits(n)   str(lo, hi)   str(ALPHABET, lo, hi)
     text(lo, hi)  line(lo, hi)    message(lo, hi)   list(ELEMENT, lo, hi)   tuple(D1, D2, ...)
     choice(v1, v2, ...)   either(D1, D2, ...)   assign({"name": D, ...})
 
@@ -179,6 +179,26 @@ class FloatDomain(RangeDomain):
 
     def describe(self):
         return f"a number from {_num(self.lo)} to {_num(self.hi)}"
+
+
+@attrs.frozen
+class PyFloatDomain(FloatDomain):
+    """`pyfloat(lo, hi)`: a number read from the whole text as Python's float() reads it, as the published Oracle
+    physics loops read a time (`float(player_output)`): surrounding whitespace, Unicode digits, underscores between
+    digits, `1e-3`, `2.`; not a tuple, a trailing comma or a sign apart from its digits. `inf` and `nan` are read
+    too, and, being outside every range, refused with the range."""
+
+
+    def read(self, text, name):
+        try:
+            v = float(text) if len(text) <= MAX_INPUT_CHARS else None
+        except ValueError:
+            v = None
+        if v is None:
+            raise InputError(f"{name}: cannot read {text[:40]!r} as a number")
+        if v != v:
+            raise InputError(f"{name}: nan is outside {self.number(self.lo)}..{self.number(self.hi)}")
+        return self.accept(v, name)
 
 
 @attrs.frozen
@@ -545,7 +565,7 @@ def _num(x) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-DOMAIN_NAMES = ("int", "float", "bool", "bits", "str", "text", "line", "message", "list", "tuple", "choice",
+DOMAIN_NAMES = ("int", "float", "pyfloat", "bool", "bits", "str", "text", "line", "message", "list", "tuple", "choice",
                 "either", "assign")
 
 
@@ -580,6 +600,9 @@ def domain_of(e: ast.Expr, constant) -> Domain:
         arity(0, 2)
         d = FloatDomain(-100.0, 100.0) if not args else FloatDomain(float(const(0, float)),
                                                                    float(const(1, float)))
+    elif name == "pyfloat":
+        arity(2)
+        d = PyFloatDomain(float(const(0, float)), float(const(1, float)))
     elif name == "bool":
         arity(0)
         d = BoolDomain()
@@ -647,7 +670,7 @@ def domain_of(e: ast.Expr, constant) -> Domain:
     return d
 
 
-_DOMAIN_HINT = ("Domains: int(lo, hi), float(lo, hi), bool, bits(n), str(lo, hi), str(ALPHABET, lo, hi), "
+_DOMAIN_HINT = ("Domains: int(lo, hi), float(lo, hi), pyfloat(lo, hi), bool, bits(n), str(lo, hi), str(ALPHABET, lo, hi), "
                 "text(lo, hi), line(lo, hi), message(lo, hi), list(ELEMENT, lo, hi), tuple(D1, D2, ...), choice(v1, v2, ...), "
                 "either(D1, D2, ...), assign({\"name\": D, ...}).")
 
