@@ -68,9 +68,15 @@ def test_published_behaviour_is_pinned(box):
         assert (fb.status, fb.text) == ("ok", want), query
 
 
-@pytest.mark.parametrize("text", ["Hello, World", "abc1", "naïve"])
-def test_a_message_beyond_letters_and_spaces_is_refused_and_costs_a_turn(text):
-    fb = load_world(ENCRYPTION / "eri-e-simple-substitution.world").session().probe(text)
+@pytest.mark.parametrize("text, kept", [("Hello, World", "Hello World"), ("abc1", "abc")])
+def test_a_message_is_read_as_the_published_loop_filters_it(text, kept):
+    """simple_substitution_final.py main keeps letters (isalpha) and spaces, then strips."""
+    world = load_world(ENCRYPTION / "eri-e-simple-substitution.world")
+    assert world.session().probe(text).text == world.session().probe(kept).text
+
+
+def test_a_letter_outside_a_to_z_is_refused_and_costs_a_turn():
+    fb = load_world(ENCRYPTION / "eri-e-simple-substitution.world").session().probe("naïve")
     assert fb.status == "rejected" and fb.units == 1
 
 

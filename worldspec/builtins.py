@@ -13,7 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import functools
 import operator
+import re
 import struct
 
 from worldspec.values import (CHARS_PER_UNIT, MAX_INT_BITS, MAX_LEN, TOO_LARGE, EvalError, Function,
@@ -730,6 +732,109 @@ isdigit = _str1("isdigit", str.isdigit)
 isupper = _str1("isupper", str.isupper)
 islower = _str1("islower", str.islower)
 isspace = _str1("isspace", str.isspace)
+isdecimal = _str1("isdecimal", str.isdecimal)  # the digits Python's int() reads: 0-9 and every Unicode Nd digit
+
+
+def _python_number(text: str, kind):
+    """Python's int(text) or float(text), or None when Python refuses the text (a numeral too long is a limit)."""
+    if len(text.strip()) > MAX_INT_DIGITS + (330 if kind is float else 0):
+        raise LimitError(f"number too long (more than {MAX_INT_DIGITS} digits)")
+    try:
+        return kind(text)
+    except (ValueError, OverflowError):
+        return None
+
+
+@builtin("reads_int", 1, 1)
+def reads_int(ctx, s):
+    """Whether Python's int(s) reads the string: surrounding whitespace, a sign, decimal digits (Unicode ones
+    too) with single underscores between them."""
+    _need(type(s) is str, "reads_int: expected a string, got {}", s)
+    ctx.pay(len(s) // CHARS_PER_UNIT)
+    return len(s.strip()) <= MAX_INT_DIGITS and _python_number(s, int) is not None
+
+
+@builtin("reads_float", 1, 1)
+def reads_float(ctx, s):
+    """Whether Python's float(s) reads the string (also `1e-3`, `1_000`, ` 2.5 `, `inf`, `nan`)."""
+    _need(type(s) is str, "reads_float: expected a string, got {}", s)
+    ctx.pay(len(s) // CHARS_PER_UNIT)
+    return len(s.strip()) <= MAX_INT_DIGITS + 330 and _python_number(s, float) is not None
+
+
+# ---------------------------------------------------------------- regular expressions
+#
+# Python's `re` on strings, so a world restates a published parser's pattern as it is written: `\d` is any
+# Unicode decimal digit, `\s` any Unicode whitespace, `\w` any word character, as in the published code. The
+# pattern is the world's own constant; the subject may be an agent's text (at most 100,000 characters). A
+# match is [the whole match, group 1, group 2, ...] with none for a group that took no part; no match is none.
+# The steps paid are the subject's length: a pattern that backtracks without end is the author's to avoid (the
+# runner's wall-clock deadline still stops the call).
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern(p: str):
+    return re.compile(p)
+
+
+def _regex(name: str, p, s):
+    _need(type(p) is str and type(s) is str, f"{name}: expected a pattern and a string, got {{}} and {{}}", p, s)
+    try:
+        return _pattern(p)
+    except re.error as e:
+        raise EvalError(f"{name}: the pattern cannot be read ({e})") from None
+
+
+def _groups(ctx, m):
+    if m is None:
+        return None
+    out = [m.group(0)] + list(m.groups())
+    return _pieces(ctx, out, sum(len(g) for g in out if g is not None))
+
+
+def _matcher(name: str, how: str):
+    def f(ctx, p, s):
+        rx = _regex(name, p, s)
+        ctx.pay(len(s) // CHARS_PER_UNIT + 1)
+        return _groups(ctx, getattr(rx, how)(s))
+    return builtin(name, 2, 2)(f)
+
+
+re_match = _matcher("re_match", "match")
+re_search = _matcher("re_search", "search")
+re_fullmatch = _matcher("re_fullmatch", "fullmatch")
+
+
+@builtin("re_findall", 2, 2)
+def re_findall(ctx, p, s):
+    """Python's re.findall: the matched strings, or (a pattern with groups) each match's group(s)."""
+    rx = _regex("re_findall", p, s)
+    ctx.pay(len(s) // CHARS_PER_UNIT + 1)
+    found = [list(x) if type(x) is tuple else x for x in rx.findall(s)]
+    return _pieces(ctx, found, len(s) * max(1, rx.groups))
+
+
+@builtin("re_split", 2, 2)
+def re_split(ctx, p, s):
+    """Python's re.split: the pieces between matches (and the groups of each match, none where unmatched)."""
+    rx = _regex("re_split", p, s)
+    ctx.pay(len(s) // CHARS_PER_UNIT + 1)
+    return _pieces(ctx, rx.split(s), len(s) * max(1, rx.groups))
+
+
+@builtin("re_sub", 3, 3)
+def re_sub(ctx, p, repl, s):
+    """Python's re.sub: every match replaced by repl (its \\1 and \\g<name> name groups)."""
+    rx = _regex("re_sub", p, s)
+    _need(type(repl) is str, "re_sub: expected a replacement string, got {}", repl)
+    ctx.pay(len(s) // CHARS_PER_UNIT + 1)
+    try:
+        out = rx.sub(repl, s) if len(s) * max(1, len(repl)) <= MAX_LEN else None
+    except (re.error, IndexError) as e:
+        raise EvalError(f"re_sub: the replacement cannot be read ({e})") from None
+    if out is None or len(out) > MAX_LEN:
+        raise LimitError(TOO_LARGE)
+    return out
 
 
 def _fail(msg):
@@ -827,15 +932,14 @@ def int_(ctx, v):
     if type(v) is bool:
         return int(v)
     if type(v) is str:
-        t = v.strip()
-        if t[:1] in "+-" and t[1:].isdigit() or t.isdigit():
-            if len(t) > MAX_INT_DIGITS:  # also keeps Python's digit limit out of reach
-                raise LimitError(f"integer too large (more than {MAX_INT_BITS} bits)")
-            try:
-                return check_int(int(t))
-            except ValueError:  # digits Python does not read as a number (superscripts)
-                raise EvalError("int: not a number") from None
-        raise EvalError("int: not a number")
+        # as Python's int(text): surrounding whitespace, a sign, decimal digits (Unicode ones too), single
+        # underscores between digits
+        if len(v.strip()) > MAX_INT_DIGITS:  # also keeps Python's digit limit out of reach
+            raise LimitError(f"integer too large (more than {MAX_INT_BITS} bits)")
+        r = _python_number(v, int)
+        if r is None:
+            raise EvalError("int: not a number")
+        return check_int(r)
     raise EvalError(f"int: cannot convert {type_name(v)}")
 
 
@@ -885,6 +989,12 @@ hex_of = _radix("hex_of", "x", 4)
 
 @builtin("float", 1, 1)
 def float_(ctx, v):
+    """A number as a float; a string as Python's float(text) reads it (`1e-3`, `1_000`, ` 2.5 `, `inf`, `nan`)."""
+    if type(v) is str:
+        ctx.pay(len(v) // CHARS_PER_UNIT)
+        r = _python_number(v, float)
+        _need(r is not None, "float: not a number")
+        return r
     _need(_is_num(v), "float: cannot convert {}", v)
     return float(v)
 
@@ -922,6 +1032,26 @@ def round_(ctx, x, digits=0):
     _need(-400 <= digits <= 400, "round: digits out of range")
     r = round(x) if digits == 0 else round(x, digits)
     return check_int(r) if type(r) is int else r
+
+
+@builtin("np_round", 1, 2)
+def np_round(ctx, x, digits=0):
+    """numpy's round of a float (np.round, also Python's round() of a numpy float): x * 10^d rounded half to
+    even, then divided by 10^d, all in floats (numpy/_core/src/multiarray/calculation.c, PyArray_Round), so
+    np_round(0.015, 2) is 0.02 where round(0.015, 2) is 0.01 (0.015 is stored a little below 0.015, but
+    0.015 * 100 is 1.5 exactly). An integer is returned as it is for digits >= 0, as numpy does."""
+    _need(_is_num(x) and _is_int(digits), "np_round: expected a number and an integer")
+    _need(-400 <= digits <= 400, "np_round: digits out of range")
+    if type(x) is int:
+        if digits >= 0:
+            return x
+        x = float(x)
+    f = 10.0 ** abs(digits)
+    y = x * f if digits >= 0 else x / f
+    if not math.isfinite(y):
+        return y / f if digits >= 0 else y * f
+    r = float(round(y))  # Python rounds a float half to even, as numpy's rint
+    return r / f if digits >= 0 else r * f
 
 
 @builtin("error", 1, 1)

@@ -3,8 +3,8 @@
 A box's inputs are declared as `domain NAME, DOMAIN`, where DOMAIN is written in
 call syntax and read structurally (never evaluated as code):
 
-    int(lo, hi)   float(lo, hi)   bool   bits(n)   str(lo, hi)   str(ALPHABET, lo, hi)
-    text(lo, hi)  line(lo, hi)    list(ELEMENT, lo, hi)   tuple(D1, D2, ...)
+    int(lo, hi)   float(lo, hi)   pyfloat(lo, hi)   bool   bits(n)   str(lo, hi)   str(ALPHABET, lo, hi)
+    text(lo, hi)  line(lo, hi)    message(lo, hi)   list(ELEMENT, lo, hi)   tuple(D1, D2, ...)
     choice(v1, v2, ...)   either(D1, D2, ...)   assign({"name": D, ...})
 
 Bounds may use params (`int(0, N)`). A domain types what an agent may send,
@@ -34,6 +34,11 @@ from worldspec.values import same, show, type_name
 MAX_ENUM = 20000
 LOWER = string.ascii_lowercase
 PRINTABLE = "".join(c for c in string.printable if c not in "\n\r\t\x0b\x0c")
+# `message`: any text, as the published Oracle loops hand the model's reply to the box (eva_models.py
+# `evaluate`: `platform_module.blackbox(truth, model_output)`): every Unicode character counts, tabs and
+# line breaks too. Draws mix printable ASCII with the forms that tell a Python parser apart: an accented
+# capital, a non-ASCII digit, a no-break space, a tab.
+MESSAGE_DRAWS = PRINTABLE + "\tÉÖ٣\u00a0\u2003"
 
 
 # ---------------------------------------------------------------- domains
@@ -177,6 +182,26 @@ class FloatDomain(RangeDomain):
 
 
 @attrs.frozen
+class PyFloatDomain(FloatDomain):
+    """`pyfloat(lo, hi)`: a number read from the whole text as Python's float() reads it, as the published Oracle
+    physics loops read a time (`float(player_output)`): surrounding whitespace, Unicode digits, underscores between
+    digits, `1e-3`, `2.`; not a tuple, a trailing comma or a sign apart from its digits. `inf` and `nan` are read
+    too, and, being outside every range, refused with the range."""
+
+
+    def read(self, text, name):
+        try:
+            v = float(text) if len(text) <= MAX_INPUT_CHARS else None
+        except ValueError:
+            v = None
+        if v is None:
+            raise InputError(f"{name}: cannot read {text[:40]!r} as a number")
+        if v != v:
+            raise InputError(f"{name}: nan is outside {self.number(self.lo)}..{self.number(self.hi)}")
+        return self.accept(v, name)
+
+
+@attrs.frozen
 class BoolDomain(Domain):
     kind = "bool"
 
@@ -209,16 +234,22 @@ class StrDomain(Domain):
         why = sized_problem(v, str, "a string", self.lo, self.hi, "characters")
         if why:
             return why
+        if self.label == "message":
+            return None
         bad = sorted({c for c in v if c not in self.alphabet})
         if bad:
             return f"the character(s) {''.join(bad)!r} are not allowed (only {self._alpha()})"
         return None
 
     def read(self, text, name):
+        if self.label == "message":  # the text as sent: quotes are characters of it
+            return self.accept(text, name)
         quoted = single_string(text)
         return self.accept(text if quoted is None else quoted, name)
 
     def write(self, v, alone=True):
+        if self.label == "message" and alone:
+            return v
         return write_bare(v, alone)
 
     def draw(self, rng):
@@ -246,9 +277,13 @@ class StrDomain(Domain):
         n = str(self.lo) if self.lo == self.hi else f"{self.lo} to {self.hi}"
         if self.label == "line":
             return f"a line of text ({n} printable characters)"
+        if self.label == "message":
+            return f"a message of {n} characters (any text)"
         return f"a string of {n} {self._alpha()}"
 
     def size(self):
+        if self.label == "message":
+            return None  # every Unicode text
         k = len(self.alphabet)
         return sum(k ** n for n in range(self.lo, self.hi + 1))
 
@@ -530,8 +565,8 @@ def _num(x) -> str:
     return str(int(x)) if float(x).is_integer() else str(x)
 
 
-DOMAIN_NAMES = ("int", "float", "bool", "bits", "str", "text", "line", "list", "tuple", "choice", "either",
-                "assign")
+DOMAIN_NAMES = ("int", "float", "pyfloat", "bool", "bits", "str", "text", "line", "message", "list", "tuple", "choice",
+                "either", "assign")
 
 
 def domain_of(e: ast.Expr, constant) -> Domain:
@@ -565,6 +600,9 @@ def domain_of(e: ast.Expr, constant) -> Domain:
         arity(0, 2)
         d = FloatDomain(-100.0, 100.0) if not args else FloatDomain(float(const(0, float)),
                                                                    float(const(1, float)))
+    elif name == "pyfloat":
+        arity(2)
+        d = PyFloatDomain(float(const(0, float)), float(const(1, float)))
     elif name == "bool":
         arity(0)
         d = BoolDomain()
@@ -576,6 +614,10 @@ def domain_of(e: ast.Expr, constant) -> Domain:
         arity(0, 2)
         lo, hi = (1, 200) if not args else (const(0, int), const(1, int))
         d = StrDomain(PRINTABLE, lo, hi, "line")
+    elif name == "message":
+        arity(0, 2)
+        lo, hi = (1, MAX_INPUT_CHARS) if not args else (const(0, int), const(1, int))
+        d = StrDomain(MESSAGE_DRAWS, lo, hi, "message")
     elif name in ("tuple", "either"):
         if not args:
             raise SpecError(e.span, f"{name}(...) needs at least one domain", _DOMAIN_HINT)
@@ -628,8 +670,8 @@ def domain_of(e: ast.Expr, constant) -> Domain:
     return d
 
 
-_DOMAIN_HINT = ("Domains: int(lo, hi), float(lo, hi), bool, bits(n), str(lo, hi), str(ALPHABET, lo, hi), "
-                "text(lo, hi), line(lo, hi), list(ELEMENT, lo, hi), tuple(D1, D2, ...), choice(v1, v2, ...), "
+_DOMAIN_HINT = ("Domains: int(lo, hi), float(lo, hi), pyfloat(lo, hi), bool, bits(n), str(lo, hi), str(ALPHABET, lo, hi), "
+                "text(lo, hi), line(lo, hi), message(lo, hi), list(ELEMENT, lo, hi), tuple(D1, D2, ...), choice(v1, v2, ...), "
                 "either(D1, D2, ...), assign({\"name\": D, ...}).")
 
 

@@ -187,9 +187,12 @@ class BlackBoxWorld(BoxWorld):
     def session(self, task=None, stream=0) -> BoxSession:
         """A fresh session of queries (a goal box: against the target of `task`, default the first).
 
-        `stream` selects the noise stream (the same stream always gives the same draws)."""
-        if task is not None and self.has_goal and "again" in self.test_of(task).marks:
-            # a repeated target is a puzzle of its own: its noise draws are not the earlier puzzle's
+        `stream` selects the noise stream (the same stream always gives the same draws). A goal box's test
+        is a puzzle of its own: its session draws the stream `"<stream>:<test id>"`, seeded by the run's seed
+        and the puzzle, so no two puzzles share lies or rewards (the published loop, eva_models.py
+        `evaluate`, plays each test puzzle in turn while the box draws from Python's `random`, so every puzzle
+        meets draws of its own)."""
+        if task is not None and self.has_goal:
             stream = f"{stream}:{self.test_of(task).id}"
         return BoxSession(self, self.target_of(task), stream)
 
