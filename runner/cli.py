@@ -115,6 +115,16 @@ def run(world_path, overwrite, **params):
       worldspec run demo --agent explorer --agent manual --out runs/explorer
       worldspec run worlds/oracle --preset 10@1 --out runs/oracle
 
+    \b
+    Conditions (--condition, milestone worlds; ExplorationBench A.4):
+      autonomous    the model chooses its own probes (the default)
+      hindsight     a best trajectory's probes replayed live; the model writes notes between them
+      fixed         probes from the world's generator (fixed seed), at a reference trajectory's volume
+      without-tool  one model turn per round, with no tool and no feedback
+      direct        no exploration: each milestone asks again from the manual alone
+      open-book-m0  the rules disclosed after the manual, acknowledged, then the tests (O@M0)
+      a4-open-book  the rules disclosed after the best autonomous trajectory, then the tests (A4+O)
+
     A finished run already in --out is reported, not run again (exit 0); an
     unfinished one asks for --resume or --overwrite. Then `worldspec view DIR`
     shows the run as a page, `worldspec report DIR...` merges runs.

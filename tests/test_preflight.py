@@ -88,3 +88,14 @@ def test_identity_keys_ignore_the_endpoint_and_read_old_logs_as_they_ran():
     assert config_diff({"api_base": "http://a/v1", "n": 1}, {"api_base": "http://b/v1", "n": 1}) == []
     assert config_diff({"n": 1}, {"n": 1, "rule_prompt": "open", "grading": "lenient"}) == []
     assert config_diff({"n": 1}, {"n": 1, "rule_prompt": "slots"}) == ['rule_prompt: log has "open", now "slots"']
+
+
+def test_run_help_defines_every_condition_in_one_line():
+    """Issue 31 item 9: the seven --condition values were defined nowhere a newcomer looks."""
+    from click.testing import CliRunner
+
+    from worldspec.cli import main
+    from worldspec.runner.protocols import CONDITIONS
+    text = CliRunner().invoke(main, ["run", "--help"], terminal_width=200).output
+    for c in CONDITIONS:
+        assert any(line.strip().startswith(c + " ") for line in text.splitlines()), c
