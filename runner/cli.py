@@ -186,6 +186,10 @@ def run(world_path, overwrite, **params):
                    "(the log keeps the other options)", err=True)
         sys.exit(130)
     click.echo("\n".join(reports.headline(result.summary)))
+    cached = result.summary["validity"].get("cached_replies", 0)
+    if cached:
+        click.echo(f"{cached} model replies came from the response cache ({cache}), not the model; "
+                   "--no-cache samples the model afresh")
     click.echo(f"wrote {out}/log.jsonl, trajectories.jsonl, summary.json, report.md")
     if not result.summary["validity"]["valid"]:
         click.echo("warning: the run finished but is not valid (see summary.json 'validity'); "

@@ -100,7 +100,9 @@ RUN_OPTIONS = (
     click.option("--resume", is_flag=True, help="Continue a killed run in --out from its log."),
     click.option("--cache", "cache_dir", type=click.Path(file_okay=False),
                  help="Response cache directory (default ~/.cache/worldspec)."),
-    click.option("--no-cache", is_flag=True, help="Do not read or write the response cache."),
+    click.option("--no-cache", is_flag=True, help="Do not read or write the response cache: every reply is a fresh "
+                 "sample from the model (by default a request asked before, by any run, is answered from the cache, "
+                 "and the run says how many were)."),
     click.option("--max-connections", default=16, show_default=True, type=click.IntRange(min=1),
                  help="Requests in flight at once, per model."),
     click.option("--temperature", type=float, help="Generation setting passed to the model."),

@@ -88,6 +88,8 @@ def validity(run: LoggedRun) -> dict:
         "expected_trajectories": len(expected), "finished_trajectories": len(finished & expected),
         "missing": sorted(expected - finished), "invalid_trajectories": invalid, "lost_answers": lost,
         "retries": run.retries, "sessions": len(run.sessions), "last_session": run.last_session,
+        # replies the response cache gave instead of the model (a rerun into a new --out may send no request)
+        "cached_replies": sum(1 for r in run.replies.values() if r.get("type") == "reply" and r.get("cached")),
         "errors": run.errors,
     }
 
@@ -99,6 +101,7 @@ def merged_validity(stamps: Sequence[dict], dirs: Sequence) -> dict:
     out = {k: all(s[k] for s in stamps) for k in ("valid", "complete", "clean")}
     for k in ("expected_trajectories", "finished_trajectories", "lost_answers", "retries", "sessions"):
         out[k] = sum(s[k] for s in stamps)
+    out["cached_replies"] = sum(s.get("cached_replies", 0) for s in stamps)
     for k in ("missing", "invalid_trajectories", "errors"):
         out[k] = [m for s in stamps for m in s[k]]
     out["runs"] = [str(d) for d in dirs]
@@ -109,6 +112,9 @@ def status_line(stamp: dict, noun: str) -> list[str]:
     lines = [f"Run status: **{'valid' if stamp['valid'] else 'INVALID'}** — {stamp['finished_trajectories']}/"
              f"{stamp['expected_trajectories']} {noun} finished, {stamp['lost_answers']} answers lost to "
              f"infrastructure, {stamp['retries']} provider retries, {stamp['sessions']} session(s)."]
+    if stamp.get("cached_replies"):
+        lines.append(f"{stamp['cached_replies']} model replies came from the response cache, not the model "
+                     "(`--no-cache` asks the model again: a fresh sample).")
     if stamp.get("missing"):
         lines.append(f"Missing: {', '.join(stamp['missing'][:20])}{' ...' if len(stamp['missing']) > 20 else ''}.")
     return lines + [""]

@@ -157,6 +157,11 @@ def test_cli_model_run_with_settings_and_cache(fake_openai, fake_world_file, tmp
     assert len(mine()) == n
     assert (tmp_path / "a" / "trajectories.jsonl").read_text() == \
         (tmp_path / "b" / "trajectories.jsonl").read_text()
+    # issue 31 item 2: the rerun says its replies came from the cache, on the console and in report.md
+    assert f"{n} model replies came from the response cache" in r.output and "--no-cache" in r.output
+    assert f"{n} model replies came from the response cache" in (tmp_path / "b" / "report.md").read_text()
+    assert json.loads((tmp_path / "b" / "summary.json").read_text())["validity"]["cached_replies"] == n
+    assert "from the response cache" not in (tmp_path / "a" / "report.md").read_text()
 
 
 def test_demo_world_through_litellm(fake_openai, tmp_path, run_world, read_log):
