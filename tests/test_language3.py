@@ -186,3 +186,18 @@ def test_zero_is_not_within_a_relative_tolerance_of_a_tiny_value():
                                       (1.23456789012345e-7, "1.23456789e-07"), (0.0, "0.0"), (1e12, "1000000000000.0")])
 def test_shown_floats_keep_their_significant_digits(v, shown):
     assert show(v) == shown
+
+
+def test_a_placeholder_that_names_no_param_is_a_warning(tmp_path):
+    """Issue 31 item 7: a `{DD}` typo in prose certified and reached the agent verbatim."""
+    from click.testing import CliRunner
+
+    from worldspec.cli import main
+    demo = (Path(__file__).resolve().parents[1] / "worlds" / "demo.world").read_text()
+    world = tmp_path / "w.world"
+    world.write_text(demo.replace('summary "A tiny calculation language whose manual is wrong in five places."',
+                                  'summary "A tiny language: {ZERO} is zero, {ZEROO} a typo, {name} a template."'))
+    r = CliRunner().invoke(main, ["check", str(world)])
+    assert r.exit_code == 0, r.output
+    assert "warning: {ZEROO} names no param" in r.output and "Did you mean ZERO?" in r.output
+    assert "{ZERO} names" not in r.output and "{name}" not in r.output.split("warning")[-1].split("\n")[0]

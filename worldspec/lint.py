@@ -6,9 +6,16 @@ pass says so, located as an error is, so the author can change it when they choo
 """
 from __future__ import annotations
 
+import re
+
 from worldspec import ast
 from worldspec.builtins import BUILTINS
-from worldspec.diagnostics import SpecWarning
+from worldspec.diagnostics import SpecError, SpecWarning, did_you_mean
+from worldspec.sources import read_source
+
+# `{K}` in prose is replaced by param K's value; an uppercase name in braces that no param has is left
+# as written and reaches the agent verbatim (a `{DD}` typo certified). Lowercase braces are templates.
+_PLACEHOLDER = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")
 
 
 def spec_warnings(spec: ast.Spec) -> list[SpecWarning]:
@@ -19,4 +26,26 @@ def spec_warnings(spec: ast.Spec) -> list[SpecWarning]:
             found.append(SpecWarning(d.span, f"def {d.name} shadows the builtin of the same name",
                                      f"Everywhere this world calls {d.name}(...) it calls this def, not the builtin "
                                      "of docs/language.md; rename the def if that is not what you mean."))
+    found += placeholder_warnings(spec)
     return sorted(found, key=lambda w: (w.span.file, w.span.line, w.span.col))
+
+
+def placeholder_warnings(spec: ast.Spec) -> list[SpecWarning]:
+    """`{NAME}` placeholders in the world's file that name no param (outside comments)."""
+    try:
+        text = read_source(spec.file, spec.span, spec.file)
+    except SpecError:
+        return []
+    params = [p.name for p in spec.params]
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        code = line.split("#", 1)[0] if '"' not in line.split("#", 1)[0] else line
+        for m in _PLACEHOLDER.finditer(code):
+            if m.group(1) in params:
+                continue
+            hint = did_you_mean(m.group(1), params).strip()
+            out.append(SpecWarning(ast.Span(spec.file, n, m.start() + 1),
+                                   f"{{{m.group(1)}}} names no param, so it reaches the agent as written",
+                                   (hint + " " if hint else "") + "A placeholder is {NAME} of a param the world "
+                                   "declares (param NAME = ...); write the text without braces otherwise."))
+    return out
