@@ -18,9 +18,8 @@ class TooDeep(ValueError):
     """A JSON text nested deeper than the limit."""
 
 
-def depth(text: str) -> int:
-    """The deepest bracket nesting of a JSON text, strings skipped (linear, no recursion)."""
-    deepest = level = 0
+def outside_strings(text: str):
+    """The characters of a text outside its double-quoted strings (backslash escapes inside them), in order."""
     in_string = escaped = False
     for ch in text:
         if in_string:
@@ -32,7 +31,15 @@ def depth(text: str) -> int:
                 in_string = False
         elif ch == '"':
             in_string = True
-        elif ch in "[{":
+        else:
+            yield ch
+
+
+def depth(text: str) -> int:
+    """The deepest bracket nesting of a JSON text, strings skipped (linear, no recursion)."""
+    deepest = level = 0
+    for ch in outside_strings(text):
+        if ch in "[{":
             level += 1
             if level > deepest:
                 deepest = level

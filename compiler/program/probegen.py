@@ -15,24 +15,16 @@ import attrs
 from hypothesis import strategies as st
 
 from worldspec import ast
+from worldspec.safejson import outside_strings
 
 INDENT = "    "
 
 
 def _one_argument(text: str) -> bool:
     """Whether an argument list holds a single expression (no top-level comma)."""
-    depth, in_str, escaped = 0, False, False
-    for ch in text:
-        if in_str:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "([":
+    depth = 0
+    for ch in outside_strings(text):
+        if ch in "([":
             depth += 1
         elif ch in ")]":
             depth -= 1
