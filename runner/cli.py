@@ -142,12 +142,16 @@ def run(world_path, overwrite, **params):
     config = config_from(p)
     models = [LitellmModel(m, api_base=p["api_base"], settings=config.settings, timeout=p["timeout"])
               for m in p["models"]]
+    cache = None
     if models and not p["dry_run"]:
-        try:  # keys and endpoints are said before the world compiles (seconds) or anything is written
+        try:  # the cache, keys and endpoint are said before the world compiles (seconds) or anything is written
+            if not p["no_cache"] and any(m.cacheable for m in models):
+                cache = p["cache_dir"] or str(default_cache_dir())
+                ResponseCache(cache).close()  # an unusable cache directory is bad input, said before the run
             for m in models:
                 m.check_environment()
             check_endpoint(p["api_base"])
-        except FatalError as e:
+        except (FatalError, CacheError) as e:
             raise BadInput(str(e)) from None
     worlds, name = load_worlds(world_path, p["seed"])
     out = p["out"] or default_out(name)
@@ -160,10 +164,6 @@ def run(world_path, overwrite, **params):
             click.echo("\n".join(reports.table(plan.head, plan.rows)))
             click.echo(f"model calls: at most {plan.max_calls}" + (f" ({plan.note})" if plan.note else ""))
             return
-        cache = None
-        if not p["no_cache"] and any(m.cacheable for m in models):
-            cache = p["cache_dir"] or str(default_cache_dir())
-            ResponseCache(cache).close()  # an unusable cache directory is bad input, said before the run
         fresh = not os.path.exists(out)
         try:
             with Progress(quiet=p["quiet"]) as progress:

@@ -16,7 +16,7 @@ from typing import Callable
 
 import httpx
 
-MAX_BODY_BYTES = 16_000_000  # one reply's body; models.MAX_REPLY_CHARS keeps 262,144 characters of a field
+MAX_BODY_BYTES = 32_000_000  # one reply's body; models.MAX_REPLY_CHARS keeps 262,144 characters of a field
 
 
 class BodyTooLarge(httpx.HTTPError):

@@ -187,11 +187,11 @@ def test_a_run_reads_answers_and_slot_reports_as_released(aliencode, tmp_path, r
         return Reply(content=LAYOUTS["tagged, then a usage block"](task.solution, "aliencode"))
 
     res = run_world(aliencode, [ScriptedModel(reply, name="released-style")], tmp_path,
-                    conditions=("open-book-m0",), control_trajectories=1, answers=1)
-    (m0,) = res.trajectories[0]["milestones"]
-    assert m0["accuracy"] == 100.0 and m0["rules_correct"] == 31
-    (rules_req,) = [r for r in seen if r.purpose == "rules"]
-    assert "R14 := ??" in rules_req.messages[-1]["content"]
+                    conditions=("direct",), control_trajectories=1, answers=1)
+    milestones = res.trajectories[0]["milestones"]  # direct: every milestone asks again, with a rule report
+    assert all(m["accuracy"] == 100.0 and m["rules_correct"] == 31 for m in milestones)
+    rules_reqs = [r for r in seen if r.purpose == "rules"]
+    assert rules_reqs and all("R14 := ??" in r.messages[-1]["content"] for r in rules_reqs)
     assert all(v["passed"] for v in read_log(tmp_path, "verdict"))
 
 

@@ -131,7 +131,9 @@ def test_psi_checks_the_first_three_coordinates_within_001(worlds):
     assert not grade(cyc, t, '{"object1": (0.71, 1.13, 0.0, 99.0)}', grading="lenient").passed
     # 0.72 - 0.71 is 0.010000000000000009 in floating point: > 0.01 fails (ours allowed 1e-12 more)
     assert not grade(cyc, t, '{"object1": [0.72, 1.13, 0.0]}').passed
-    assert grade(cyc, t, '{"object1": [0.72, 1.13, 0.0]}', grading="lenient").passed
+    # lenient grading too: a tolerance means what it says (issue 24; the 1e-12 of slack is gone)
+    assert not grade(cyc, t, '{"object1": [0.72, 1.13, 0.0]}', grading="lenient").passed
+    assert grade(cyc, t, '{"object1": [0.7199, 1.13, 0.0]}', grading="lenient").passed
     v = grade(cyc, t, '{"object1": [0.9, 1.13, 0.0]}')
     assert not v.passed and v.retry.startswith("Your answer for object1 is wrong.")
     # no dict: asked again, and after the re-asks no further try

@@ -89,8 +89,10 @@ def test_a_run_directory_in_use_or_of_another_configuration_exits_2(fake_world_f
     r = invoke("run", fake_world_file, "--out", str(out))
     assert r.exit_code == EXIT_INPUT and "another configuration" in r.output and "--overwrite" in r.output
     assert "Traceback" not in r.output
-    r = invoke("run", fake_world_file, "--out", str(out), "--resume")
-    assert r.exit_code == EXIT_INPUT and "trajectories" in r.output  # -n 3 now, 1 before
+    r = invoke("run", fake_world_file, "--out", str(out), "--resume", "-n", "3")
+    assert r.exit_code == EXIT_INPUT and "trajectories" in r.output  # -n 3 typed, 1 before
+    # --resume alone takes the run's options from its log (issue 31 item 6)
+    assert invoke("run", fake_world_file, "--out", str(out), "--resume").exit_code == 0
 
 
 def test_a_spec_error_exits_2_with_its_diagnostic(tmp_path):

@@ -260,7 +260,7 @@ def check(world, seed, as_json, timeout):
     if folder:  # one worker certifies the folder: the deadline grows with it (96 Oracle boxes ran past 1800 s)
         timeout *= max(1, len(world_files(path)))
     try:
-        with CertifyDisplay(world, live=sys.stderr.isatty() and not as_json, lines=folder) as display:
+        with CertifyDisplay(world, live=sys.stderr.isatty() and not as_json, lines=folder and not as_json) as display:
             report, note = certification(path, seed, display.say, timeout)
             if report.get("overrun") and display.step():
                 report["problems"][0] += f" (it was at: {display.step()}; the machine may be slow)"
