@@ -86,7 +86,6 @@ class Plan:
     trajectories: int | None
     preset: str | None
     options: tuple[tuple[str, object], ...]  # [run] table, in order
-    models: tuple[str, ...]
 
 
 def _list(table: dict, key: str, kind, default) -> list:
@@ -136,7 +135,7 @@ def read_plan(path: str) -> Plan:
                                                                                      seeds)]
     if len(cells) > MAX_CELLS:
         raise PlanError(f"the plan has {len(cells):,} cells; at most {MAX_CELLS:,}")
-    return Plan(tuple(cells), trajectories, preset, tuple(options.items()), tuple(models))
+    return Plan(tuple(cells), trajectories, preset, tuple(options.items()))
 
 
 def cell_args(plan: Plan, cell: Cell, out: Path, connections: int | None) -> list[str]:
@@ -181,11 +180,6 @@ def run_cell(args: list[str], env: dict | None = None) -> tuple[int, str]:
     return p.returncode, (p.stdout + p.stderr)[-2000:]
 
 
-def _ray_cell(args: list[str]) -> tuple[int, str]:
-    """run_cell, as a Ray task runs it (the remote function wraps this)."""
-    return run_cell(args)
-
-
 def execute(jobs: list[list[str]], executor: str, workers: int, ray_address: str | None, say) -> list:
     """(exit status, output) of every cell's arguments, in order, run by the chosen executor."""
     if executor == "ray":
@@ -195,7 +189,7 @@ def execute(jobs: list[list[str]], executor: str, workers: int, ray_address: str
             ray.init(address=ray_address, include_dashboard=False, log_to_driver=False,
                      num_cpus=None if ray_address else workers)
         try:
-            remote = ray.remote(num_cpus=1)(_ray_cell)
+            remote = ray.remote(num_cpus=1)(run_cell)
             refs = [remote.remote(a) for a in jobs]
             results = [None] * len(refs)
             pending = {r: i for i, r in enumerate(refs)}
