@@ -561,3 +561,11 @@ def test_worldspec_run_runs_the_tiny_kind_with_the_built_in_agents(tally, tmp_pa
 def test_report_names_the_rules_each_system_stated(tally, tmp_path, case):
     out, _ = run_tally(tmp_path)
     assert "R1" in (out / "report.md").read_text()
+
+
+def test_the_map_names_every_module():
+    """docs/architecture.md is the map: every production module's file name appears in it."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    missing = sorted(str(p.relative_to(ROOT)) for p in FILES.values()
+                     if p.name != "__init__.py" and p.name not in text)
+    assert missing == [], f"docs/architecture.md does not name: {missing}"
