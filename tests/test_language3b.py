@@ -274,3 +274,30 @@ def test_the_manual_documents_the_new_forms(loops):
     assert "runs when the loop ends without a break" in text  # the loop_else form
     assert "`break 2`" in text and "`{\"k\": v}`" in text
     assert "POP(xs)" in text and "wherever it is called" in text
+
+
+# ---------------------------------------------------------------- functions as values and closures
+
+@pytest.mark.parametrize("program, printed", [
+    ("def g(a):\n    return a + 1\nf = g\nprint(f(2))", "3"),
+    ("def g(a):\n    return a + 1\ndef twice(f, x):\n    return f(f(x))\nprint(twice(g, 2), twice(NEG, 2))", "4 2"),
+    ("def g(a):\n    return a + 1\nfs = [g, NEG]\nfor f in fs:\n    print(f(5))", "6\n-5"),
+    ("x = 1\nprint(x(2))", "EvalError: x holds int, not a function, and cannot be called"),
+])
+def test_functions_are_values(plain, program, printed):
+    assert both(plain, program) == printed
+
+
+@pytest.mark.parametrize("program, printed", [
+    ("def mk(n):\n    def add(x):\n        return x + n\n    return add\na = mk(3)\nb = mk(10)\nprint(a(1), b(1))",
+     "4 11"),
+    ("def outer():\n    k = 5\n    def inner():\n        return k\n    k = 6\n    return inner()\nprint(outer())", "6"),
+    ("def counter():\n    c = [0]\n    def inc():\n        c[0] = c[0] + 1\n        return c[0]\n    return inc\n"
+     "i = counter()\nprint(i(), i())", "1 2"),  # a write goes to the scope the variable lives in
+    ("def a():\n    q = 7\n    def b():\n        def c():\n            return q\n        return c\n    f = b()\n"
+     "    return f()\nprint(a())", "7"),  # two levels out
+    ("def mk():\n    def inner():\n        return 1\n    return inner\nf = mk()\nprint(f(), inner())", "1 1"),
+])
+def test_a_function_defined_in_another_is_a_closure(plain, program, printed):
+    fb = plain.probe(program)
+    assert fb.text.strip() == printed, fb.text

@@ -75,7 +75,7 @@ class Run(Ctx):
     """The state of one program execution; also the ctx rule bodies see."""
 
     __slots__ = ("globals", "scope", "out", "out_chars", "functions", "retval", "words", "last", "max_depth",
-                 "deep")
+                 "deep", "env")
 
     def __init__(self, words, max_steps: int):
         super().__init__(max_steps)
@@ -89,15 +89,18 @@ class Run(Ctx):
         self.last = None  # the value of the last expression statement of the running call (no_return)
         self.max_depth = MAX_DEPTH
         self.deep = False  # running on the deep-recursion thread
+        self.env = None  # the running function's enclosing scopes (scope, parent env), for a closure
 
 
 class UserFunction:
-    """A program function: its body is `body(run)`, or (native) `native(run, scope, globals, functions)`."""
+    """A program function: its body is `body(run)`, or (native) `native(run, scope, globals, functions)`.
+    A function defined inside another is a closure: `env` is (the scope it was defined in, that
+    scope's own env), read when its body names a variable that is not its own."""
 
-    __slots__ = ("name", "params", "body", "native")
+    __slots__ = ("name", "params", "body", "native", "env")
 
-    def __init__(self, name, params, body, native=None):
-        self.name, self.params, self.body, self.native = name, params, body, native
+    def __init__(self, name, params, body, native=None, env=None):
+        self.name, self.params, self.body, self.native, self.env = name, params, body, native, env
 
 
 class _Start:
@@ -358,6 +361,23 @@ def defined_functions(tree: Tree) -> set[str]:
     return {_name(n) for n in tree.iter_subtrees() if n.data == "fndef"}
 
 
+def bound_names(tree: Tree) -> set[str]:
+    """The names a program binds (assigned, looped over, parameters): a call of one of them calls
+    the function value it holds."""
+    out: set[str] = set()
+    for n in tree.iter_subtrees():
+        if n.data in ("assign", "for_"):
+            out.add(_name(n))
+        elif n.data in ("names", "params"):
+            out |= {str(t) for t in n.children if isinstance(t, Token)}
+    return out
+
+
+def nested_functions(tree: Tree) -> bool:
+    """Whether a program defines a function inside another (a closure)."""
+    return any(any(True for _ in f.children[-1].find_data("fndef")) for f in tree.find_data("fndef"))
+
+
 def _fold(hook, args: list, node, check):
     """A closure for a hook's answer: computed once, here, when the hook reads no context."""
     if hook.uses_ctx:
@@ -406,7 +426,7 @@ class ProgramCompiler:
 
     def block_of(self, tree: Tree):
         """The closures of a whole program's statements (compiling checks it: its errors raise here)."""
-        self.crafted = self.known | defined_functions(tree)
+        self.crafted = self.known | defined_functions(tree) | bound_names(tree)
         return self.block(tree.children)
 
     def block(self, stmts):
@@ -760,6 +780,12 @@ class ProgramCompiler:
             fn = UserFunction(name, params, self.block(node.children[-1].children))
         finally:
             self.loops, self.in_function = saved
+        if saved[1]:  # defined in a function body: a closure over the scope it is defined in, each time
+            body = fn.body
+
+            def closure(run):
+                run.functions[name] = UserFunction(name, params, body, None, (run.scope, run.env))
+            return closure
 
         def fndef(run):
             run.functions[name] = fn
@@ -961,6 +987,11 @@ def _holder(run: Run, name: str) -> dict:
     """The scope a variable lives in (the function's own, else the program's): where a write-back goes."""
     if name in run.scope:
         return run.scope
+    env = run.env
+    while env is not None:  # a closure's variable lives in a scope it was defined in
+        scope, env = env
+        if name in scope:
+            return scope
     if name in run.globals:
         return run.globals
     raise EvalError(f"unknown variable {name}")
@@ -1137,9 +1168,9 @@ def invoke(run: Run, fn: UserFunction, args: list):
         raise EvalError(f"function {fn.name} takes {len(fn.params)} argument(s), got {len(args)}")
     if run.call_depth >= run.max_depth:
         raise LimitError(f"recursion limit reached (more than {run.max_depth} nested calls)")
-    saved = (run.scope, run.in_function, run.in_loop, run.loop_depth)
+    saved = (run.scope, run.in_function, run.in_loop, run.loop_depth, run.env)
     run.scope = dict(zip(fn.params, args))
-    run.in_function, run.in_loop, run.loop_depth = True, False, 0
+    run.in_function, run.in_loop, run.loop_depth, run.env = True, False, 0, fn.env
     run.call_depth += 1
     try:
         c = fn.body(run) if fn.native is None else fn.native(run, run.scope, run.globals, run.functions)
@@ -1147,7 +1178,7 @@ def invoke(run: Run, fn: UserFunction, args: list):
         run.retval = None
         return result
     finally:
-        run.scope, run.in_function, run.in_loop, run.loop_depth = saved
+        run.scope, run.in_function, run.in_loop, run.loop_depth, run.env = saved
         run.call_depth -= 1
 
 
@@ -1161,9 +1192,10 @@ def _invoke_hooked(run: Run, fn: UserFunction, args: list, arguments, returned, 
         raise EvalError(f"function {fn.name} takes {len(fn.params)} argument(s), got {len(args)}")
     if run.call_depth >= run.max_depth:
         raise LimitError(f"recursion limit reached (more than {run.max_depth} nested calls)")
-    saved = (run.scope, run.in_function, run.in_loop, run.loop_depth, run.iteration, run.last)
+    saved = (run.scope, run.in_function, run.in_loop, run.loop_depth, run.iteration, run.last, run.env)
     run.scope = dict(zip(fn.params, args))
     run.in_function, run.in_loop, run.loop_depth, run.iteration, run.last = True, False, 0, 0, None
+    run.env = fn.env
     run.call_depth += 1
     try:
         c = fn.body(run) if fn.native is None else fn.native(run, run.scope, run.globals, run.functions)
@@ -1174,7 +1206,7 @@ def _invoke_hooked(run: Run, fn: UserFunction, args: list, arguments, returned, 
         run.retval = None
         return result
     finally:
-        run.scope, run.in_function, run.in_loop, run.loop_depth, run.iteration, run.last = saved
+        run.scope, run.in_function, run.in_loop, run.loop_depth, run.iteration, run.last, run.env = saved
         run.call_depth -= 1
 
 
@@ -1212,6 +1244,12 @@ def emit(run: Run, vals: list, show, out_hook) -> None:
 def var_missing(run: Run, name: str, lookup, ops, call):
     """A variable read that the running scope does not hold: a program variable, a function
     or operator as a value, else an unknown variable."""
+    env = run.env
+    while env is not None:  # a closure reads the scopes it was defined in, innermost first
+        scope, env = env
+        if name in scope:
+            v = scope[name]
+            return v if lookup is None else lookup(run, [name, v])
     if name in run.globals:
         v = run.globals[name]
         return v if lookup is None else lookup(run, [name, v])
@@ -1227,11 +1265,25 @@ def function_named(run: Run, name: str, scope: dict | None = None):
     the running one unless given, or the program's)."""
     fn = run.functions.get(name)
     if fn is None:
-        v = (run.scope if scope is None else scope).get(name, run.globals.get(name))
+        here = run.scope if scope is None else scope
+        v = here[name] if name in here else enclosing(run, name)
         if isinstance(v, Function):
             return v
-        raise EvalError(f"function {name} is called before it is defined")
+        if v is None and name not in here:
+            raise EvalError(f"function {name} is called before it is defined")
+        raise EvalError(f"{name} holds {type_name(v)}, not a function, and cannot be called")
     return fn
+
+
+def enclosing(run: Run, name: str):
+    """A variable's value in the scopes around the running function (a closure's), else the
+    program's; None when none holds it."""
+    env = run.env
+    while env is not None:
+        scope, env = env
+        if name in scope:
+            return scope[name]
+    return run.globals.get(name)
 
 
 def _as_text(v, hook):

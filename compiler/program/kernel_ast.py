@@ -42,8 +42,9 @@ import types
 from lark import Token, Tree
 
 from worldspec.compiler.program.kernel import (BREAK, CONTINUE, RETURN, ProgramCompiler, Run, UserFunction,
-                                               walked, defined_functions, emit, emit_one, function_named,
-                                               invoke, loop_parts, program_runner, var_missing)
+                                               walked, bound_names, defined_functions, emit, emit_one,
+                                               function_named, invoke, loop_parts, nested_functions,
+                                               program_runner, var_missing)
 from worldspec.compiler.program.kernel_ops import (OP_NODES, SAFE_BUILTINS, BodyCompiler, Untranslatable, atom,
                                                    static_context)
 from worldspec.compiler.program.kernel_ops import load as _name, node as _n, store as _store
@@ -356,7 +357,9 @@ class AstCompiler(ProgramCompiler):
     def native(self, tree: Tree):
         """The generated code for a whole program, `code(run)`; None when Python refuses the module
         (more than its 20 nested blocks: the program stays on the closure kernel)."""
-        self.crafted = self.known | defined_functions(tree)
+        if nested_functions(tree):  # closures read their defining scopes: the closure kernel keeps them
+            return None
+        self.crafted = self.known | defined_functions(tree) | bound_names(tree)
         defs = [n for n in tree.iter_subtrees_topdown() if n.data == "fndef"]
         names = [self.target(n) for n in defs]
         for node, name in zip(defs, names):
@@ -592,7 +595,7 @@ class AstCompiler(ProgramCompiler):
 
     def exprs(self, node) -> list:
         return [c for c in node.children if isinstance(c, Tree) and c.data not in
-                {"suite", "params", "names", "exprs", "index_at", "elif_", "else_"}]
+                {"suite", "params", "names", "exprs", "index_at", "elif_", "else_", "loop_else"}]
 
     def g_output(self, node):
         args = node.children[0]
