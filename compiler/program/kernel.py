@@ -89,13 +89,14 @@ class Run(Ctx):
         self.last = None  # the value of the last expression statement of the running call (no_return)
         self.max_depth = MAX_DEPTH
         self.deep = False  # running on the deep-recursion thread
-        self.env = None  # the running function's enclosing scopes (scope, parent env), for a closure
+        self.env = None  # the running function's enclosing scopes (scope, parent env, then), for a closure
 
 
 class UserFunction:
     """A program function: its body is `body(run)`, or (native) `native(run, scope, globals, functions)`.
     A function defined inside another is a closure: `env` is (the scope it was defined in, that
-    scope's own env), read when its body names a variable that is not its own."""
+    scope's own env, and under an `enclosed` rule (a copy of the scope as it was then, the rule)),
+    read when its body names a variable that is not its own."""
 
     __slots__ = ("name", "params", "body", "native", "env")
 
@@ -782,9 +783,15 @@ class ProgramCompiler:
             self.loops, self.in_function = saved
         if saved[1]:  # defined in a function body: a closure over the scope it is defined in, each time
             body = fn.body
+            rule = self.sem.hooks.get("enclosed")
+            if rule is not None:  # a rule reads the values as they were then
+                def closure_then(run):
+                    run.functions[name] = UserFunction(name, params, body, None,
+                                                       (run.scope, run.env, (dict(run.scope), rule)))
+                return closure_then
 
             def closure(run):
-                run.functions[name] = UserFunction(name, params, body, None, (run.scope, run.env))
+                run.functions[name] = UserFunction(name, params, body, None, (run.scope, run.env, None))
             return closure
 
         def fndef(run):
@@ -989,7 +996,7 @@ def _holder(run: Run, name: str) -> dict:
         return run.scope
     env = run.env
     while env is not None:  # a closure's variable lives in a scope it was defined in
-        scope, env = env
+        scope, env, _ = env
         if name in scope:
             return scope
     if name in run.globals:
@@ -1246,9 +1253,12 @@ def var_missing(run: Run, name: str, lookup, ops, call):
     or operator as a value, else an unknown variable."""
     env = run.env
     while env is not None:  # a closure reads the scopes it was defined in, innermost first
-        scope, env = env
+        scope, env, then = env
         if name in scope:
             v = scope[name]
+            if then is not None:  # the enclosed rule, given the value when the closure was made and now
+                snapshot, rule = then
+                v = rule(run, [name, snapshot.get(name, v), v])
             return v if lookup is None else lookup(run, [name, v])
     if name in run.globals:
         v = run.globals[name]
@@ -1280,7 +1290,7 @@ def enclosing(run: Run, name: str):
     program's; None when none holds it."""
     env = run.env
     while env is not None:
-        scope, env = env
+        scope, env, _ = env
         if name in scope:
             return scope[name]
     return run.globals.get(name)

@@ -13,7 +13,7 @@ _HOOK_TITLES = {
     "show": "Printing values", "output": "Output lines", "assign": "Assignment", "lookup": "Variables",
     "update": "Updating operators", "assign_many": "Multiple assignment", "for_many": "Loops over pairs",
     "index": "Indexing", "slice": "Slicing", "set_index": "Setting an element", "arguments": "Arguments",
-    "returned": "Return values", "no_return": "Functions without a return", "position": "Positions",
+    "returned": "Return values", "no_return": "Functions without a return", "position": "Positions", "enclosed": "Variables around a function",
     "loop_else": "A loop's else block",
 }
 
