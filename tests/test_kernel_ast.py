@@ -27,7 +27,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LANG = os.path.join(ROOT, "tests", "worlds", "lang")
 WORLD_FILES = {"demo": os.path.join(ROOT, "worlds", "demo.world"),
                "aliencode": os.path.join(ROOT, "worlds", "aliencode.world"),
-               **{f[:-6]: os.path.join(LANG, f) for f in sorted(os.listdir(LANG)) if f.endswith(".world")}}
+               **{f[:-6]: os.path.join(LANG, f) for f in sorted(os.listdir(LANG)) if f.endswith(".world")},
+               # the third edition's statements (loop-else, break 2, maps, POP, the position hook)
+               "lang3_loops": os.path.join(ROOT, "tests", "worlds", "lang3", "loops.world"),
+               "lang3_pylike": os.path.join(ROOT, "tests", "worlds", "lang3", "pylike.world")}
 CLOSURE, NATIVE = 10 ** 15, -1  # NATIVE_AFTER_STEPS: never native, native from the first run
 PROBES_PER_VARIANT = 25  # generated probes per world variant (the slow test runs many more)
 FAST_VARIANTS = 5  # the true and manual worlds and three knockouts (the slow test runs them all)

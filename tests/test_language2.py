@@ -210,8 +210,13 @@ def test_variants_of_the_control_flow_rules():
     assert depth.probe("print(1, 2)\nfor a in [1]:\n    print(1, 2)\n    for b in [1]:\n        print(1, 2)").text == \
         "1 2\n1 2\n1+2"
     assert depth.probe("def f():\n    print(1, 2)\nf()").text == "1+2"
-    bad = variant('hook jump(word) = "leave"')
-    assert bad.probe("for x in [1]:\n    break").text == 'error: line 2: the jump rule must give "break", "continue" or "pass"'
+    # a jump value the kernel refuses is a spec error at the rule (issue 24; it was the probe's runtime error)
+    with pytest.raises(SpecError, match='jump\\("break"\\) gives "leave", and the kernel needs one of'):
+        variant('hook jump(word) = "leave"')
+    # a value refused only outside the contexts tried at compile time is still the probe's error
+    deep = variant('hook jump(word) = if loop_depth > 5 then "leave" else word')
+    nest = "for a in [1]:\n" + "".join("    " * k + f"for x{k} in [1]:\n" for k in range(1, 6)) + "    " * 6 + "break"
+    assert deep.probe(nest).text == 'error: line 7: the jump rule must give "break", "continue" or "pass"'
 
 
 # ---------------------------------------------------------------- state and mutation (state.world)

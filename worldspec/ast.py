@@ -165,6 +165,8 @@ class Definition:
     doc: str
     span: Span = attrs.field(eq=False)
     mutates: str = ""  # base operators: the parameter whose variable a bare-statement call updates
+    # `mutates xs to EXPR`: every call with a variable as xs sets it to EXPR and gives the body's value (pop)
+    updates: Expr | None = None
 
     @property
     def target(self) -> str:

@@ -238,7 +238,7 @@ class _ToAst:
         return list(c)
 
     def mutates(self, meta, c):
-        return str(c[0])
+        return (str(c[0]), c[1])  # the parameter, and the value it is updated to (None: the result)
 
     def param_decls(self, meta, c):
         return tuple(c)
@@ -298,8 +298,9 @@ class _ToAst:
 
     def base_line(self, meta, c):
         kind, name, params, ret, mutates, body, doc = c
+        mutated, updates = mutates or ("", None)
         return ast.Definition(str(kind), str(name), params or (), ret or ast.ANY, body, doc,
-                              _span(self._file, name), mutates or "")
+                              _span(self._file, name), mutated, updates)
 
     def base(self, meta, c):
         return ("base", tuple(c), self._sp(meta))

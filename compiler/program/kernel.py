@@ -47,6 +47,7 @@ DEEP_STACK_BYTES = 256 * 1024 * 1024  # address space only: pages are committed 
 DEEP_RECURSION_LIMIT = 20_000  # the limit the kernel used to set for every program, at import
 
 BREAK, CONTINUE, RETURN = 1, 2, 3
+OUT = 10  # `break n` (n >= 2) is the control code OUT + n: each loop it leaves takes one off
 _JUMPS = {"break": BREAK, "continue": CONTINUE, "pass": None}
 _ESCAPE = re.compile(r"\\(.)")
 _KNOWN_ESCAPES = frozenset('nt"\\')
@@ -74,7 +75,7 @@ class Run(Ctx):
     """The state of one program execution; also the ctx rule bodies see."""
 
     __slots__ = ("globals", "scope", "out", "out_chars", "functions", "retval", "words", "last", "max_depth",
-                 "deep")
+                 "deep", "env")
 
     def __init__(self, words, max_steps: int):
         super().__init__(max_steps)
@@ -88,15 +89,19 @@ class Run(Ctx):
         self.last = None  # the value of the last expression statement of the running call (no_return)
         self.max_depth = MAX_DEPTH
         self.deep = False  # running on the deep-recursion thread
+        self.env = None  # the running function's enclosing scopes (scope, parent env, then), for a closure
 
 
 class UserFunction:
-    """A program function: its body is `body(run)`, or (native) `native(run, scope, globals, functions)`."""
+    """A program function: its body is `body(run)`, or (native) `native(run, scope, globals, functions)`.
+    A function defined inside another is a closure: `env` is (the scope it was defined in, that
+    scope's own env, and under an `enclosed` rule (a copy of the scope as it was then, the rule)),
+    read when its body names a variable that is not its own."""
 
-    __slots__ = ("name", "params", "body", "native")
+    __slots__ = ("name", "params", "body", "native", "env")
 
-    def __init__(self, name, params, body, native=None):
-        self.name, self.params, self.body, self.native = name, params, body, native
+    def __init__(self, name, params, body, native=None, env=None):
+        self.name, self.params, self.body, self.native, self.env = name, params, body, native, env
 
 
 class _Start:
@@ -322,7 +327,7 @@ def charge(tree: Tree, costs) -> int:
 # ---------------------------------------------------------------- compiling
 
 
-_PARTS = frozenset({"suite", "params", "names", "exprs", "index_at", "elif_", "else_"})
+_PARTS = frozenset({"suite", "params", "names", "exprs", "index_at", "elif_", "else_", "loop_else"})
 
 
 def _name(node: Tree) -> str:
@@ -340,9 +345,38 @@ def _part(node: Tree, data: str):
     return next((c for c in node.children if isinstance(c, Tree) and c.data == data), None)
 
 
+def loop_parts(node: Tree):
+    """A loop statement's body (its suite) and its else block's suite (None when it has none)."""
+    suite = next(c for c in node.children if isinstance(c, Tree) and c.data == "suite")
+    orelse = _part(node, "loop_else")
+    return suite, (orelse.children[0] if orelse is not None else None)
+
+
+def break_count(node: Tree) -> int:
+    """The number of loops a `break n` statement leaves."""
+    return int(next(str(c) for c in node.children if isinstance(c, Token)))
+
+
 def defined_functions(tree: Tree) -> set[str]:
     """The names of the functions a program defines."""
     return {_name(n) for n in tree.iter_subtrees() if n.data == "fndef"}
+
+
+def bound_names(tree: Tree) -> set[str]:
+    """The names a program binds (assigned, looped over, parameters): a call of one of them calls
+    the function value it holds."""
+    out: set[str] = set()
+    for n in tree.iter_subtrees():
+        if n.data in ("assign", "for_"):
+            out.add(_name(n))
+        elif n.data in ("names", "params"):
+            out |= {str(t) for t in n.children if isinstance(t, Token)}
+    return out
+
+
+def nested_functions(tree: Tree) -> bool:
+    """Whether a program defines a function inside another (a closure)."""
+    return any(any(True for _ in f.children[-1].find_data("fndef")) for f in tree.find_data("fndef"))
 
 
 def _fold(hook, args: list, node, check):
@@ -393,7 +427,7 @@ class ProgramCompiler:
 
     def block_of(self, tree: Tree):
         """The closures of a whole program's statements (compiling checks it: its errors raise here)."""
-        self.crafted = self.known | defined_functions(tree)
+        self.crafted = self.known | defined_functions(tree) | bound_names(tree)
         return self.block(tree.children)
 
     def block(self, stmts):
@@ -466,18 +500,53 @@ class ProgramCompiler:
 
     def _set_item(self, node):  # `xs[i] = v`: the grammar reads the target as an expression
         target, index, value = node.children
+        path = [index]  # `xs[i][j] = v`: the positions from the variable inwards
+        while isinstance(target, Tree) and target.data == "index":
+            target, inner = target.children
+            path.insert(0, inner)
         if not (isinstance(target, Tree) and target.data == "var"):
-            raise self.error(node, "only an element of a variable can be set")
+            raise self.error(node, "only an element of a variable (or of an element of one) can be set")
+        if len(path) > 1:
+            return self._nested_setter(str(target.children[0]), path, value)
         return self._setter(str(target.children[0]), index, value)
 
     def _setter(self, name: str, index, value):
         """Store, in a variable, its value with one element replaced (through the set_index hook)."""
         index, value, hook = self.expr(index), self.expr(value), self.sem.hooks["set_index"]
+        position = self.sem.hooks.get("position")
 
-        def set_index(run):
+        if position is None:
+            def set_index(run):
+                scope = _holder(run, name)
+                scope[name] = hook(run, [scope[name], index(run), value(run)])
+            return set_index
+
+        def set_index_at(run):
             scope = _holder(run, name)
-            scope[name] = hook(run, [scope[name], index(run), value(run)])
-        return set_index
+            xs = scope[name]
+            scope[name] = hook(run, [xs, position(run, ["set", xs, index(run)]), value(run)])
+        return set_index_at
+
+    def _nested_setter(self, name: str, path: list, value):
+        """`xs[i][j] = v`: the element at i of xs, with its element j replaced, stored at i of xs
+        (reads through the index hook, writes through set_index; positions through position)."""
+        indices, value = [self.expr(i) for i in path], self.expr(value)
+        get, put, position = self.sem.hooks["index"], self.sem.hooks["set_index"], self.sem.hooks.get("position")
+
+        def set_nested(run):
+            scope = _holder(run, name)
+            keys = [i(run) for i in indices]
+            v = value(run)
+            chain = [scope[name]]  # the containers from the variable's value inwards
+            for k in range(len(keys)):
+                if position is not None:
+                    keys[k] = position(run, ["set", chain[k], keys[k]])
+                if k < len(keys) - 1:
+                    chain.append(get(run, [chain[k], keys[k]]))
+            for k in reversed(range(len(keys))):
+                v = put(run, [chain[k], keys[k], v])
+            scope[name] = v
+        return set_nested
 
     def _output(self, node):
         args = node.children[0]
@@ -518,8 +587,8 @@ class ProgramCompiler:
             return None
         op = self.sem.ops.get(str(node.children[0]))
         args = node.children[1].children if node.children[1] is not None else []
-        if op is None or op.mutates < 0 or op.mutates >= len(args):
-            return None
+        if op is None or op.mutates < 0 or op.mutates >= len(args) or op.updater is not None:
+            return None  # (an updating op writes back wherever it is called: updating_call)
         arg = args[op.mutates]
         return str(arg.children[0]) if isinstance(arg, Tree) and arg.data == "var" else None
 
@@ -585,26 +654,40 @@ class ProgramCompiler:
         finally:
             self.loops -= 1
 
+    def loop_with_else(self, node, kind: str):
+        """The loop function for a loop statement, the loop body's closure, and its else block's
+        closure (None without one): `loop(run, passes, body)` gives a control code, or with an
+        else block (code, broken)."""
+        suite, orelse = loop_parts(node)
+        body = self.loop_body(suite)
+        if orelse is None:
+            return (_loop_counted if self.counted else _loop), body, None
+        return (_loop_tracked_counted if self.counted else _loop_tracked), body, self.block(orelse.children)
+
+    def finished(self, kind: str, code, orelse):
+        """A loop's code, with its else block when it has one."""
+        if orelse is None:
+            return code
+        return with_else(kind, code, orelse, self.sem.hooks.get("loop_else"))
+
     def _for_(self, node):
         name, seq = _name(node), self.expr(_exprs(node)[0])
-        body = self.loop_body(node.children[-1])
+        loop, body, orelse = self.loop_with_else(node, "for")
         iterate, passes = self.sem.hooks.get("iterate"), self.sem.hooks.get("passes")
         assign = self.sem.hooks.get("assign")
-        loop = _loop_counted if self.counted else _loop
 
         def for_(run):
             return loop(run, _bind_each(run, name, walked(run, seq(run), iterate, passes), assign), body)
-        return for_
+        return self.finished("for", for_, orelse)
 
     def _for_many(self, node):
         names = [str(t) for t in _part(node, "names").children]
         if len(set(names)) != len(names):
             raise self.error(node, "a loop names the same variable twice")
         seq = self.expr(_exprs(node)[0])
-        body = self.loop_body(node.children[-1])
+        loop, body, orelse = self.loop_with_else(node, "for")
         iterate, passes = self.sem.hooks.get("iterate"), self.sem.hooks.get("passes")
         hook, bind = self.sem.hooks["for_many"], self._binder()
-        loop = _loop_counted if self.counted else _loop
 
         def each(run, xs, listed):
             for x in xs:
@@ -615,21 +698,20 @@ class ProgramCompiler:
         def for_many(run):
             xs = walked(run, seq(run), iterate, passes)
             return loop(run, each(run, xs, collection(run, list(names))), body)
-        return for_many
+        return self.finished("for", for_many, orelse)
 
     def _while_(self, node):
         test = self._cond(node.children[0])
-        body = self.loop_body(node.children[-1])
+        loop, body, orelse = self.loop_with_else(node, "while")
         passes = self.sem.hooks.get("passes")
-        loop = _loop_counted if self.counted else _loop
         if passes is not None:
             def while_passes(run):
                 return loop(run, _while_passes(run, test, passes), body)
-            return while_passes
+            return self.finished("while", while_passes, orelse)
 
         def while_(run):
             return loop(run, _while_holds(run, test), body)
-        return while_
+        return self.finished("while", while_, orelse)
 
     def _placed(self, node, key: str, inside: bool, where: str):
         if not inside:
@@ -650,6 +732,21 @@ class ProgramCompiler:
 
     _break_ = functools.partialmethod(_jump, word="break")
     _continue_ = functools.partialmethod(_jump, word="continue")
+
+    def _break_many(self, node):
+        """`break n`: leaves the n innermost loops (n from 1 to the loops around it in its function);
+        the jump rule sees "break" and may make it a continue or a pass."""
+        self._placed(node, "break", self.loops > 0, "a loop")
+        n = break_count(node)
+        if not 1 <= n <= self.loops:
+            around = f"{self.loops} loop{'s' if self.loops != 1 else ''}"
+            raise self.error(node, f"{self.sem_word('break_many')} {n} cannot leave {n} loops: {around} "
+                             f"surround it here" + (" (in its function)" if self.in_function else ""))
+        leave = BREAK if n == 1 else OUT + n
+        jump = self.sem.hooks.get("jump")
+        if jump is None:
+            return lambda run: leave
+        return _fold(jump, ["break"], node, lambda v: leave if _jump_code(v) == BREAK else _jump_code(v))
 
     def _return_(self, node):
         self._placed(node, "return", self.in_function, "a function body")
@@ -684,6 +781,18 @@ class ProgramCompiler:
             fn = UserFunction(name, params, self.block(node.children[-1].children))
         finally:
             self.loops, self.in_function = saved
+        if saved[1]:  # defined in a function body: a closure over the scope it is defined in, each time
+            body = fn.body
+            rule = self.sem.hooks.get("enclosed")
+            if rule is not None:  # a rule reads the values as they were then
+                def closure_then(run):
+                    run.functions[name] = UserFunction(name, params, body, None,
+                                                       (run.scope, run.env, (dict(run.scope), rule)))
+                return closure_then
+
+            def closure(run):
+                run.functions[name] = UserFunction(name, params, body, None, (run.scope, run.env, None))
+            return closure
 
         def fndef(run):
             run.functions[name] = fn
@@ -784,6 +893,8 @@ class ProgramCompiler:
             if not op.accepts(n):
                 raise self.error(name_tok, f"{name} takes {op.arity_text()}, got {n}")
             unit = op.unit
+            if op.updater is not None:
+                return self.updating_call(op, args_node.children if args_node is not None else [], args)
             if unit.lazy:  # those arguments run when (and if) the body reads them
                 lazy = [i in unit.lazy for i in range(n)]
                 return lambda run: unit(run, [Thunk(a, run) if z else a(run) for a, z in zip(args, lazy)])
@@ -811,29 +922,83 @@ class ProgramCompiler:
             return call(run, fn, [a(run) for a in args])
         return call_user
 
+    def updating_call(self, op, nodes: list, args: list):
+        """A call of an op declared `mutates xs to EXPR` (pop): its value is the body's, and when a
+        variable stands as xs, the variable is set to EXPR (through the update hook), wherever the
+        call stands."""
+        at = op.mutates
+        target = nodes[at] if at < len(nodes) else None
+        name = str(target.children[0]) if isinstance(target, Tree) and target.data == "var" else None
+        unit, updater, update = op.unit, op.updater, self.sem.hooks["update"]
+
+        def call(run):
+            vals = [a(run) for a in args]
+            result = unit(run, vals)
+            if name is not None:
+                new = updater(run, vals)
+                scope = _holder(run, name)
+                scope[name] = update(run, [name, scope[name], new])
+            return result
+        return call
+
     def _e_index(self, node):
         xs, i = self.expr(node.children[0]), self.expr(node.children[1])
-        hook = self.sem.hooks["index"]
-        return lambda run: hook(run, [xs(run), i(run)])
+        hook, position = self.sem.hooks["index"], self.sem.hooks.get("position")
+        if position is None:
+            return lambda run: hook(run, [xs(run), i(run)])
+
+        def index_at(run):
+            seq = xs(run)
+            return hook(run, [seq, position(run, ["get", seq, i(run)])])
+        return index_at
 
     def _e_slice(self, node):
         kids = node.children
         xs = self.expr(kids[0])
-        lo = self.expr(kids[1]) if kids[1] is not None else (lambda run: 0)
+        position = self.sem.hooks.get("position")
+        lo = self.expr(kids[1]) if kids[1] is not None else None
         hi = self.expr(kids[2]) if kids[2] is not None else None
         hook = self.sem.hooks["slice"]
 
         def slice_(run):
             seq = xs(run)
-            top = hi(run) if hi is not None else (len(seq) if type(seq) in (list, str) else 0)
-            return hook(run, [seq, lo(run), top])
+            # a bound left out is the start or the end as it is: the position rule reads written bounds
+            if hi is None:
+                top = len(seq) if type(seq) in (list, str) else 0
+            else:
+                top = hi(run) if position is None else position(run, ["to", seq, hi(run)])
+            if lo is None:
+                low = 0
+            else:
+                low = lo(run) if position is None else position(run, ["from", seq, lo(run)])
+            return hook(run, [seq, low, top])
         return slice_
+
+    def _e_map(self, node):
+        pairs = [(self.expr(p.children[0]), self.expr(p.children[1])) for p in node.children[0].children] \
+            if node.children[0] is not None else []
+        return lambda run: map_value(run, [(k(run), v(run)) for k, v in pairs])
+
+
+def map_value(run: Run, pairs: list) -> dict:
+    """The map a literal `{k: v, ...}` builds (keys are integers or strings; a later key wins)."""
+    out = {}
+    for k, v in pairs:
+        if type(k) is not int and type(k) is not str:  # true would merge with 1
+            raise EvalError(f"a map key must be an integer or a string, not {type_name(k)}")
+        out[k] = v
+    return collection(run, out)
 
 
 def _holder(run: Run, name: str) -> dict:
     """The scope a variable lives in (the function's own, else the program's): where a write-back goes."""
     if name in run.scope:
         return run.scope
+    env = run.env
+    while env is not None:  # a closure's variable lives in a scope it was defined in
+        scope, env, _ = env
+        if name in scope:
+            return scope
     if name in run.globals:
         return run.globals
     raise EvalError(f"unknown variable {name}")
@@ -876,9 +1041,63 @@ def _loop(run: Run, passes, body):
                     break
                 if c == RETURN:
                     return c
+                if c > OUT:  # `break n`: this loop is one of the n it leaves
+                    return BREAK if c == OUT + 2 else c - 1
     finally:
         run.in_loop, run.loop_depth = was, depth
     return None
+
+
+def _loop_tracked(run: Run, passes, body) -> tuple:
+    """_loop for a loop with an else block: (the control code for the enclosing block, whether a
+    break left the loop)."""
+    was, depth = run.in_loop, run.loop_depth
+    run.in_loop, run.loop_depth = True, depth + 1
+    try:
+        for _ in passes:
+            c = body(run)
+            if c:
+                if c == BREAK:
+                    return None, True
+                if c == RETURN:
+                    return c, False
+                if c > OUT:
+                    return (BREAK if c == OUT + 2 else c - 1), True
+    finally:
+        run.in_loop, run.loop_depth = was, depth
+    return None, False
+
+
+def _loop_tracked_counted(run: Run, passes, body) -> tuple:
+    """_loop_tracked that also keeps `iteration` (restored before the else block runs)."""
+    outer = run.iteration
+    try:
+        return _loop_tracked(run, _counted(run, passes), body)
+    finally:
+        run.iteration = outer
+
+
+def with_else(kind: str, loop, orelse, hook):
+    """A loop statement's code with its else block: `loop(run)` gives (code, broken); the block
+    runs when no break left the loop (through the loop_else hook)."""
+    if hook is None:
+        def loop_else(run):
+            c, broken = loop(run)
+            if c:
+                return c
+            if not broken:
+                return orelse(run)
+            return None
+        return loop_else
+
+    def loop_else_hooked(run):
+        c, broken = loop(run)
+        if c:
+            return c
+        if std_truthy(hook(run, [kind, broken])):
+            return orelse(run)
+        return None
+    return loop_else_hooked
 
 
 def _loop_counted(run: Run, passes, body):
@@ -912,7 +1131,9 @@ def walked(run: Run, xs, iterate, passes):
     """What a for loop walks: the sequence after the iterate and passes rules."""
     if iterate is not None:
         xs = iterate(run, [xs])
-    if type(xs) is not list and type(xs) is not str:  # a string is walked in place, not copied
+    if type(xs) is dict:  # a map is walked over its keys, in the order they were first set
+        xs = collection(run, list(xs))
+    elif type(xs) is not list and type(xs) is not str:  # a string is walked in place, not copied
         raise EvalError(f"cannot loop over a value of type {type_name(xs)}")
     return xs if passes is None else _for_passes(run, passes, xs)
 
@@ -954,9 +1175,9 @@ def invoke(run: Run, fn: UserFunction, args: list):
         raise EvalError(f"function {fn.name} takes {len(fn.params)} argument(s), got {len(args)}")
     if run.call_depth >= run.max_depth:
         raise LimitError(f"recursion limit reached (more than {run.max_depth} nested calls)")
-    saved = (run.scope, run.in_function, run.in_loop, run.loop_depth)
+    saved = (run.scope, run.in_function, run.in_loop, run.loop_depth, run.env)
     run.scope = dict(zip(fn.params, args))
-    run.in_function, run.in_loop, run.loop_depth = True, False, 0
+    run.in_function, run.in_loop, run.loop_depth, run.env = True, False, 0, fn.env
     run.call_depth += 1
     try:
         c = fn.body(run) if fn.native is None else fn.native(run, run.scope, run.globals, run.functions)
@@ -964,7 +1185,7 @@ def invoke(run: Run, fn: UserFunction, args: list):
         run.retval = None
         return result
     finally:
-        run.scope, run.in_function, run.in_loop, run.loop_depth = saved
+        run.scope, run.in_function, run.in_loop, run.loop_depth, run.env = saved
         run.call_depth -= 1
 
 
@@ -978,9 +1199,10 @@ def _invoke_hooked(run: Run, fn: UserFunction, args: list, arguments, returned, 
         raise EvalError(f"function {fn.name} takes {len(fn.params)} argument(s), got {len(args)}")
     if run.call_depth >= run.max_depth:
         raise LimitError(f"recursion limit reached (more than {run.max_depth} nested calls)")
-    saved = (run.scope, run.in_function, run.in_loop, run.loop_depth, run.iteration, run.last)
+    saved = (run.scope, run.in_function, run.in_loop, run.loop_depth, run.iteration, run.last, run.env)
     run.scope = dict(zip(fn.params, args))
     run.in_function, run.in_loop, run.loop_depth, run.iteration, run.last = True, False, 0, 0, None
+    run.env = fn.env
     run.call_depth += 1
     try:
         c = fn.body(run) if fn.native is None else fn.native(run, run.scope, run.globals, run.functions)
@@ -991,7 +1213,7 @@ def _invoke_hooked(run: Run, fn: UserFunction, args: list, arguments, returned, 
         run.retval = None
         return result
     finally:
-        run.scope, run.in_function, run.in_loop, run.loop_depth, run.iteration, run.last = saved
+        run.scope, run.in_function, run.in_loop, run.loop_depth, run.iteration, run.last, run.env = saved
         run.call_depth -= 1
 
 
@@ -1029,6 +1251,15 @@ def emit(run: Run, vals: list, show, out_hook) -> None:
 def var_missing(run: Run, name: str, lookup, ops, call):
     """A variable read that the running scope does not hold: a program variable, a function
     or operator as a value, else an unknown variable."""
+    env = run.env
+    while env is not None:  # a closure reads the scopes it was defined in, innermost first
+        scope, env, then = env
+        if name in scope:
+            v = scope[name]
+            if then is not None:  # the enclosed rule, given the value when the closure was made and now
+                snapshot, rule = then
+                v = rule(run, [name, snapshot.get(name, v), v])
+            return v if lookup is None else lookup(run, [name, v])
     if name in run.globals:
         v = run.globals[name]
         return v if lookup is None else lookup(run, [name, v])
@@ -1044,11 +1275,25 @@ def function_named(run: Run, name: str, scope: dict | None = None):
     the running one unless given, or the program's)."""
     fn = run.functions.get(name)
     if fn is None:
-        v = (run.scope if scope is None else scope).get(name, run.globals.get(name))
+        here = run.scope if scope is None else scope
+        v = here[name] if name in here else enclosing(run, name)
         if isinstance(v, Function):
             return v
-        raise EvalError(f"function {name} is called before it is defined")
+        if v is None and name not in here:
+            raise EvalError(f"function {name} is called before it is defined")
+        raise EvalError(f"{name} holds {type_name(v)}, not a function, and cannot be called")
     return fn
+
+
+def enclosing(run: Run, name: str):
+    """A variable's value in the scopes around the running function (a closure's), else the
+    program's; None when none holds it."""
+    env = run.env
+    while env is not None:
+        scope, env, _ = env
+        if name in scope:
+            return scope[name]
+    return run.globals.get(name)
 
 
 def _as_text(v, hook):

@@ -42,8 +42,9 @@ import types
 from lark import Token, Tree
 
 from worldspec.compiler.program.kernel import (BREAK, CONTINUE, RETURN, ProgramCompiler, Run, UserFunction,
-                                               walked, defined_functions, emit, emit_one, function_named,
-                                               invoke, program_runner, var_missing)
+                                               walked, bound_names, defined_functions, emit, emit_one,
+                                               function_named, invoke, loop_parts, nested_functions,
+                                               program_runner, var_missing)
 from worldspec.compiler.program.kernel_ops import (OP_NODES, SAFE_BUILTINS, BodyCompiler, Untranslatable, atom,
                                                    static_context)
 from worldspec.compiler.program.kernel_ops import load as _name, node as _n, store as _store
@@ -356,7 +357,9 @@ class AstCompiler(ProgramCompiler):
     def native(self, tree: Tree):
         """The generated code for a whole program, `code(run)`; None when Python refuses the module
         (more than its 20 nested blocks: the program stays on the closure kernel)."""
-        self.crafted = self.known | defined_functions(tree)
+        if nested_functions(tree):  # closures read their defining scopes: the closure kernel keeps them
+            return None
+        self.crafted = self.known | defined_functions(tree) | bound_names(tree)
         defs = [n for n in tree.iter_subtrees_topdown() if n.data == "fndef"]
         names = [self.target(n) for n in defs]
         for node, name in zip(defs, names):
@@ -592,7 +595,7 @@ class AstCompiler(ProgramCompiler):
 
     def exprs(self, node) -> list:
         return [c for c in node.children if isinstance(c, Tree) and c.data not in
-                {"suite", "params", "names", "exprs", "index_at", "elif_", "else_"}]
+                {"suite", "params", "names", "exprs", "index_at", "elif_", "else_", "loop_else"}]
 
     def g_output(self, node):
         args = node.children[0]
@@ -651,8 +654,13 @@ class AstCompiler(ProgramCompiler):
         return [*head, _assign(_store(saved), _call(self.obj(enter_loop), _name("run"))),
                 _n(py.Try, [loop], [], [], [_n(py.Expr, _call(self.obj(leave_loop), _name("run"), _name(saved)))])]
 
+    def closure_loop(self, node) -> bool:
+        """Whether a loop runs as the closure kernel's code: it has an else block, or a `break n`
+        inside it (Python's break leaves one loop; the closure kernel's control codes count them)."""
+        return loop_parts(node)[1] is not None or any(True for _ in node.find_data("break_many"))
+
     def g_for_(self, node):
-        if self.sem.hooks.get("passes") is not None or self.counted:
+        if self.sem.hooks.get("passes") is not None or self.counted or self.closure_loop(node):
             return None
         name, expr = self.target(node), self.exprs(node)[0]
         iterate, assign = self.sem.hooks.get("iterate"), self.sem.hooks.get("assign")
@@ -679,12 +687,12 @@ class AstCompiler(ProgramCompiler):
             return _n(py.For, _store(x), _name(xs), bind + body, [])
         saved, self.bound = self.bound, self.bound | {name}
         try:
-            return self.loop(self.line(node), head, each, node.children[-1])
+            return self.loop(self.line(node), head, each, loop_parts(node)[0])
         finally:
             self.bound = saved
 
     def g_while_(self, node):
-        if self.sem.hooks.get("passes") is not None or self.counted:
+        if self.sem.hooks.get("passes") is not None or self.counted or self.closure_loop(node):
             return None
         self.loops += 1  # the condition is tested inside the loop (in_loop, one more loop_depth)
         try:
@@ -695,7 +703,7 @@ class AstCompiler(ProgramCompiler):
             return _n(py.While, _const(True), [*at_head, *stmts, _n(py.If, _n(py.UnaryOp, py.Not(), test),
                                                                   [_n(py.Break)], []),
                                                *self.step(), *body], [])
-        return self.loop(self.line(node), [], each, node.children[-1])
+        return self.loop(self.line(node), [], each, loop_parts(node)[0])
 
     def line(self, node) -> int:
         return node.meta.line if not getattr(node.meta, "empty", True) else 0
@@ -741,10 +749,14 @@ class AstCompiler(ProgramCompiler):
             return self.token(node, self.literal, self.var)
         native = getattr(self, "ge_" + node.data, None)
         if native is None:  # a form this compiler leaves to the closure kernel
-            closure = self.expr(node)
-            self.touching.add(self.ref(closure))
-            return self.spill(_call(self.obj(closure), _name("run")))
+            return self.closure_expr(node)
         return native(node)
+
+    def closure_expr(self, node) -> py.expr:
+        """The closure kernel's code for an expression, called (it may read and write the scope)."""
+        closure = self.expr(node)
+        self.touching.add(self.ref(closure))
+        return self.spill(_call(self.obj(closure), _name("run")))
 
     def literal(self, hook_name: str, value, node) -> py.expr:
         hook = self.sem.hooks.get(hook_name)
@@ -813,6 +825,8 @@ class AstCompiler(ProgramCompiler):
             return self.user_call(name, nodes)
         if not op.accepts(n):
             raise self.error(name_tok, f"{name} takes {op.arity_text()}, got {n}")
+        if op.updater is not None:  # it writes a variable back: the closure kernel's call
+            return self.closure_expr(node)
         unit = op.unit
         args = [self.thunk(a) if i in unit.lazy else self.gexpr(a) for i, a in enumerate(nodes)]
         if unit.lazy:  # the lazy arguments are the closure kernel's code, run inside the unit
@@ -891,11 +905,15 @@ class AstCompiler(ProgramCompiler):
         return self.spill(_call(self.obj(Thunk), self.obj(self.expr(node)), _name("run")))
 
     def ge_index(self, node):
+        if self.sem.hooks.get("position") is not None:  # a rarer rule: the closure kernel's code
+            return self.closure_expr(node)
         xs = self.gexpr(node.children[0])
         i = self.gexpr(node.children[1])
         return self.hook_call(self.sem.hooks["index"], xs, i)
 
     def ge_slice(self, node):
+        if self.sem.hooks.get("position") is not None:
+            return self.closure_expr(node)
         kids = node.children
         xs = self.gexpr(kids[0])
         # evaluated in the closure kernel's order: the sequence, the end, the start

@@ -13,7 +13,8 @@ _HOOK_TITLES = {
     "show": "Printing values", "output": "Output lines", "assign": "Assignment", "lookup": "Variables",
     "update": "Updating operators", "assign_many": "Multiple assignment", "for_many": "Loops over pairs",
     "index": "Indexing", "slice": "Slicing", "set_index": "Setting an element", "arguments": "Arguments",
-    "returned": "Return values", "no_return": "Functions without a return",
+    "returned": "Return values", "no_return": "Functions without a return", "position": "Positions", "enclosed": "Variables around a function",
+    "loop_else": "A loop's else block",
 }
 
 _STATEMENTS = [
@@ -57,17 +58,29 @@ def render_manual(spec: ast.Spec, surface, params: dict, budget) -> str:
                 bare = surface.render(key, expr="").strip()
                 text += f"; `{bare}` alone gives `{none_word}`"
             out.append(f"- `{form}` {text.rstrip('.')}.")
+    if surface.has("loop_else"):
+        out.append(f"- `{w('loop_else')}`, right after a loop's block (at the loop's indentation), opens a block that "
+                   f"runs when the loop ends without a break.")
     if surface.has("break"):
         out.append(f"- `{w('break')}` leaves the innermost loop at once.")
+    if surface.has("break_many"):
+        out.append(f"- `{surface.render('break_many', count='2')}` leaves the 2 innermost loops at once (any "
+                   f"number from 1 to the loops around it).")
     if surface.has("continue"):
         out.append(f"- `{w('continue')}` skips to the next iteration of the innermost loop.")
     if surface.has("pass"):
         out.append(f"- `{w('pass')}` does nothing (a block that has nothing to do).")
     if surface.has("index"):
-        out.append("- `xs[i]` and `xs[lo:hi]` index and slice lists and strings.")
+        maps = " (and `m[k]` is the value of key k of a map)" if w("map") == "on" else ""
+        out.append(f"- `xs[i]` and `xs[lo:hi]` index and slice lists and strings{maps}.")
+    if surface.has("set_index") and w("set_index") == "{name}[{index}] = {expr}":
+        out.append("- `xs[i][j] = v` sets an element of an element: xs gets the element at i with its element j "
+                   "replaced.")
     none = f", and `{w('none')}` for no value" if surface.has("none") else ""
     decimals = ", decimals (`1.5`)" if w("float") == "on" else ""
     lists = ", lists in square brackets (`[1, 2]`)" if w("list") == "on" else ""
+    if w("map") == "on":  # keys are integers or strings
+        lists += ", maps in braces (`{\"k\": v}`, `{1: \"a\", 2: \"b\"}`; keys are integers or strings)"
     out += ["", f"Literals: integers in decimal (`42`, `-5`){decimals}, strings in double quotes (`\"abc\"`, "
                 f"with the escapes `\\n`, `\\t`, `\\\"` and `\\\\`){lists}, `{w('true')}` and "
                 f"`{w('false')}`{none}.", ""]
@@ -85,7 +98,10 @@ def render_manual(spec: ast.Spec, surface, params: dict, budget) -> str:
         for d in ops:
             ret = "" if d.returns.name == "any" else f" -> {d.returns}"
             doc = interpolate(d.doc, params)
-            if d.mutates:
+            if d.mutates and d.updates is not None:
+                doc += (f" With a variable as `{d.mutates}`, wherever it is called (in an expression too), it also "
+                        f"updates that variable.")
+            elif d.mutates:
                 doc += (f" On a line of its own with a variable as `{d.mutates}`, it also stores its result "
                         f"in that variable.")
             out.append(f"- `{d.name}({param_list(d.params)})`{ret}: {doc}")

@@ -251,6 +251,19 @@ class ProbeGenerator:
             return [s.render("assign", name=var, expr=self.expr(ch, "any")), f"{out}({var})"], False
         if name == "index" and s.has("index"):
             return [f"{out}({self.expr(ch, 'list')}[{self.expr(ch, 'int')}])"], False
+        if name == "position" and s.has("index"):  # a written position: read, or a slice's bounds
+            if ch.chance(0.5):
+                return [f"{out}({self.expr(ch, 'list')}[{self.expr(ch, 'int')}])"], False
+            return [f"{out}({self.expr(ch, 'list')}[{self.expr(ch, 'int')}:{self.expr(ch, 'int')}])"], False
+        if name == "loop_else" and s.has("loop_else"):  # a loop that may break, and its else block
+            breaks = s.has("break") and ch.chance(0.6)
+            stop = [INDENT + s.word("break")] if breaks else [INDENT + s.render("assign", name="z1", expr="0")]
+            if s.has("while") and s.has("break") and ch.chance(0.4):  # entered (and left by its break) or not
+                cond = s.word("true") if ch.chance(0.5) else s.word("false")
+                head, stop = s.render("while", expr=cond), [INDENT + s.word("break")]
+            else:
+                head = s.render("for", name="v", expr=self.list_expr(ch, 1, n=ch.int(0, 3)) or '"ab"')
+            return [head, *stop, s.word("loop_else"), INDENT + f"{out}(1)"], False
         if name == "slice" and s.has("index"):
             return [f"{out}({self.expr(ch, 'list')}[{self.expr(ch, 'int')}:{self.expr(ch, 'int')}])"], False
         if name in ("branch_order", "else_runs"):

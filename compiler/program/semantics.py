@@ -41,6 +41,7 @@ passes(kind, n) = n
 jump(word) = word
 branch_order(n) = range(n)
 else_runs(held) = not held
+loop_else(kind, broken) = not broken
 
 show(v) = show(v)
 output(parts) = join(parts, " ")
@@ -51,13 +52,16 @@ update(name, old, v) = v
 assign_many(names, vs) = vs
 for_many(names, item) = item
 
+position(kind, xs, i) = i
 index(xs, i) = get(xs, i)
 slice(xs, lo, hi) = slice(xs, lo, hi)
 set_index(xs, i, v) = if is_list(xs) and is_int(i) and i >= 0 and i < len(xs)
     then concat(take(xs, i), concat([v], drop(xs, i + 1)))
+    else if is_map(xs) then put(xs, i, v)
     else error("no element at position " + show(i))
 
 arguments(args) = args
+enclosed(name, then, now) = now
 returned(v, args) = v
 no_return(last, args) = none
 """
@@ -124,6 +128,8 @@ class Op:
     unit: Unit
     rule: str | None = None  # the perturbed rule whose override this is; None for a base line
     mutates: int = -1  # the parameter whose variable a bare-statement call updates (-1: none)
+    # `mutates xs to EXPR`: what every call with a variable there stores in it (None: plain mutates)
+    updater: Unit | None = attrs.field(default=None, eq=False, repr=False)
     # (body, MetaCompiler) of a line without prior(...): what the native kernel compiles it from
     source: tuple | None = attrs.field(default=None, eq=False, repr=False)
 
@@ -242,7 +248,15 @@ def signature(mc: MetaCompiler, d: ast.Definition) -> tuple[tuple, tuple[int, ..
             raise _located(d, f"mutates {d.mutates}: not a parameter of this operator",
                            "Write `mutates NAME` with NAME one of the operator's own (not *) parameters.")
         mutated = names.index(d.mutates)
+        if d.updates is not None and lazy_params(params):
+            raise _located(d, f"mutates {d.mutates} to ...: an updating operator's parameters cannot be lazy",
+                           "The value it stores is computed from every argument: remove `lazy`.")
     return defaults, tuple(i for i, p in enumerate(params) if p.lazy), mutated
+
+
+def lazy_params(params) -> bool:
+    """Whether any parameter is lazy."""
+    return any(p.lazy for p in params)
 
 
 def compile_definition(mc: MetaCompiler, d: ast.Definition, rule: str | None = None,
@@ -259,7 +273,12 @@ def compile_definition(mc: MetaCompiler, d: ast.Definition, rule: str | None = N
         mc = MetaCompiler(mc.constants, {**mc.defs, PRIOR: prior})
     unit = mc.unit(d.name, [p.name for p in params], d.body, bool(params) and params[-1].variadic,
                    defaults, lazy)
-    return Op(d.name, params, unit, rule, mutated, None if prior is not None else (d.body, mc))
+    updater = None
+    if base.updates is not None:  # the base line's, under its own parameter names
+        updater = mc.unit(f"{d.name} update", [p.name for p in base.params], base.updates,
+                          bool(params) and params[-1].variadic, defaults)
+    return Op(d.name, params, unit, rule, mutated, source=None if prior is not None else (d.body, mc),
+              updater=updater)
 
 
 def as_prior(op: Op) -> Unit:
@@ -276,8 +295,18 @@ def is_standard(d: ast.Definition) -> bool:
     return plain and d.body == standard_body_for(d.name, tuple(p.name for p in d.params))  # which says why
 
 
+HOLDS = "holds"  # in an op or hook body: whether a value holds as a condition, by the truthy hook in force
+TRUTHY = "hook truthy"
+
+
 class SemanticsBuilder:
-    """Compiles each definition once and assembles tables for any rule set."""
+    """Compiles each definition once and assembles tables for any rule set.
+
+    `holds(v)` (third edition) is the world's truthy hook as the rules in force define it, callable
+    from any op or hook body: a base line `op AND(a, lazy b) = if holds(a) then b else a` follows a
+    rule on truthy, so one rule reaches conditions and the and/or/not operators alike, and knocking
+    the rule out restores both. A body that names holds is compiled once per set of truthy layers.
+    """
 
     def __init__(self, mc: MetaCompiler, base: tuple[ast.Definition, ...], rules: tuple[ast.RuleDecl, ...]):
         self.base = {d.target: d for d in base}
@@ -289,31 +318,68 @@ class SemanticsBuilder:
         self.compiled: dict[tuple[str, tuple[str, ...]], Op | None] = {}
         self.standard: dict[str, Op] = {}  # always-called hooks at their standard bodies
         self.mc = mc
+        self.holding: frozenset = frozenset()  # targets whose bodies call holds(...)
+        self.holds_mc: dict[tuple, MetaCompiler] = {}  # truthy layers -> a compiler whose holds is theirs
+        if HOLDS not in mc.defs:  # a world's own def named holds keeps its meaning
+            self.holding = self.holds_targets()
+            # elsewhere (defs, equations, the explorer's hypotheses) holds is the manual's truthiness; it is
+            # declared before the truthy hook's base line compiles (that compiles the world's defs)
+            holder = mc.defs[HOLDS] = Unit(HOLDS, 1, False, 0, None, False)
+            manual = self.truthy_unit(())
+            holder.body, holder.nslots, holder.uses_ctx, holder.reads = (manual.body, manual.nslots,
+                                                                         manual.uses_ctx, manual.reads)
         self.tables: dict[frozenset, Semantics] = {}
         self.requires_cache: dict[str, frozenset] = {}
         self.parse_cache: dict = {}  # program text -> tree (or its ProgramError)
         self.program_cache: dict = {}  # (rules, text, known functions) -> (tree, code)
 
-    def op(self, target: str, rules: tuple[str, ...] | str | None = ()) -> Op | None:
+    def holds_targets(self) -> frozenset:
+        """The base lines whose body, or a rule's body on them, calls holds (truthy's may not)."""
+        found = set()
+        for target, d in self.base.items():
+            bodies = [d] + [self.rules[r].override for r in self.layers.get(target, ())]
+            for b in bodies:
+                if mentions(b.body, HOLDS) or (b.updates is not None and mentions(b.updates, HOLDS)):
+                    if target == TRUTHY:
+                        raise _located(b, "the truthy hook cannot call holds(...), which is the truthy hook",
+                                       "Write its body with the builtin truthy(v), or prior(v) in a rule.")
+                    found.add(target)
+        return frozenset(found)
+
+    def truthy_unit(self, layers: tuple[str, ...]) -> Unit:
+        """What holds(...) calls under these truthy layers: the truthy hook's body, one parameter."""
+        op = (self.op(TRUTHY, layers) if TRUTHY in self.base else None) or self.standard_op("truthy")
+        return op.unit
+
+    def compiler_for(self, truthy: tuple[str, ...]) -> MetaCompiler:
+        """The meta compiler whose holds(...) is the truthy hook under these layers."""
+        if truthy not in self.holds_mc:
+            self.holds_mc[truthy] = MetaCompiler(self.mc.constants, {**self.mc.defs, HOLDS: self.truthy_unit(truthy)})
+        return self.holds_mc[truthy]
+
+    def op(self, target: str, rules: tuple[str, ...] | str | None = (), truthy: tuple[str, ...] = ()) -> Op | None:
         """The compiled body of a base line under these rules (spec order; a single id: that rule
-        alone over the base line), compiled once."""
+        alone over the base line), compiled once; `truthy`: the truthy layers in force, for a body
+        that calls holds(...)."""
         rules = () if rules is None else (rules,) if isinstance(rules, str) else tuple(rules)
-        key = (target, rules)
+        truthy = tuple(truthy) if target in self.holding else ()
+        key = (target, rules) if not truthy else (target, rules, truthy)
         if key not in self.compiled:
-            self.compiled[key] = self._compile(target, rules)
+            self.compiled[key] = self._compile(target, rules, truthy)
         return self.compiled[key]
 
-    def _compile(self, target: str, rules: tuple[str, ...]) -> Op | None:
+    def _compile(self, target: str, rules: tuple[str, ...], truthy: tuple[str, ...] = ()) -> Op | None:
         base = self.base[target]
+        mc = self.compiler_for(truthy) if target in self.holding else self.mc
         if not rules:
-            return None if is_standard(base) else compile_definition(self.mc, base)
+            return None if is_standard(base) else compile_definition(mc, base)
         top = self.rules[rules[-1]].override
         if not mentions(top.body, PRIOR):
             if len(rules) > 1:  # the top layer hides every layer beneath it
-                return self.op(target, rules[-1:])
-            return None if is_standard(top) else compile_definition(self.mc, top, rules[-1], base)
-        beneath = self.op(target, rules[:-1]) or self.standard_op(base.name)
-        return compile_definition(self.mc, top, rules[-1], base, as_prior(beneath))
+                return self.op(target, rules[-1:], truthy)
+            return None if is_standard(top) else compile_definition(mc, top, rules[-1], base)
+        beneath = self.op(target, rules[:-1], truthy) or self.standard_op(base.name)
+        return compile_definition(mc, top, rules[-1], base, as_prior(beneath))
 
     def rule_op(self, rule: str) -> Op | None:
         """The compiled override of one rule, over the base line alone."""
@@ -337,11 +403,12 @@ class SemanticsBuilder:
         if applied in self.tables:
             return self.tables[applied]
         ops, hooks, origins = {}, {}, {}
+        truthy = tuple(rid for rid in self.layers.get(TRUTHY, ()) if rid in applied)
         for target, d in self.base.items():
             layers = tuple(rid for rid in self.layers.get(target, ()) if rid in applied)
             if layers:
                 origins[target] = layers[-1]
-            (ops if d.kind == "op" else hooks)[d.name] = self.op(target, layers)
+            (ops if d.kind == "op" else hooks)[d.name] = self.op(target, layers, truthy)
         for name in HOOKS:
             hooks.setdefault(name, None)
         for name in CALLED_HOOKS:  # always callable through the table

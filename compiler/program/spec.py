@@ -12,6 +12,7 @@ from worldspec.compiler.api import Budget, Example, Kind, Rule, Task
 from worldspec.compiler.common import (HOST_LIMITS, allow_reason, check_definitions, check_type, draw_params,
                                        field_text, interpolate, meta_compiler, read_budget, why)
 from worldspec.compiler.program import kernel
+from worldspec.compiler.program.control import check_control_rules
 from worldspec.compiler.program.manual import render_manual
 from worldspec.compiler.program.semantics import HOOK_PARAMS, SemanticsBuilder
 from worldspec.compiler.program.surface import Surface, build_surface
@@ -45,6 +46,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProgramWorld:
     check_operator_ops(spec, surface)
     builder = SemanticsBuilder(mc, spec.base, spec.rules)
     builder.compile_all()  # every body now, so that errors point at the spec
+    check_control_rules(builder)  # a jump, passes or branch_order value the kernel refuses, found now
     budget = program_budget(spec)
     world = ProgramWorld(
         name=spec.name, version=spec.version, kind=spec.kind, seed=seed, default_seed=spec.seed,

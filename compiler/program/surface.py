@@ -38,20 +38,22 @@ DEFAULTS = {
     "true": "true", "false": "false", "none": "none", "index": "off",
     "pass": "off", "set_index": "off", "assign_many": "off", "for_many": "off",
     "float": "off", "list": "off", "float_print": "rounded", "call_depth": str(MAX_DEPTH),
+    "loop_else": "off", "break_many": "off", "map": "off",
 }
 # What `on` spells for the forms that are off unless a world asks for them.
 ON = {"pass": "pass", "set_index": "{name}[{index}] = {expr}", "assign_many": "{names} = {exprs}",
-      "for_many": "for {names} in {expr}:"}
+      "for_many": "for {names} in {expr}:", "loop_else": "else:", "break_many": "break {count}"}
 PLACEHOLDERS = {"assign": {"name", "expr"}, "if": {"expr"}, "elif": {"expr"}, "else": set(),
                 "for": {"name", "expr"}, "while": {"expr"}, "function": {"name", "params"},
                 "return": {"expr"}, "set_index": {"name", "index", "expr"}, "assign_many": {"names", "exprs"},
-                "for_many": {"names", "expr"}}
+                "for_many": {"names", "expr"}, "loop_else": set(), "break_many": {"count"}}
 WORD_KEYS = ("output", "break", "continue", "pass", "true", "false", "none")
 REQUIRED = ("assign", "output", "if", "else", "for", "true", "false")  # forms a world cannot switch off
-SWITCHES = ("index", "float", "list")  # on | off
+SWITCHES = ("index", "float", "list", "map")  # on | off
 CHOICES = {"float_print": ("rounded", "repr")}
 # Forms that may open with the same word: the generated grammar tells them apart (or Lark says it cannot).
-SHARED_HEADS = ({"if", "elif"}, {"assign", "assign_many", "set_index"}, {"for", "for_many"})
+SHARED_HEADS = ({"if", "elif"}, {"assign", "assign_many", "set_index"}, {"for", "for_many"}, {"else", "loop_else"},
+                {"break", "break_many"})
 
 OPERATOR_KEYS = ("infix", "prefix")  # entries that may appear many times, one operator each
 ASSOCIATIVITY = ("left", "right", "none")
@@ -59,9 +61,9 @@ MAX_PRECEDENCE = 1000
 _SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$|[-+*/%<>=!&|^~@$?.]{1,3}$")
 _RESERVED_SYMBOLS = {"=", ":", ",", "(", ")", "[", "]", "#", '"', "."}
 
-_PUNCT = {"(": '"("', ")": '")"', ":": '":"', ",": '","', "[": '"["', "]": '"]"'}
+_PUNCT = {"(": '"("', ")": '")"', ":": '":"', ",": '","', "[": '"["', "]": '"]"', "{": '"{"', "}": '"}"'}
 _SLOT = {"name": "NAME", "expr": "expr", "params": "[params]", "index": "index_at", "names": "names",
-         "exprs": "exprs"}
+         "exprs": "exprs", "count": "INT"}
 _TOKEN = re.compile(r"\{[A-Za-z_]*\}|[A-Za-z_][A-Za-z0-9_]*|:=|->|<-|[^\sA-Za-z0-9_]")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -70,8 +72,8 @@ class ProgramIndenter(Indenter):
     """Indentation blocks for the generated grammar (brackets continue a line)."""
 
     NL_type = "_NL"
-    OPEN_PAREN_types = ["LPAR", "LSQB"]
-    CLOSE_PAREN_types = ["RPAR", "RSQB"]
+    OPEN_PAREN_types = ["LPAR", "LSQB", "LBRACE"]
+    CLOSE_PAREN_types = ["RPAR", "RSQB", "RBRACE"]
     INDENT_type = "_INDENT"
     DEDENT_type = "_DEDENT"
     tab_len = 4
@@ -390,13 +392,16 @@ def generate_grammar(words: dict, spans: dict, span, operators: tuple = ()) -> t
     if "elif" in seq:
         lines.append(f"elif_: {seq['elif']} suite")
     lines.append(f"else_: {seq['else']} suite")
-    lines.append(f"for_: {seq['for']} suite")
+    orelse = " [loop_else]" if "loop_else" in seq else ""  # runs when the loop was not broken
+    if orelse:
+        lines.append(f"loop_else: {seq['loop_else']} suite")
+    lines.append(f"for_: {seq['for']} suite{orelse}")
     if "for_many" in seq:
         compound.append("for_many")
-        lines.append(f"for_many: {seq['for_many']} suite")
+        lines.append(f"for_many: {seq['for_many']} suite{orelse}")
     if "while" in seq:
         compound.append("while_")
-        lines.append(f"while_: {seq['while']} suite")
+        lines.append(f"while_: {seq['while']} suite{orelse}")
     if "function" in seq:
         compound.append("fndef")
         lines.append(f"fndef: {seq['function']} suite")
@@ -408,6 +413,9 @@ def generate_grammar(words: dict, spans: dict, span, operators: tuple = ()) -> t
         if words.get(key) and words[key] != "off":
             simple.append(key + "_")
             lines.append(f"{key}_: {q(words[key])}")
+    if "break_many" in seq:  # `break 2`: leaves that many loops at once
+        simple.append("break_many")
+        lines.append(f"break_many: {seq['break_many']}")
     if "set_index" in seq:
         lines.append("index_at: expr")
     if "assign_many" in seq or "for_many" in seq:
@@ -433,6 +441,9 @@ def generate_grammar(words: dict, spans: dict, span, operators: tuple = ()) -> t
         atoms.insert(1, "FLOAT -> float")
     if words["list"] == "on":
         atoms.append('"[" [args] "]" -> list')
+    if words["map"] == "on":
+        atoms.append('"{" [pairs] "}" -> map')
+        lines += ['pairs: pair ("," pair)*', 'pair: expr ":" expr']
     lines.append("?atom: " + "\n    | ".join(atoms))
     lines.append('args: expr ("," expr)*')
     lines += [
