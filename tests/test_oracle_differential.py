@@ -528,3 +528,185 @@ def test_three_balls_answers_the_published_positions_on_rounding_edges():
         assert [got[f"object{i + 1}"][0] for i in range(3)] == list(xs), t
         naive = [round(3.0 * t, 2), round(10 + 3.0 * t, 2), round(20 - 4.0 * t, 2)]
         assert t > 1.43 or naive != list(xs)  # before the first event Python's round of the exact motion differs
+
+
+# ---------------------------------------------------------------- CII: the code boxes' reader
+
+# The published code boxes' `platform` (platforms/code/<level>/<box>_final.py; the same in every box) reads a
+# message three ways: '' asks for the parameters; a message with ';' or '=' is assignments, split at ';', blank
+# ones skipped, each split at the first '=', the name one of blackbox's parameters and an int parameter's value
+# read by int() (a later assignment to the same name wins); otherwise re.match(r'\(\s*(\d+)\s*,\s*(\d+)\s*\)')
+# reads a checkpoint query (a prefix of the message, Unicode digits). Restated here for the boxes whose
+# parameters are all integers; our boxes read with the assign and tuple domains.
+CII_INT_BOXES = ["cii-e-algebraic-operations", "cii-e-coins-for-fowls", "cii-e-exgcd", "cii-e-factorial-recursion",
+                 "cii-e-fib-recursion", "cii-e-highprecision-add", "cii-e-highprecision-divide",
+                 "cii-h-complex-algebraic-operations", "cii-h-sieve-of-eratosthenes"]
+INFO = object()
+
+
+def published_code_read(text, params):
+    """The published platform's reading: INFO, ("set", {name: int}), ("ask", (idx, iter)), or REFUSED."""
+    if text == "":
+        return INFO
+    if ";" in text or "=" in text:
+        got = {}
+        for part in text.split(";"):
+            if not part.strip():
+                continue
+            if "=" not in part:
+                return REFUSED
+            name, value = part.split("=", 1)
+            if name.strip() not in params:
+                return REFUSED
+            try:
+                got[name.strip()] = int(value.strip())
+            except ValueError:
+                return REFUSED
+        return ("set", got)
+    m = re.match(r"\(\s*(\d+)\s*,\s*(\d+)\s*\)", text)
+    return ("ask", (int(m.group(1)), int(m.group(2)))) if m else REFUSED
+
+
+def code_ranges(name):
+    text = (ORACLE / "code" / f"{name}.world").read_text()
+    return {k: (int(lo), int(hi)) for k, lo, hi in re.findall(r'"(\w+)": int\((-?\d+), (-?\d+)\)', text)}
+
+
+PLAIN_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def code_difference(text, pub, mine, ranges):
+    """The named class of a disagreement between the published reading and ours (docs/fidelity.md,
+    oracle-boxes, 'CII reading'), or None for one no class explains."""
+    parts = [p for p in text.split(";")]
+    values = [p.split("=", 1)[1].strip() for p in parts if "=" in p]
+    names = [p.split("=", 1)[0].strip() for p in parts if "=" in p]
+    if pub is INFO:
+        return "empty message" if mine is REFUSED else None
+    if pub is not REFUSED and mine is REFUSED:
+        if pub[0] == "set":
+            if any(not (lo <= pub[1][k] <= hi) for k, (lo, hi) in ranges.items() if k in pub[1]):
+                return "value out of range"
+            if any(not PLAIN_INT.fullmatch(v) for v in values):
+                return "int() form"  # Unicode digits, underscores
+            if len(set(names)) < len(names):
+                return "assigned twice"
+            if any(not p.strip() for p in parts[:-1]):
+                return "blank assignment"
+            return None
+        idx, it = pub[1]
+        if not (0 <= idx <= 20 and 1 <= it <= 100000):
+            return "value out of range"
+        if not re.fullmatch(r"\(\s*[0-9]+\s*,\s*[0-9]+\s*\)", text):
+            return "checkpoint prefix or Unicode digits"
+        return None
+    if pub is REFUSED and mine is not REFUSED:
+        if ";" in text or "=" in text:
+            return "literal form" if any(not PLAIN_INT.fullmatch(v) for v in values) else None
+        return "checkpoint form" if mine[0] == "ask" else None  # a sign, no parentheses
+    return None
+
+
+def code_ours(world, text, preset):
+    """Our box's reading of text in a session whose inputs are set: REFUSED, ("set", map) or ("ask", pair)."""
+    session = world.session(None)
+    session.send(session.read(preset))
+    try:
+        values = session.read(text)
+    except InputError:
+        return REFUSED
+    v = values[0]
+    return ("set", v) if isinstance(v, dict) else ("ask", tuple(v))
+
+
+CODE_EDGES = ["", "{a} = 12", "{a}=12; {b} = 7", " {a} = 5 ;", "{a} = ٣", "{a} = 1_0", "{a} = +5", "{a} = -3",
+              "{a} = 5.0", "{a} = 1e1", "{a} = (5)", "{a} = 0x10", "{a} == 5", "{a} = 4; {a} = 5", "{a} = 5; ;{b} = 3",
+              "{a}=\u00a05", "{a} = 5\t", "{a} = '5'", "A = 5", "x = 1", "(1, 2)", "( 1 ,2 )", "(١, 2)", "(1, 2) more",
+              "(+1, 2)", "(1, 0)", "(25, 1)", "(1, 2, 3)", "1, 2", "{a} = 99999999999999999999999999"]
+
+
+@pytest.mark.parametrize("name", CII_INT_BOXES)
+def test_code_boxes_read_messages_as_the_published_platform_or_differ_in_a_named_class(name):
+    """Every message either reads the same on both sides (the same assignments, the same checkpoint query, both
+    refused) or differs in one of the classes docs/fidelity.md names (not yet matched: see there)."""
+    world = box("code", name)
+    ranges = code_ranges(name)
+    params = list(ranges)
+    a, b = params[0], params[-1]
+    lo = {k: max(r[0], 1) for k, r in ranges.items()}
+    preset = "; ".join(f"{k} = {v}" for k, v in lo.items())
+    rng = random.Random(name)
+    pieces = [a, b, "=", ";", " ", "1", "2", "3", "17", "٣", "_", "-", "+", ".0", "e1", "(", ")", ",", "x", "'"]
+    msgs = [m.format(a=a, b=b) for m in CODE_EDGES] + messages(rng, pieces, 150)
+    seen = set()
+    for text in msgs:
+        text = text.strip() if text.strip() else text
+        pub = published_code_read(text, params)
+        mine = code_ours(world, text, preset)
+        if pub is mine or (pub is not INFO and pub is not REFUSED and mine == pub):
+            continue
+        why = code_difference(text, pub, mine, ranges)
+        assert why, (text, pub, mine)
+        seen.add(why)
+    # the edge forms show every named class (so each class the docs name is real)
+    assert {"int() form", "literal form", "checkpoint prefix or Unicode digits", "checkpoint form",
+            "empty message", "assigned twice", "blank assignment"} <= seen, seen
+
+
+# ---------------------------------------------------------------- GSI: the rps7 judges and move readers
+
+# platforms/game/easy/rps7_{cycle,beat_last,imitate_last}_final.py `platform`: a move is the reply
+# `.strip().lower()` when it is one of the seven gestures, else the box asks again (no round spent); the round is
+# a tie for the same gesture, +1 when the opponent's gesture is in the player's `beats` list, -1 when the
+# player's is in the opponent's, else 0. The opponents: cycle plays the seven in order; beat_last opens with rock,
+# then the first gesture (in the table's order) whose list holds the player's last move; imitate_last opens with
+# fire and air, then the player's move of two rounds before.
+RPS7_BEATS = {"rock": ["scissors", "sponge", "fire"], "paper": ["rock", "water", "air"],
+              "scissors": ["paper", "sponge", "fire"], "fire": ["scissors", "paper", "sponge"],
+              "water": ["rock", "fire", "scissors"], "air": ["fire", "rock", "water"],
+              "sponge": ["water", "paper", "air"]}
+RPS7_OPPONENTS = {
+    "gsi-e-rps7-cycle": lambda mine: list(RPS7_BEATS)[len(mine) % 7],
+    "gsi-e-rps7-beat-last": lambda mine: "rock" if not mine else next(a for a, b in RPS7_BEATS.items() if mine[-1] in b),
+    "gsi-e-rps7-imitate-last": lambda mine: ["fire", "air"][len(mine)] if len(mine) < 2 else mine[-2],
+}
+RPS7_ODD = [" Rock ", "ROCK", "rock.", "rok", "rock paper", "Sponge\n", "\tair", "ＲＯＣＫ", "'rock'", "roc k", "FIRE!"]
+
+
+def rps7_round(mine, theirs):
+    if mine == theirs:
+        return 0
+    if theirs in RPS7_BEATS[mine]:
+        return 1
+    return -1 if mine in RPS7_BEATS[theirs] else 0
+
+
+@pytest.mark.parametrize("name", sorted(RPS7_OPPONENTS))
+def test_rps7_boxes_read_moves_and_score_rounds_as_the_published_platforms(name):
+    world = box("game", name)
+    rng = random.Random(name)
+    lenient = set()
+    for game in range(5):
+        play = world.test_play("g1")
+        mine, score, theirs = [], 0, []
+        while not play.done:
+            text = rng.choice(RPS7_ODD) if rng.random() < 0.3 else rng.choice(list(RPS7_BEATS)).capitalize()
+            published = text.strip().lower() if text.strip().lower() in RPS7_BEATS else None
+            fb = play.play(text)
+            if published is None and fb.status == "ok":
+                # the one named difference (docs/fidelity.md, oracle-boxes): our reader forgives surrounding
+                # backticks, quotes, '.' and '!', which the published loop asks again for
+                forgiven = " ".join(text.strip().strip("`").strip(".!\"'").split()).lower()
+                assert forgiven in RPS7_BEATS and forgiven != text.strip().lower(), (name, text)
+                published = forgiven
+                lenient.add(text)
+            assert (fb.status == "ok") == (published is not None), (name, text, fb.status)
+            if published is None:
+                continue
+            move = RPS7_OPPONENTS[name](mine)
+            score += rps7_round(published, move)
+            mine.append(published)
+            theirs.append(move)
+        assert [r.theirs for r in play.match.rounds] == theirs, name
+        assert play.match.score == score, (name, mine)
+    assert lenient <= {"rock.", "'rock'", "FIRE!"}, lenient

@@ -1054,6 +1054,51 @@ def np_round(ctx, x, digits=0):
     return r / f if digits >= 0 else r * f
 
 
+@builtin("fma", 3, 3)
+def fma(ctx, x, y, z):
+    """x * y + z in floats, rounded once (IEEE 754 fusedMultiplyAdd, C's fma): the operation OpenBLAS's kernels
+    use for numpy's matrix products, which a world restating a numpy computation to the last bit needs
+    (docs/language.md). Integers are taken as floats. Python 3.11 has no math.fma, so the exact value is
+    formed from the three significands as integers and rounded once by int-to-float conversion or int true
+    division (both correctly rounded in CPython)."""
+    _need(_is_num(x) and _is_num(y) and _is_num(z), "fma: expected three numbers")
+    try:
+        x, y, z = float(x), float(y), float(z)
+    except OverflowError:
+        raise EvalError("fma: argument out of range") from None
+    return fused_multiply_add(x, y, z)
+
+
+_TWO53 = 9007199254740992.0
+
+
+def fused_multiply_add(x: float, y: float, z: float) -> float:
+    """x * y + z for three floats, with one rounding to nearest even (infinities and NaN as IEEE 754)."""
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return x * y + z  # the product is inf or nan exactly as the fused one
+    if not math.isfinite(z):
+        return z  # a finite product never changes an infinite or NaN addend (x*y could overflow first)
+    if x == 0 or y == 0:
+        return x * y + z  # the product is an exact (signed) zero
+    if z == 0:
+        return x * y  # one rounding of the exact product; its sign survives an underflow to zero
+    mx, ex = math.frexp(x)
+    my, ey = math.frexp(y)
+    mz, ez = math.frexp(z)
+    xi, yi, zi = int(mx * _TWO53), int(my * _TWO53), int(mz * _TWO53)  # exact 53-bit integer significands
+    ep, ez = ex + ey - 106, ez - 53
+    if ep < ez:
+        total, e = xi * yi + (zi << (ez - ep)), ep
+    else:
+        total, e = ((xi * yi) << (ep - ez)) + zi, ez
+    if total == 0:
+        return 0.0  # an exact cancellation is +0 when rounding to nearest
+    try:
+        return float(total << e) if e >= 0 else total / (1 << -e)
+    except OverflowError:
+        return math.inf if total > 0 else -math.inf
+
+
 @builtin("error", 1, 1)
 def error(ctx, message):
     raise EvalError(message if type(message) is str else _show(message))
