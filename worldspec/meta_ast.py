@@ -53,14 +53,17 @@ ALLOWED_NODES = frozenset({
     py.Module, py.FunctionDef, py.arguments, py.arg, py.Return, py.Assign, py.AugAssign, py.Expr, py.If,
     py.Try, py.Name, py.Load, py.Store, py.Constant, py.List, py.Dict, py.Subscript, py.Call, py.Compare,
     py.UnaryOp, py.Not, py.USub, py.BoolOp, py.And, py.Or, py.BinOp, py.Is, py.IsNot, py.In, py.Attribute,
-    *ARITHMETIC.values(), *COMPARISON.values(), py.FloorDiv, py.Mod,
+    *ARITHMETIC.values(), *COMPARISON.values(), py.FloorDiv, py.Mod, py.Div,
 })
 LOCALS = frozenset({"c", "f"})  # the generated code's own variables (and t<n>, v<n>, l<n>, g<n>, b<n>)
 PLAIN = (int, float, str, bool, type(None))
+NUMS = frozenset({int, float})  # the number types (a bool is not one)
 FAST_ARITY = {"get": 2, "len": 1, "abs": 1, "truthy": 1}  # builtins with an inline common case (fast_<name>)
 # builtins that only test a value's type (builtins.py: `type(v) is T`, `v is None`): inlined as the test
 TYPE_TESTS = {"is_int": int, "is_str": str, "is_list": list, "is_bool": bool, "is_float": float, "is_map": dict,
               "is_none": None}
+ORDER = ("<", "<=", ">", ">=")
+FLOATING = ("+", "-", "*")  # operators whose float case is Python's operator too
 DIVISION = {"//": py.FloorDiv, "%": py.Mod}  # of two ints, b not 0: Python's own (the result is in range)
 
 
@@ -274,6 +277,7 @@ class NativeCompiler:
         self.attrs = CTX_FIELDS | frozenset(mc.extra_vars)
         self.k_type = self.ref(type)
         self.k_int = self.ref(int)
+        self.k_nums = self.ref(NUMS)
 
     def ref(self, obj) -> str:
         """The table name of an object (entered once)."""
@@ -473,24 +477,64 @@ class NativeCompiler:
         slow = _call(_load(self.ref(INFIX[e.op])), _load("c"), x, y)
         if e.op in DIVISION:
             return self.division(e.op, x, y, slow)
+        if e.op == "/":
+            return self.true_division(x, y, slow)
         if e.op not in ARITHMETIC and e.op not in COMPARISON:
             return self.spill(slow)
         t = self.fresh("t")
-        both = self.ints(x, y)
-        if both is False:  # a constant operand that is not an int: the checked builtin only
-            self.pre.append(_set(t, slow))
-            return _load(t)
-        if e.op in COMPARISON:
+        if e.op in ORDER:  # two numbers: Python's comparison (builtins.lt and the others compute just that)
+            test = self.nums(x, y)
+            fast = [_set(t, _compare(_atom(x), COMPARISON[e.op], _atom(y)))]
+        elif e.op in COMPARISON:  # == and != of two ints (of floats, `same` holds nan equal to itself)
+            test = self.ints(x, y)
             fast = [_set(t, _compare(_atom(x), COMPARISON[e.op], _atom(y)))]
         else:  # two ints take Python's operator; a result out of range goes through the checked builtin
+            test = self.ints(x, y)
             in_range = _n(py.Compare, _n(py.Constant, -BIG), [py.Lt(), py.Lt()], [_load(t), _n(py.Constant, BIG)])
             fast = [_set(t, _n(py.BinOp, _atom(x), ARITHMETIC[e.op](), _atom(y))),
                     _n(py.If, _n(py.UnaryOp, py.Not(), in_range),
                        [_set(t, _call(_load(self.ref(INFIX[e.op])), _load("c"), _atom(x), _atom(y)))], [])]
-        if both is True:
+            if e.op in FLOATING:  # a float among two numbers: Python's operator, as builtins._arith does
+                floats = self.nums(x, y)
+                if test is False and floats is not False:
+                    test, fast = floats, [_set(t, _n(py.BinOp, _atom(x), ARITHMETIC[e.op](), _atom(y)))]
+                elif test is not True and floats is not False:
+                    other = [_set(t, _n(py.BinOp, _atom(x), ARITHMETIC[e.op](), _atom(y)))]
+                    slow = None
+                    self.pre.append(_n(py.If, test, fast, [_n(py.If, floats, other, [
+                        _set(t, _call(_load(self.ref(INFIX[e.op])), _load("c"), _atom(x), _atom(y)))])]))
+                    return _load(t)
+        if test is False:  # a constant operand of another type: the checked builtin only
+            self.pre.append(_set(t, slow))
+        elif test is True:
             self.pre.extend(fast)
         else:
-            self.pre.append(_n(py.If, both, fast, [_set(t, slow)]))
+            self.pre.append(_n(py.If, test, fast, [_set(t, slow)]))
+        return _load(t)
+
+    def nums(self, *xs: py.expr):
+        """The test that every operand is an int or a float (not a bool): True or False when constants decide it."""
+        tests = []
+        for x in xs:
+            if type(x) is py.Constant:
+                if type(x.value) not in (int, float):
+                    return False
+            else:
+                tests.append(_n(py.Compare, _call(_load(self.k_type), _atom(x)), [py.In()], [_load(self.k_nums)]))
+        if not tests:
+            return True
+        return tests[0] if len(tests) == 1 else _n(py.BoolOp, py.And(), tests)
+
+    def true_division(self, x, y, slow) -> py.expr:
+        """a / b: Python's operator on two numbers with b not 0 (builtins.truediv's own), else the builtin."""
+        t = self.fresh("t")
+        test = self.nums(x, y)
+        if test is False or type(y) is py.Constant and y.value == 0:
+            self.pre.append(_set(t, slow))
+            return _load(t)
+        nonzero = _n(py.Compare, _atom(y), [py.NotEq()], [_n(py.Constant, 0)])
+        test = nonzero if test is True else _n(py.BoolOp, py.And(), [test, nonzero])
+        self.pre.append(_n(py.If, test, [_set(t, _n(py.BinOp, _atom(x), py.Div(), _atom(y)))], [_set(t, slow)]))
         return _load(t)
 
     def division(self, op: str, x, y, slow) -> py.expr:
@@ -510,10 +554,10 @@ class NativeCompiler:
         x = self.expr(e.operand, s)
         t = self.fresh("t")
         slow = _call(_load(self.ref(neg)), _load("c"), _atom(x))
-        test = self.ints(x)
+        test = self.nums(x)
         if test is False:
             self.pre.append(_set(t, slow))
-        else:  # builtins.neg of an int is -a, always in range (the range is symmetric)
+        else:  # builtins.neg of a number is -a (of an int, always in range: the range is symmetric)
             fast = [_set(t, _n(py.UnaryOp, py.USub(), _atom(x)))]
             self.pre.extend(fast) if test is True else self.pre.append(_n(py.If, test, fast, [_set(t, slow)]))
         return _load(t)
