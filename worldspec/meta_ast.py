@@ -500,7 +500,6 @@ class NativeCompiler:
                     test, fast = floats, [_set(t, _n(py.BinOp, _atom(x), ARITHMETIC[e.op](), _atom(y)))]
                 elif test is not True and floats is not False:
                     other = [_set(t, _n(py.BinOp, _atom(x), ARITHMETIC[e.op](), _atom(y)))]
-                    slow = None
                     self.pre.append(_n(py.If, test, fast, [_n(py.If, floats, other, [
                         _set(t, _call(_load(self.ref(INFIX[e.op])), _load("c"), _atom(x), _atom(y)))])]))
                     return _load(t)
