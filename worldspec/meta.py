@@ -11,10 +11,20 @@ and each other; a call that closes a cycle pays a step and counts against
 MAX_META_DEPTH, like a lambda applied to itself. A `lazy` parameter holds a
 `Thunk` (the caller's expression, unevaluated) that the body runs the first
 time it reads the parameter; a parameter with a default may be left out.
+
+Two compilers: every body is compiled here to closures first (the checks and the def bookkeeping
+are this module's), then, by default, through Python `ast` by worldspec/meta_ast.py, whose native
+body replaces the closure in the Unit. The closures stay the reference: `WORLDSPEC_META=closure` in
+the environment, `compiler_mode("closure")` or `MetaCompiler(..., compiler="closure")` keeps them
+(tests/test_meta_ast.py runs both and compares). Constants (params, defaults, case values) run
+once, so they stay closures: compiling them would cost more than it saves.
 """
 from __future__ import annotations
 
+import contextlib
 import operator
+import os
+import warnings
 from typing import Callable
 
 import attrs
@@ -22,11 +32,44 @@ import attrs
 from worldspec import ast
 from worldspec.builtins import BUILTINS, FORBIDDEN, INFIX, neg as _neg
 from worldspec.diagnostics import SpecError, did_you_mean
-from worldspec.values import MAX_INT_BITS, Ctx, EvalError, Function, LimitError, collection
+from worldspec.meta_ast import CTX_VARS, native_body
+from worldspec.values import (MAX_INT_BITS, MAX_META_DEPTH, Ctx, EvalError, Function, LimitError, Thunk,
+                              collection)
 
-MAX_META_DEPTH = 200
+__all__ = ["CTX_VARS", "MAX_META_DEPTH", "PRIOR", "COMPILERS", "MetaCompiler", "Thunk", "Unit", "compiler_mode"]
 
-CTX_VARS = ("in_function", "in_loop", "loop_depth", "call_depth", "iteration")
+COMPILERS = ("ast", "closure")  # the meta-language's two compilers: worldspec/meta_ast.py, this module
+
+
+def _mode_from_environment() -> str:
+    mode = os.environ.get("WORLDSPEC_META", "ast").strip().lower() or "ast"
+    if mode not in COMPILERS:
+        warnings.warn(f"WORLDSPEC_META={mode!r} is not one of {', '.join(COMPILERS)}: using ast", stacklevel=2)
+        return "ast"
+    return mode
+
+
+_mode = [_mode_from_environment()]  # the compiler a MetaCompiler uses when not told (a list: one cell to set)
+# callables (unit name, closure body, its slots, native body) -> the body to install (tests/test_meta_ast.py)
+NATIVE_OBSERVERS: list = []
+
+
+@contextlib.contextmanager
+def compiler_mode(name: str):
+    """Within the block, MetaCompilers made without `compiler=` use `name` ("ast" or "closure")."""
+    if name not in COMPILERS:
+        raise ValueError(f"unknown meta-language compiler {name!r}: one of {', '.join(COMPILERS)}")
+    saved, _mode[0] = _mode[0], name
+    try:
+        yield
+    finally:
+        _mode[0] = saved
+
+
+def current_compiler() -> str:
+    """The compiler a MetaCompiler made now without `compiler=` uses."""
+    return _mode[0]
+
 _CTX_READERS = {
     "in_function": lambda f: f[1].in_function, "in_loop": lambda f: f[1].in_loop,
     "loop_depth": lambda f: f[1].loop_depth, "call_depth": lambda f: f[1].call_depth,
@@ -41,23 +84,6 @@ _FAST_INT = {"+": operator.add, "-": operator.sub, "*": operator.mul, "<": opera
 Closure = Callable[[list], object]
 
 
-class Thunk:
-    """A lazy argument: its expression runs once, the first time the body reads the parameter."""
-
-    __slots__ = ("code", "run", "value")
-
-    def __init__(self, code, run):
-        self.code, self.run, self.value = code, run, None
-
-    def force(self):
-        """The argument's value (evaluated now if it has not been)."""
-        code = self.code
-        if code is not None:
-            self.value = code(self.run)
-            self.code = None
-        return self.value
-
-
 @attrs.define
 class Unit:
     """A compiled function body: `unit(ctx, args)` evaluates it."""
@@ -66,12 +92,26 @@ class Unit:
     arity: int
     variadic: bool
     nslots: int
-    body: Closure | None  # None while a declared def waits to be compiled
+    # None while a declared def waits to be compiled; setting it also sets `cell` (see there)
+    body: Closure | None = attrs.field(on_setattr=lambda u, _, v: u.entered(v))
     uses_ctx: bool  # reads scope flags, so its result depends on where it runs
     defaults: tuple = ()  # the values of the last parameters when a call leaves them out
     lazy: tuple[int, ...] = ()  # positions of the lazy parameters
     pending: Callable | None = None  # compiles a declared def (on its first use)
     reads: frozenset = frozenset()  # the context variables it reads (through the defs it calls too)
+    # [f]: f(ctx, arg...) calls the body with every argument (no defaults, not variadic): the native
+    # body's own function (meta_ast: generated calls of a def go through its cell), else through __call__
+    cell: list = attrs.field(init=False, factory=list, repr=False, eq=False)
+
+    def __attrs_post_init__(self):
+        self.cell.append(None)
+        self.entered(self.body)
+
+    def entered(self, body):
+        """The body about to be set, with `cell` pointing at what calls it directly."""
+        direct = getattr(body, "direct", None)
+        self.cell[0] = direct if direct is not None else (lambda ctx, *args: self(ctx, list(args)))
+        return body
 
     @property
     def required(self) -> int:
@@ -150,7 +190,10 @@ class MetaCompiler:
     """Compiles expressions against fixed constants (params) and defs."""
 
     def __init__(self, constants: dict | None = None, defs: dict[str, Unit] | None = None,
-                 extra_vars: tuple[str, ...] = ()):
+                 extra_vars: tuple[str, ...] = (), compiler: str | None = None):
+        if compiler is not None and compiler not in COMPILERS:
+            raise ValueError(f"unknown meta-language compiler {compiler!r}: one of {', '.join(COMPILERS)}")
+        self.compiler = compiler or _mode[0]  # "ast": bodies are native (meta_ast); "closure": closures only
         self.constants = dict(constants or {})
         self.defs = dict(defs or {})
         self.extra_vars = extra_vars
@@ -162,16 +205,34 @@ class MetaCompiler:
         self._graph: dict[str, tuple[bool, set[str], set[str]]] = {}  # def -> (uses ctx, reads, defs named)
 
     def unit(self, name: str, params: list[str], body: ast.Expr, variadic: bool = False,
-             defaults: tuple = (), lazy: tuple[int, ...] = ()) -> Unit:
-        """Compile a body over parameters (the last len(defaults) optional, those at `lazy` lazy)."""
+             defaults: tuple = (), lazy: tuple[int, ...] = (), native: bool = True) -> Unit:
+        """Compile a body over parameters (the last len(defaults) optional, those at `lazy` lazy);
+        native code (meta_ast) unless this compiler keeps closures or `native` is false."""
         self.finish()
         for p in params:
             _check_name(p, body.span)
         scope = _Scope(params, None, lazy)
         self._uses_ctx, self._reads = False, set()
         code = self.expr(body, scope)
-        return Unit(name, len(params), variadic, scope.size - 2 - len(params), code, self._uses_ctx,
+        code, nslots = self.native(name, params, body, lazy, code, scope.size - 2 - len(params), native)
+        return Unit(name, len(params), variadic, nslots, code, self._uses_ctx,
                     tuple(defaults), tuple(lazy), reads=frozenset(self._reads))
+
+    def native(self, name: str, params, body: ast.Expr, lazy, closure: Closure, nslots: int, wanted: bool = True):
+        """(body, slots) of a body the closure compiler just checked: meta_ast's native body when this
+        compiler makes them (and Python compiles it), else the closure."""
+        if not wanted or self.compiler != "ast":
+            return closure, nslots
+        made = native_body(self, name, list(params), body, tuple(lazy))
+        if made is None:
+            return closure, nslots
+        for observe in NATIVE_OBSERVERS:
+            made = observe(name, closure, nslots, made) or made
+        return made, 0
+
+    def closes_cycle(self, name: str) -> bool:
+        """Whether naming the def `name` in the body being compiled closes a cycle of defs."""
+        return name in self._active
 
     def add_def(self, d: ast.Def) -> None:
         """Declare a def; its body is compiled on first use or by finish()."""
@@ -209,10 +270,11 @@ class MetaCompiler:
             scope = _Scope(d.params, None)
             body = self.expr(d.body, scope)
             self._graph[name] = (self._uses_ctx, self._reads, self._calls)
+            body, nslots = self.native(name, d.params, d.body, (), body, scope.size - 2 - len(d.params))
         finally:
             self._active.pop()
             self._uses_ctx, self._reads, self._calls = saved
-        u.body, u.nslots, u.defaults, u.pending = body, scope.size - 2 - len(d.params), defaults, None
+        u.body, u.nslots, u.defaults, u.pending = body, nslots, defaults, None
         self._settle()
 
     def _settle(self) -> None:
@@ -241,7 +303,7 @@ class MetaCompiler:
 
     def constant(self, e: ast.Expr, ctx=None):
         """Evaluate a closed expression now (params, case values)."""
-        u = self.unit("<const>", [], e)
+        u = self.unit("<const>", [], e, native=False)  # run once: closures cost less than a compile
         return u(ctx or Ctx(), [])
 
     # ------------------------------------------------------------ expressions

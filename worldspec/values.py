@@ -20,6 +20,7 @@ MAX_LEN = 100_000  # the heaviest collection, and the longest string
 MAX_NEST = 100  # lists and maps nested deeper than this are refused
 MAX_STEPS = 200_000
 MAX_DEPTH = 64
+MAX_META_DEPTH = 200  # nested lambda applications and calls closing a cycle of defs in the meta-language
 WORK_PER_STEP = 64  # element visits (or string units) that cost one step
 CHARS_PER_UNIT = 64  # characters of a string that weigh one unit
 SIZE_CACHE_SLOTS = 1_000_000  # element slots the weight cache may keep alive
@@ -62,6 +63,23 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<function {self.name}>"
+
+
+class Thunk:
+    """A lazy argument: its expression runs once, the first time the body reads the parameter."""
+
+    __slots__ = ("code", "run", "value")
+
+    def __init__(self, code, run):
+        self.code, self.run, self.value = code, run, None
+
+    def force(self):
+        """The argument's value (evaluated now if it has not been)."""
+        code = self.code
+        if code is not None:
+            self.value = code(self.run)
+            self.code = None
+        return self.value
 
 
 class Ctx:
