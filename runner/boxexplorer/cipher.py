@@ -5,10 +5,13 @@ space is families of such rules, each with unknowns read off designed queries an
 observation:
 
 - a *letter code*: every character becomes a token of its own (a shift, a substitution alphabet, a code of
-  digits or letters, fixed width; or comma-separated numbers), a space kept, dropped or coded;
-- a *position shift*: the i-th letter shifted by k(i) (over 26 letters keeping case, or over the 52 letters
-  A..Za..z), i counting every character or letters only; k read from a run of `A`s;
-- a *rail fence*: the characters read off r rails in zigzag order (r fitted).
+  digits or letters of fixed width, or comma-separated numbers), a space kept, dropped or coded by a token
+  of its own; tokens of any width are read from the alphabets spelled with spaces, split on the space's token;
+- a *position shift*: the i-th letter shifted by k(i) (over 26 letters keeping case or writing one case, or
+  over the 52 letters A..Za..z), i counting every character or letters only; k read from a run of `A`s;
+- a *Hill cipher*: a 2x2 matrix mod 26 on the letters in pairs (lower-cased, x-padded, spaces put back),
+  every matrix tried against the alphabet's pairs;
+- a *rail fence*: the characters (or the letters, spaces dropped) read off r rails in zigzag order (r fitted).
 
 Queries: the upper-case alphabet, the lower-case one, a run of `A`s, letters with spaces, then random
 sentences; each later query is the one the surviving hypotheses disagree on most. A test is answered by the
@@ -20,13 +23,17 @@ from __future__ import annotations
 import difflib
 import string
 
+import numpy as np
+
 from .base import History, Strategy
 from .view import BoxView, TestView, plain_domain
 
 UP, LO = string.ascii_uppercase, string.ascii_lowercase
 L52 = UP + LO
 RUN = 60  # length of the run of A's that reads a position shift
-DESIGN = (UP, LO, "A" * RUN, "a" * RUN, "AB AB cd", "A A A A A A A A A A")
+SPACED_UP, SPACED_LO = " ".join(UP), " ".join(LO)
+SPACE_PROBE = "AB AB cd"
+DESIGN = (UP, LO, "A" * RUN, "a" * RUN, SPACE_PROBE, SPACED_UP, SPACED_LO, "A A A A A A A A A A")
 WORDS = ("the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "Hello", "World", "attack", "at",
          "dawn", "Secret", "Message", "river", "Stone", "apple", "zebra", "Yellow")
 
@@ -66,8 +73,21 @@ def fit_code(obs: dict):
                 break
             codes.update(zip(alpha, toks))
         if ok:
-            for space in (" ", "", None):  # kept, dropped, or a token of its own (None: learned below)
+            for space in (" ", ""):  # kept or dropped
                 hyps.append(("code", sep, codes, space))
+            probe = obs.get(SPACE_PROBE)
+            if not sep and probe is not None:  # a space coded by a token of its own, read off "AB AB cd"
+                w = len(codes["A"])
+                extra = len(probe) - 6 * w
+                if extra > 0 and extra % 2 == 0:
+                    hyps.append(("code", sep, codes, probe[2 * w:2 * w + extra // 2]))
+    # tokens of any width, told apart by the space's token: the spaced alphabets split on it
+    up, lo = obs.get(SPACED_UP), obs.get(SPACED_LO)
+    if up and lo:
+        for mark in sorted(set(up) | {" ", ","}):
+            a, b = up.split(mark), lo.split(mark)
+            if len(a) == 26 and len(b) == 26 and all(a) and all(b):
+                hyps.append(("code", "", {**dict(zip(UP, a)), **dict(zip(LO, b))}, mark))
     return hyps
 
 
@@ -105,13 +125,14 @@ def fit_shift(obs: dict):
     k26_lo = [LO.index(c.lower()) for c in lo] if lo and len(lo) == RUN and lo.isalpha() else k26
     for count in ("all", "letters"):
         hyps.append(("shift52", count, k52, [(L52.index(c) - 26) % 52 for c in lo] if lo and len(lo) == RUN
-                     and lo.isalpha() else None))
-        hyps.append(("shift26", count, k26, k26_lo))
+                     and lo.isalpha() else None, "keep"))
+        for case in ("keep", "upper", "lower"):
+            hyps.append(("shift26", count, k26, k26_lo, case))
     return hyps
 
 
 def predict_shift(h, text: str) -> str | None:
-    kind, count, k_up, k_lo = h
+    kind, count, k_up, k_lo, case = h
     out, i = [], 0
     for c in text:
         if c not in L52:
@@ -127,9 +148,47 @@ def predict_shift(h, text: str) -> str | None:
         else:
             ks = k_up if c in UP else k_lo
             base = UP if c in UP else LO
-            out.append(base[(base.index(c) + ks[i]) % 26])
+            shifted = base[(base.index(c) + ks[i]) % 26]
+            out.append(shifted.upper() if case == "upper" else shifted.lower() if case == "lower" else shifted)
         i += 1
     return "".join(out)
+
+
+def fit_hill(obs: dict):
+    """2x2 Hill matrices mod 26 (letters lowercased, in pairs) that map the upper-case alphabet's 13 pairs as
+    observed: every matrix tried at once (26^4)."""
+    out = obs.get(UP)
+    if not out or len(out) != 26 or not out.isalpha():
+        return []
+    p = np.array([LO.index(c) for c in LO]).reshape(13, 2)
+    c = np.array([LO.index(ch) for ch in out.lower()]).reshape(13, 2)
+    r = np.arange(26)
+    # row (a, b) of the matrix maps each pair (x, y) to a x + b y; both rows fitted independently
+    a, b = np.meshgrid(r, r, indexing="ij")
+    a, b = a.ravel(), b.ravel()
+    rows = []
+    for k in range(2):
+        ok = ((a[:, None] * p[None, :, 0] + b[:, None] * p[None, :, 1]) % 26 == c[None, :, k]).all(axis=1)
+        rows.append([(int(x), int(y)) for x, y in zip(a[ok], b[ok])])
+    return [("hill", r0, r1) for r0 in rows[0][:4] for r1 in rows[1][:4]]
+
+
+def predict_hill(h, text: str) -> str | None:
+    _, (a, b), (c, d) = h
+    letters = [LO.index(ch) for ch in text.lower() if ch in LO]
+    if len(letters) != sum(ch != " " for ch in text):
+        return None
+    if len(letters) % 2:
+        letters.append(LO.index("x"))
+    enc = []
+    for x, y in zip(letters[::2], letters[1::2]):
+        enc += [LO[(a * x + b * y) % 26], LO[(c * x + d * y) % 26]]
+    out = "".join(enc)
+    # the spaces put back one by one, each where it stood among the letters before it (as the box's outputs
+    # show: "AB AB cd" -> "fc f cvi")
+    for j, pos in enumerate(i for i, ch in enumerate(text) if ch == " "):
+        out = out[:pos - j] + " " + out[pos - j:]
+    return out
 
 
 def rail_order(n: int, rails: int) -> list[int]:
@@ -142,6 +201,8 @@ def rail_order(n: int, rails: int) -> list[int]:
 
 
 def predict_rail(h, text: str) -> str:
+    if h[2]:  # spaces dropped before the fence
+        text = text.replace(" ", "")
     return "".join(text[i] for i in rail_order(len(text), h[1]))
 
 
@@ -151,6 +212,8 @@ def predict(h, text: str) -> str | None:
         return predict_code(h, text)
     if h[0] == "rail":
         return predict_rail(h, text)
+    if h[0] == "hill":
+        return predict_hill(h, text)
     return predict_shift(h, text)
 
 
@@ -161,7 +224,7 @@ class CipherLearner(Strategy):
 
     def hypotheses(self, history: History) -> list:
         obs = dict(history)
-        hyps = fit_code(obs) + fit_shift(obs) + [("rail", r) for r in range(2, 12)]
+        hyps = fit_code(obs) + fit_shift(obs) + fit_hill(obs) + [("rail", r, drop) for r in range(2, 12) for drop in (False, True)]
         return [h for h in hyps if all(predict(h, q) in (None, out) for q, out in history)
                 and any(predict(h, q) is not None for q, _ in history)]
 
