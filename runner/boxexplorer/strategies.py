@@ -1,7 +1,7 @@
 """Which strategy explores a box (by the shape its view shows), the view-only fallback, and an offline driver.
 
 `strategy_for(view)` looks at the declared domains and the manual (never at f): a circuit of gates over n bits,
-a string cipher over letters, a puzzle whose rules one of the solvers knows; any other box gets `Nearest`,
+a string cipher over letters, a word puzzle of A/M/X marks, a puzzle whose rules one of the solvers knows; any other box gets `Nearest`,
 which explores with draws from the declared domains and answers a test with the output of the observed input
 closest to the test's (the memorising baseline, restated over the view). `run_box(view, query)` plays one box
 offline: a strategy against a query function, then its answers (what tests/test_box_explorer.py checks).
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 
-from . import circuit, cipher, puzzles
+from . import circuit, cipher, puzzles, wordle
 from .base import History, Strategy
 from .view import BoxView, TestView, plain_domain
 
@@ -43,6 +43,8 @@ class Nearest(Strategy):
 
 def strategy_for(view: BoxView) -> Strategy:
     """The strategy for this box's shape."""
+    if view.answer_domain is not None and wordle.shape(view) is not None:
+        return wordle.Marks(view)
     if view.answer_domain is not None:
         solver = puzzles.solver_for(view)
         if solver is not None:
