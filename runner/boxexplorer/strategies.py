@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 
-from . import circuit, cipher, puzzles, wordle
+from . import circuit, cipher, puzzles, search, wordle
 from .base import History, Strategy
 from .view import BoxView, TestView, plain_domain
 
@@ -46,7 +46,7 @@ def strategy_for(view: BoxView) -> Strategy:
     if view.answer_domain is not None and wordle.shape(view) is not None:
         return wordle.Marks(view)
     if view.answer_domain is not None:
-        solver = puzzles.solver_for(view)
+        solver = puzzles.solver_for(view) or search.solver_for(view)
         if solver is not None:
             return solver
     elif circuit.applies(view):
