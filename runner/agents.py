@@ -336,7 +336,11 @@ class BoxExplorer(BoxAgent):
 
     def answer(self, task_id: str, request: Request) -> str:
         test = self.view.test(task_id)
-        return self.strategy.answer(test, exploration(request.messages), int(request.meta.get("shot") or 1))
+        history = exploration(request.messages)
+        if request.meta.get("moves") is not None and hasattr(self.strategy, "play"):
+            # a test game, round by round: the state is the conversation's last message
+            return self.strategy.play(history, str(request.messages[-1].get("content") or ""))
+        return self.strategy.answer(test, history, int(request.meta.get("shot") or 1))
 
     async def complete(self, request: Request) -> Reply:
         if request.purpose.startswith("task:") and request.meta.get("grading") == "published" \

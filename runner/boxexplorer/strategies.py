@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 
-from . import circuit, cipher, puzzles, search, wordle
+from . import circuit, cipher, games, puzzles, search, wordle
 from .base import History, Strategy
 from .view import BoxView, TestView, plain_domain
 
@@ -43,6 +43,8 @@ class Nearest(Strategy):
 
 def strategy_for(view: BoxView) -> Strategy:
     """The strategy for this box's shape."""
+    if games.applies(view):
+        return games.GamePlayer(view)
     if view.answer_domain is not None and wordle.shape(view) is not None:
         return wordle.Marks(view)
     if view.answer_domain is not None:
