@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 
-from . import circuit, cipher, games, puzzles, search, wordle
+from . import circuit, cipher, games, physics, puzzles, search, wordle
 from .base import History, Strategy
 from .view import BoxView, TestView, plain_domain
 
@@ -55,6 +55,8 @@ def strategy_for(view: BoxView) -> Strategy:
         return circuit.CircuitLearner(view)
     elif cipher.applies(view):
         return cipher.CipherLearner(view)
+    elif physics.applies(view):
+        return physics.PhysicsFitter(view)
     return Nearest(view)
 
 
