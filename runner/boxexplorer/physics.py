@@ -1,7 +1,7 @@
 """Physics boxes (PSI): each coordinate of each body as a law of time, its constants fitted from samples.
 
 The manual says the box answers the bodies' positions at a time t. The strategy samples t on a grid (whole
-and half seconds early, then 20, 50 and 100 s), and per coordinate fits, in order, the laws that explain every
+seconds early, then 20, 50 and 100 s, then uneven times that keep a fast oscillation from aliasing), and per coordinate fits, in order, the laws that explain every
 sample within the rounding of the box's outputs: a polynomial of degree 0 to 2 (rest, uniform motion, constant
 acceleration), then a sinusoid with an optional drift, C + D t + A cos(w t) + B sin(w t) (oscillations, circles,
 rolling), w searched on a fine grid. A coordinate no law explains is predicted piecewise: a line through the
@@ -18,8 +18,9 @@ import numpy as np
 from .base import History, Strategy
 from .view import BoxView, TestView, plain_domain
 
-GRID = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 100.0, 50.0, 20.0, 0.5, 1.5, 2.5, 3.5,
-        4.5, 5.5, 6.5, 7.5)
+# Whole seconds, far times, then uneven ones: samples on one regular grid alias a fast oscillation to a slow one.
+GRID = (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 100.0, 50.0, 20.0, 0.3, 0.7, 1.3, 2.9,
+        4.4, 5.6, 6.5, 7.5)
 TOL = 0.0051  # the box writes two decimals: a law must reproduce every sample within its rounding
 TOL_FIT = 0.009  # a least-squares law over rounded samples: their rounding plus the fit's own error
 OMEGAS = np.linspace(0.05, 25.0, 2500)
