@@ -11,7 +11,9 @@ observation:
   over the 52 letters A..Za..z), i counting every character or letters only; k read from a run of `A`s;
 - a *Hill cipher*: a 2x2 matrix mod 26 on the letters in pairs (lower-cased, x-padded, spaces put back),
   every matrix tried against the alphabet's pairs;
-- a *rail fence*: the characters (or the letters, spaces dropped) read off r rails in zigzag order (r fitted).
+- a *rail fence*: the characters (or the letters, spaces dropped) read off r rails in zigzag order (r fitted);
+- a *curve*: the letters in rows of k, read column by column from the right, alternately up and down, the
+  columns joined by spaces (k fitted).
 
 Queries: the upper-case alphabet, the lower-case one, a run of `A`s, letters with spaces, then random
 sentences; each later query is the one the surviving hypotheses disagree on most. A test is answered by the
@@ -206,6 +208,21 @@ def predict_rail(h, text: str) -> str:
     return "".join(text[i] for i in rail_order(len(text), h[1]))
 
 
+def predict_curve(h, text: str) -> str:
+    """The letters laid in rows of k, read column by column from the right, alternately up and down, the
+    columns joined by spaces (spaces dropped first)."""
+    _, k, flip = h
+    letters = text.replace(" ", "")
+    cols = []
+    for j in range(k - 1, -1, -1):
+        col = letters[j::k]
+        if not col:
+            continue
+        down = (j % 2 == 0) != flip
+        cols.append(col if down else col[::-1])
+    return " ".join(cols)
+
+
 def predict(h, text: str) -> str | None:
     """A hypothesis's output for a text (None: it does not say)."""
     if h[0] == "code":
@@ -214,6 +231,8 @@ def predict(h, text: str) -> str | None:
         return predict_rail(h, text)
     if h[0] == "hill":
         return predict_hill(h, text)
+    if h[0] == "curve":
+        return predict_curve(h, text)
     return predict_shift(h, text)
 
 
@@ -224,7 +243,8 @@ class CipherLearner(Strategy):
 
     def hypotheses(self, history: History) -> list:
         obs = dict(history)
-        hyps = fit_code(obs) + fit_shift(obs) + fit_hill(obs) + [("rail", r, drop) for r in range(2, 12) for drop in (False, True)]
+        hyps = fit_code(obs) + fit_shift(obs) + fit_hill(obs) + [("rail", r, drop) for r in range(2, 12) for drop in (False, True)] \
+            + [("curve", k, flip) for k in range(2, 13) for flip in (False, True)]
         return [h for h in hyps if all(predict(h, q) in (None, out) for q, out in history)
                 and any(predict(h, q) is not None for q, _ in history)]
 
