@@ -1,13 +1,15 @@
 """Game boxes (GSI): the opponent's strategy identified from the exploration games, then a best response.
 
 What this strategy reads: the manual's move list and its "X beats A, B and C" sentences, each round's report
-(`Round r: you played X, the opponent played Y; you got P`), the legal moves a state shows. The payoff table is
-learned from the rounds seen, starting from the manual's wins and losses (a pair neither gives counts 0). The opponent is modelled by one of several predictors of its next move, each a table of
-counts: by round number (a fixed sequence, a cycle), by my previous move (imitation, beating my last), by its
-own previous move (a cycle of gestures), by both, or its overall frequencies (a random mix); the predictor with
-the most correct predictions, each made before its round was counted (online), is the one believed. A move
-maximises the expected payoff under that prediction. Exploration games first vary my moves (each game starts
-the move order further on), then play the best response, which tests the belief.
+(`Round r: you played X, the opponent played Y; you got P`), the legal moves a state shows. The payoff table
+is learned from the rounds seen, starting from the manual's wins and losses (a pair neither gives counts 0).
+The opponent is modelled by one of several predictors of its next move, each a table of counts: by round
+number (a fixed sequence, a cycle), by my move one to three rounds back (imitation, beating my last, copying
+with a delay), by its own previous move (a cycle of gestures), by both last moves, or its overall frequencies
+(a random mix); the predictor with the most correct predictions, each made before its round was counted
+(online), is the one believed. A move maximises the expected payoff under that prediction. Exploration games
+first vary my moves (each game starts the move order further on), then play the best response, which tests
+the belief.
 """
 from __future__ import annotations
 
@@ -19,7 +21,9 @@ from .view import BoxView, TestView
 
 ROUND = re.compile(r"(?:Round )?(\d+)[:.] you played (.+?), the opponent played (.+?); you got (-?[\d.]+)")
 LEGAL = re.compile(r"Your legal moves now: ([^.\n]+)")
-FEATURES = ("round", "mine", "theirs", "both", "none")
+# What the opponent's next move is keyed by: the round number, my move 1-3 rounds back (imitation, beating my
+# last, copying with a delay), its own last move (a cycle), both last moves, or nothing (its frequencies).
+FEATURES = ("round", "mine1", "mine2", "mine3", "theirs1", "both1", "none")
 
 
 def manual_moves(manual: str) -> list[str]:
@@ -67,13 +71,18 @@ def games_of(history: History) -> list[list[tuple]]:
     return games
 
 
-def key(feature: str, r: int, prev):
+def key(feature: str, r: int, past: list):
+    """The predictor's key for round r after the rounds `past` ((round, mine, theirs, payoff), ...); None when
+    the rounds so far do not give one."""
     if feature == "round":
         return r
-    if feature == "none" or prev is None:
-        return None if feature != "none" else ()
-    mine, theirs = prev
-    return {"mine": mine, "theirs": theirs, "both": prev}[feature]
+    if feature == "none":
+        return ()
+    lag = int(feature[-1])
+    if len(past) < lag:
+        return None
+    _, mine, theirs, _ = past[-lag]
+    return {"mine": mine, "theirs": theirs, "both": (mine, theirs)}[feature[:-1]]
 
 
 class Opponent:
@@ -84,23 +93,21 @@ class Opponent:
         self.right = Counter()
         self.payoff: dict = dict(prior or {})
         for game in games:
-            prev = None
-            for r, mine, theirs, got in game:
+            for i, (r, mine, theirs, got) in enumerate(game):
                 self.payoff[(mine, theirs)] = got
                 for f in FEATURES:
-                    k = key(f, r, prev)
+                    k = key(f, r, game[:i])
                     table = self.tables[f].get(k)
                     if table:
                         self.right[f] += table.most_common(1)[0][0] == theirs
                     if k is not None:
                         self.tables[f][k][theirs] += 1
-                prev = (mine, theirs)
         order = {f: i for i, f in enumerate(FEATURES)}
         self.best = max(FEATURES, key=lambda f: (self.right[f], -order[f]))
 
-    def predict(self, r: int, prev) -> Counter:
+    def predict(self, r: int, past: list) -> Counter:
         for f in (self.best, "none"):
-            k = key(f, r, prev)
+            k = key(f, r, past)
             if k is not None and self.tables[f].get(k):
                 return self.tables[f][k]
         return Counter()
@@ -140,8 +147,7 @@ class GamePlayer(Strategy):
     def best_move(self, games, current, legal) -> str:
         opp = Opponent(games, self.prior)
         r = len(current) + 1
-        prev = (current[-1][1], current[-1][2]) if current else None
-        dist = opp.predict(r, prev)
+        dist = opp.predict(r, current)
         total = sum(dist.values())
         options = legal or self.moves
         if not options:
