@@ -243,7 +243,8 @@ class CipherLearner(Strategy):
 
     def hypotheses(self, history: History) -> list:
         obs = dict(history)
-        hyps = fit_code(obs) + fit_shift(obs) + fit_hill(obs) + [("rail", r, drop) for r in range(2, 12) for drop in (False, True)] \
+        hyps = fit_code(obs) + fit_shift(obs) + fit_hill(obs) \
+            + [("rail", r, drop) for r in range(2, 12) for drop in (False, True)] \
             + [("curve", k, flip) for k in range(2, 13) for flip in (False, True)]
         return [h for h in hyps if all(predict(h, q) in (None, out) for q, out in history)
                 and any(predict(h, q) is not None for q, _ in history)]

@@ -1,12 +1,12 @@
 """Physics boxes (PSI): each coordinate of each body as a law of time, its constants fitted from samples.
 
 The manual says the box answers the bodies' positions at a time t. The strategy samples t on a grid (whole
-seconds early, then 20, 50 and 100 s, then uneven times that keep a fast oscillation from aliasing), and per coordinate fits, in order, the laws that explain every
-sample within the rounding of the box's outputs: a polynomial of degree 0 to 2 (rest, uniform motion, constant
-acceleration), then a sinusoid with an optional drift, C + D t + A cos(w t) + B sin(w t) (oscillations, circles,
-rolling), w searched on a fine grid. A coordinate no law explains is predicted piecewise: a line through the
-two samples nearest t on its side (collisions make motion piecewise uniform), and past the last sample, the
-line through the last two.
+seconds early, then 20, 50 and 100 s, then uneven times that keep a fast oscillation from aliasing), and per
+coordinate fits, in order, the laws that explain every sample within the rounding of the box's outputs: a
+polynomial of degree 0 to 2 (rest, uniform motion, constant acceleration), then a sinusoid with an optional
+drift, C + D t + A cos(w t) + B sin(w t) (oscillations, circles, rolling), w searched on a coarse grid and
+refined. A coordinate no law explains is predicted piecewise: a line through the two samples around t
+(collisions make motion piecewise uniform), and past the last sample, the line through the last two.
 """
 from __future__ import annotations
 

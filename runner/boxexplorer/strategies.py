@@ -1,10 +1,11 @@
 """Which strategy explores a box (by the shape its view shows), the view-only fallback, and an offline driver.
 
 `strategy_for(view)` looks at the declared domains and the manual (never at f): a circuit of gates over n bits,
-a string cipher over letters, a word puzzle of A/M/X marks, a puzzle whose rules one of the solvers knows; any other box gets `Nearest`,
-which explores with draws from the declared domains and answers a test with the output of the observed input
-closest to the test's (the memorising baseline, restated over the view). `run_box(view, query)` plays one box
-offline: a strategy against a query function, then its answers (what tests/test_box_explorer.py checks).
+a string cipher over letters, a time-queried physics box, a repeated game, a word puzzle of A/M/X marks, a
+puzzle whose rules one of the solvers knows; any other box gets `Nearest`, which explores with draws from the
+declared domains and answers a test with the output of the observed input closest to the test's (the
+memorising baseline, restated over the view). `run_box(view, query)` plays one box offline: a strategy against
+a query function, then its answers (what tests/test_box_explorer.py checks).
 """
 from __future__ import annotations
 
