@@ -14,6 +14,9 @@ Turn@shot worlds (black boxes, game boxes):
   oracle    knows f: answers every test with its reference answer (the ceiling);
   memorise  explores with the box's probe generator and answers each test from what
             it observed (World.answer_from says how: nearest input, best sequence, last guess).
+  explorer  the LLM-free box explorer (runner/boxexplorer/): built from the box's view only (manual,
+            declared domains, test questions), it reads its feedback back from the conversation and
+            answers by its hypotheses (docs/explorer.md, "Black boxes"); not a default agent.
 
 Pool worlds (games against an opponent pool): any strategy of the pool plays as an
 agent (`--agent grim`), locally and without model calls.
@@ -29,6 +32,9 @@ import attrs
 from worldspec.compiler.api import Explorable, explorer_of
 
 from .answers import extract_answer, fenced, reportable_rules, rule_line
+from .boxexplorer.history import exploration
+from .boxexplorer.strategies import strategy_for
+from .boxexplorer.view import box_view
 from .log import load_run
 from .metrics import tool_exchanges
 from .models import FatalError, Model, Reply, Request, ToolCall
@@ -311,15 +317,51 @@ class Memoriser(BoxAgent):
         return plan[len(moves) % len(plan)]
 
 
+class BoxExplorer(BoxAgent):
+    """The LLM-free box explorer: a strategy built from `box_view(world)` alone (never f, targets or expected
+    answers), fed the (input, output) pairs it reads back from the conversation, answering as a model would."""
+
+    name = model_id = "explorer"
+
+    def __init__(self, world, probe_seed: int = 0):
+        Model.__init__(self)
+        self.world = None  # the explorer keeps no handle on the box: only its view
+        self.probe_seed = probe_seed
+        self.view = box_view(world, seed=probe_seed)
+        self.published_tests = {t.id: bool(world.published_applies(t.id)) for t in world.tasks}
+        self.strategy = strategy_for(self.view)
+
+    def explore(self, request: Request) -> Reply:
+        return Reply(content=fenced(self.strategy.next_query(exploration(request.messages))))
+
+    def answer(self, task_id: str, request: Request) -> str:
+        test = self.view.test(task_id)
+        history = exploration(request.messages)
+        if request.meta.get("moves") is not None and hasattr(self.strategy, "play"):
+            # a test game, round by round: the state is the conversation's last message
+            return self.strategy.play(history, str(request.messages[-1].get("content") or ""))
+        return self.strategy.answer(test, history, int(request.meta.get("shot") or 1))
+
+    async def complete(self, request: Request) -> Reply:
+        if request.purpose.startswith("task:") and request.meta.get("grading") == "published" \
+                and request.meta.get("moves") is None and self.published_tests.get(request.purpose[5:]):
+            return Reply(content=self.answer(request.purpose[5:], request))
+        return await BuiltinAgent.complete(self, request)
+
+
 BOX_AGENTS = {"oracle": BoxOracle, "memorise": Memoriser}
+# Agents a run names with --agent but does not play by default.
+NAMED_BOX_AGENTS = {"explorer": BoxExplorer}
 _BOX_ALIASES = {"memorize": "memorise", "memoriser": "memorise"}
 
 
 def box_agent(spec: str, world) -> Model:
     """The built-in agent `--agent SPEC` of a turn@shot world."""
-    agent = BOX_AGENTS.get(_BOX_ALIASES.get(spec, spec))
+    name = _BOX_ALIASES.get(spec, spec)
+    agent = BOX_AGENTS.get(name) or NAMED_BOX_AGENTS.get(name)
     if agent is None:
-        raise FatalError(f"unknown agent {spec!r} for black boxes (built-in: {', '.join(BOX_AGENTS)})")
+        raise FatalError(f"unknown agent {spec!r} for black boxes (built-in: "
+                         f"{', '.join([*BOX_AGENTS, *NAMED_BOX_AGENTS])})")
     return agent(world)
 
 

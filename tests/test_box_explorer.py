@@ -1,0 +1,96 @@
+"""The LLM-free box explorer (issue 26, black boxes): it beats the nearest-observed baseline on boxes of three
+families, it is built from a view that holds no hidden member, and the same seed gives the same run."""
+from __future__ import annotations
+
+import json
+
+import attrs
+import pytest
+from click.testing import CliRunner
+
+from worldspec.cli import main
+from worldspec.compiler import load_world
+from worldspec.runner.agents import BoxExplorer, box_agent
+from worldspec.runner.boxexplorer.history import exploration, output_text
+from worldspec.runner.boxexplorer.strategies import Nearest, run_box, strategy_for
+from worldspec.runner.boxexplorer.view import BoxView, box_view
+
+BOXES = ("worlds/oracle/circuit/cri-e-swap.world", "worlds/oracle/encryption/eri-e-caesar-cipher.world",
+         "worlds/oracle/puzzle/ipi-e-number-guessing.world", "worlds/oracle/puzzle/ipi-e-single-battleship.world")
+
+
+@pytest.fixture(scope="module", params=BOXES)
+def box(request):
+    return load_world(request.param)
+
+
+def query_of(world):
+    """The box as a query function: a puzzle's tests each get a session of their own (as turn@shot runs)."""
+    sessions = {}
+
+    def query(test_id, text):
+        if test_id not in sessions:
+            sessions[test_id] = world.session(world.task(test_id) if test_id else None)
+        fb = sessions[test_id].probe(text)
+        return None if fb.status == "rejected" else fb.text
+    return query
+
+
+def accuracy(world, answers) -> float:
+    """The share of tests some attempt answers right (the box's own grading)."""
+    return sum(any(world.verify(t, a, "lenient").passed for a in shots) for t, shots in answers.items()) \
+        / len(answers)
+
+
+def test_the_explorer_beats_the_nearest_observed_baseline(box):
+    view = box_view(box, turns=20, shots=2)
+    explorer = accuracy(box, run_box(view, query_of(box)))
+    baseline = accuracy(box, run_box(view, query_of(box), Nearest(view)))
+    assert explorer >= 0.8 and explorer > baseline, (explorer, baseline)
+
+
+def test_the_same_seed_gives_the_same_run(box):
+    a = run_box(box_view(box, turns=10, shots=2, seed=3), query_of(box))
+    b = run_box(box_view(box, turns=10, shots=2, seed=3), query_of(box))
+    assert a == b
+
+
+def test_the_view_holds_only_what_an_agent_sees(box):
+    assert BoxView.members() == {"name", "family", "difficulty", "manual", "inputs", "answer_domain", "turns",
+                                 "shots", "tests", "seed"}
+    view = box_view(box)
+    assert {f.name for f in attrs.fields(type(view.tests[0]))} == {"id", "prompt", "shape", "values"}
+    # no hidden member is reachable from the strategy: no world, no compiled function, no expected answer
+    seen = {id(box)}
+    for value in vars(strategy_for(view)).values():
+        assert id(value) not in seen and type(value).__name__ not in ("BlackBoxWorld", "Unit", "TestCase")
+    agent = box_agent("explorer", box)
+    assert isinstance(agent, BoxExplorer) and agent.world is None
+    for t in ([] if box.has_goal else box.tasks):  # the answers appear nowhere in the view's text (a puzzle's
+        # manual lists every target it may hide)
+        if len(t.solution) > 6:
+            assert t.solution not in view.manual and all(t.solution not in x.prompt for x in view.tests)
+
+
+def test_the_explorer_reads_its_history_from_the_protocols_messages():
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "manual"},
+                {"role": "assistant", "content": "```\nabc\n```"},
+                {"role": "user", "content": "Input: abc\nOutput:\nxyz\n\nTurn 2 of 3: send your next input."},
+                {"role": "assistant", "content": "```\n???\n```"},
+                {"role": "user", "content": "Input: ???\nOutput:\nrejected: letters only. The turn is used."},
+                {"role": "assistant", "content": "```\nab\n```"},
+                {"role": "user", "content": "Input: ab\nOutput:\nxy\n********Evaluation Starts********\nNow"}]
+    assert exploration(messages) == [("abc", "xyz"), ("ab", "xy")]
+    assert output_text("rejected: no") is None
+
+
+@pytest.mark.slow
+def test_worldspec_run_plays_the_explorer_through_the_protocol_and_its_grader(tmp_path):
+    """`--agent explorer` under turn@shot 20@2 and the published grading: the explorer speaks the protocol's
+    messages (fenced inputs, answers read as written) and beats the memorising baseline."""
+    out = tmp_path / "run"
+    res = CliRunner().invoke(main, ["run", BOXES[0], "--agent", "explorer", "--agent", "memorise", "--preset", "20@2",
+                                    "--out", str(out), "--quiet"])
+    assert res.exit_code == 0, res.output
+    acc = json.loads((out / "summary.json").read_text())["accuracy"]
+    assert acc["explorer"]["overall"] >= 90.0 > acc["memorise"]["overall"]
