@@ -13,6 +13,8 @@ import re
 import pytest
 from click.testing import CliRunner
 
+from conftest import sample
+
 from worldspec.cli import main
 from worldspec.compiler import load_world
 from worldspec.compiler.common import recall_only_score
@@ -107,7 +109,7 @@ def test_check_seed_5_certifies_a_different_world():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", (1, 2, 3))
+@pytest.mark.parametrize("seed", sample((1, 2, 3), 3))  # seed 1; seeds 2 and 3 under WORLDSPEC_FULL_SUITE=1
 def test_seeds_1_to_3_certify(seed):
     report = load_world(PATH, seed=seed).certify()
     assert report["problems"] == [] and report["seed"] == seed

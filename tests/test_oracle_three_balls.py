@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import sample
 from worldspec.builtins import BUILTINS
 from worldspec.compiler import load_world
 from worldspec.compiler.api import InputError
@@ -312,9 +313,10 @@ def test_three_balls_answers_the_restated_box_on_every_rounding_edge():
 
 @pytest.mark.slow
 def test_three_balls_answers_the_restated_box_on_the_whole_grid():
-    """All 4,001 times t = 0, 0.005, ..., 20 (about five minutes)."""
+    """All 4,001 times t = 0, 0.005, ..., 20 under WORLDSPEC_FULL_SUITE=1 (about five minutes); every 25th
+    otherwise."""
     world = load_world(str(WORLD))
-    wrong = [t for t in GRID if ours(world, t) != published(t)]
+    wrong = [t for t in sample(GRID, 25) if ours(world, t) != published(t)]
     assert not wrong, wrong[:20]
 
 
