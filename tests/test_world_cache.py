@@ -154,8 +154,8 @@ def test_a_warm_compile_behaves_as_a_fresh_one(name, worlds, cache, monkeypatch)
     assert cache_files(cache) == []  # cache=False writes nothing
     cold = behaviour(load_world(path))
     assert len(cache_files(cache)) == 1
-    counters = [Counter(monkeypatch, box_spec, "test_answer"), Counter(monkeypatch, box_spec, "naive_answer"),
-                Counter(monkeypatch, box_spec, "precomputed"), Counter(monkeypatch, game_spec, "test_optimum")]
+    counters = [Counter(monkeypatch, box_spec, "answer_of_test"), Counter(monkeypatch, box_spec, "naive_answer"),
+                Counter(monkeypatch, box_spec, "precomputed"), Counter(monkeypatch, game_spec, "optimum_of_test")]
     warm_world = load_world(path)
     assert [c.calls for c in counters] == [0, 0, 0, 0]  # everything recalled, nothing computed
     warm = behaviour(warm_world)
@@ -204,7 +204,7 @@ def test_a_cache_of_another_version_is_ignored_and_rebuilt(worlds, cache, monkey
     load_world(path)
     [f] = cache_files(cache)
     rewrite(f, lambda h, b: ({**h, "worldspec": "0.0.1"}, b))
-    answers = Counter(monkeypatch, box_spec, "test_answer")
+    answers = Counter(monkeypatch, box_spec, "answer_of_test")
     assert behaviour(load_world(path)) == want
     assert answers.calls == 3  # recomputed
     assert json.loads(f.read_bytes().partition(b"\n")[0])["worldspec"] == worldspec.__version__  # rebuilt

@@ -431,12 +431,13 @@ def answer_tests(w: BlackBoxWorld, items: dict) -> tuple[TestCase, ...]:
         return w.tests
     out = []
     for case, g in zip(w.tests, items["test"]):
-        want = recall(f"answer:{case.id}", lambda case=case, g=g: test_answer(w, case, g), encode_value, decode_value)
+        want = recall(f"answer:{case.id}", lambda case=case, g=g: answer_of_test(w, case, g), encode_value,
+                      decode_value)
         out.append(attrs.evolve(case, expected=want))
     return tuple(out)
 
 
-def test_answer(w: BlackBoxWorld, case: TestCase, g):
+def answer_of_test(w: BlackBoxWorld, case: TestCase, g):
     """One test's answer computed by f; its failure is the test line's SpecError."""
     try:
         return w.answer_of(case)

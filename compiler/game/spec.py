@@ -320,17 +320,17 @@ def read_tests(items: dict, game: Game, opponents, constant, rounds: bool) -> tu
             norm = constant(g.args[1])
             if type(norm) not in (int, float) or norm <= 0:
                 raise SpecError(g.args[1].span, "the normaliser of a test is a positive number", "test 8, 6")
-        # the optimum is recalled from the world cache when it holds it; its policy table is then rebuilt
-        # only if something asks for it (records.LazyPolicy)
+        # the optimum is recalled from the world cache when it holds it; its policy then plays from the stored
+        # table, running the programme again only off it (records.LazyPolicy)
         best = recall(f"optimum:{i}:{h}:{'rounds' if rounds else 'sequence'}",
-                      lambda h=h, g=g: test_optimum(items, game, opponents[0], h, rounds, g), encode_optimum,
+                      lambda h=h, g=g: optimum_of_test(items, game, opponents[0], h, rounds, g), encode_optimum,
                       lambda j, h=h: decode_optimum(j, game.row_moves, h,
                                                     lambda: optimum(game, opponents[0], ROW, h).policy))
         tests.append(TestGame(f"g{i}", h, best, g.span.line, float(norm) if norm is not None else None))
     return tuple(tests)
 
 
-def test_optimum(items: dict, game: Game, opponent: Strategy, h: int, rounds: bool, g) -> Optimum:
+def optimum_of_test(items: dict, game: Game, opponent: Strategy, h: int, rounds: bool, g) -> Optimum:
     """The best score of an h-round test game (round by round, or of a fixed sequence); an opponent that
     breaks the rules is a SpecError at its block (or at the test line)."""
     try:
