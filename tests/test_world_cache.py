@@ -367,3 +367,13 @@ def test_old_compilers_folders_are_pruned(cache, worlds):
     os.utime(mine, (0, 0))
     load_world(str(worlds / "box.world"))
     assert not stale.exists() and recent.exists() and mine.exists()
+
+
+def test_run_has_no_world_cache_and_its_workers_obey_it(worlds, cache, tmp_path, monkeypatch):
+    monkeypatch.setenv(worldcache.ENV_DISABLE, "")  # restored after the test: the option sets it
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli_main, ["run", str(worlds / "box.world"), "--no-world-cache", "--agent", "oracle",
+                                           "--out", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert (out / "summary.json").exists()
+    assert cache_files(cache) == []  # neither this process nor the sandbox's workers wrote the cache
