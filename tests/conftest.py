@@ -18,10 +18,10 @@ import tempfile
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 # The world cache (compiler/worldcache.py) of this session: a fresh folder, never the user's; worker processes
-# and `worldspec` subprocesses inherit it, so each bundled world is compiled and certified once per session.
+# and `worldspec` subprocesses inherit it, so each bundled world is compiled and certified once per session
+# (WORLDSPEC_NO_CACHE=1 in the environment runs the suite without it).
 _WORLD_CACHE = tempfile.mkdtemp(prefix="worldspec-test-world-cache-")
 os.environ["WORLDSPEC_CACHE_DIR"] = _WORLD_CACHE
-os.environ.pop("WORLDSPEC_NO_CACHE", None)
 atexit.register(shutil.rmtree, _WORLD_CACHE, True)
 
 import pytest  # noqa: E402
