@@ -17,7 +17,9 @@ from collections.abc import MutableMapping
 from importlib.resources import files
 
 from worldspec import ast
+from worldspec.compiler import worldcache
 from worldspec.compiler.api import Kind, World
+from worldspec.compiler.artefacts import Artefacts, collecting
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.parser import load_spec
 
@@ -93,6 +95,28 @@ def resolve_world_path(name: str) -> str:
     return name
 
 
-def load_world(path: str, seed: int | None = None) -> World:
-    """Read, parse and compile a .world file (or a bundled world's name)."""
-    return compile_spec(load_spec(resolve_world_path(path)), seed)
+def bundled_kind(name: str) -> bool:
+    """Whether a kind is one of worldspec's own (its code is in the cache key; a kind registered at run time,
+    as tests do, is not, so its worlds are never cached)."""
+    kind = KINDS.get(name)
+    return kind is not None and getattr(kind.compile, "__module__", "").startswith("worldspec.compiler.")
+
+
+def load_world(path: str, seed: int | None = None, cache: bool | None = None) -> World:
+    """Read, parse and compile a .world file (or a bundled world's name).
+
+    What the kind computes on the way (test answers, game optima, precomputed tables) is recalled from
+    the world cache (compiler/worldcache.py, docs/cache.md) and stored there after a compile that had to
+    compute it. cache=False bypasses the cache; None (the default) uses it unless WORLDSPEC_NO_CACHE is set.
+    """
+    spec = load_spec(resolve_world_path(path))
+    if cache is False or (cache is None and worldcache.disabled()) or not bundled_kind(spec.kind):
+        return compile_spec(spec, seed)
+    key = worldcache.world_key(spec, spec.seed if seed is None else seed)
+    store = Artefacts(worldcache.read(key))
+    with collecting(store):
+        world = compile_spec(spec, seed)
+    if store.changed and store.records:  # a world whose kind records nothing leaves no file
+        worldcache.write(key, store.records)
+    worldcache.remember(world, key)  # its certification can be recalled too (compiler/certified.py)
+    return world

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 from worldspec.compiler.build import KINDS, load_world
+from worldspec.compiler.certified import certify
 from worldspec.diagnostics import SpecError, SpecErrors
 
 
@@ -27,29 +28,30 @@ def world_files(path: str) -> list[str]:
     return sorted(found)
 
 
-def load_folder(path: str, seed: int | None = None, progress=None) -> tuple[list, list[str]]:
-    """(compiled worlds, problems) for every .world file under `path`."""
+def load_folder(path: str, seed: int | None = None, progress=None, cache: bool | None = None) -> tuple[list, list[str]]:
+    """(compiled worlds, problems) for every .world file under `path` (cache: as load_world's)."""
     worlds, problems = [], []
     paths = world_files(path)
     for i, p in enumerate(paths, 1):
         if progress:
             progress(f"[{i}/{len(paths)}] compiling {os.path.relpath(p, path)}")
         try:
-            worlds.append(load_world(p, seed))
+            worlds.append(load_world(p, seed, cache))
         except (SpecError, SpecErrors) as e:
             problems.append(f"{p}: does not compile: {e.render().splitlines()[0]}")
     return worlds, problems
 
 
-def certify_folder(path: str, seed: int | None = None, progress=None) -> dict:
-    """Certify every world under `path`; counts by family and difficulty; cross-box problems."""
-    worlds, problems = load_folder(path, seed, progress)
+def certify_folder(path: str, seed: int | None = None, progress=None, cache: bool | None = None) -> dict:
+    """Certify every world under `path`; counts by family and difficulty; cross-box problems. A world certified
+    before (same spec, seed and compiler) has its report recalled from the world cache unless cache is False."""
+    worlds, problems = load_folder(path, seed, progress, cache)
     entries = []
     counts: dict[str, dict[str, int]] = {"family": {}, "difficulty": {}, "family_difficulty": {}, "kind": {}}
     for i, w in enumerate(worlds, 1):
         if progress:
             progress(f"[{i}/{len(worlds)}] certifying {w.name}")
-        report = w.certify()
+        report = certify(w)  # recalled from the world cache when this world was certified before
         problems += [f"{w.source}: {x}" for x in report["problems"]]
         entry = {"file": w.source, "world": w.name, "kind": w.kind, "certified": not report["problems"]}
         _count(counts["kind"], w.kind)

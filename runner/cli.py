@@ -13,7 +13,7 @@ import sys
 
 import click
 
-from worldspec.cli import EXIT_INVALID, BadInput, guarded, load
+from worldspec.cli import EXIT_INVALID, BadInput, guarded, load, no_cache_option
 from worldspec.compiler.suite import world_files
 
 from . import experiment, report as reports
@@ -83,6 +83,7 @@ def options_to_resume(ctx: click.Context, p: dict, logged: dict) -> dict:
 @run_options
 @click.option("--overwrite", is_flag=True,
               help="Start afresh over a run already in --out (its log and outputs are removed).")
+@no_cache_option("--no-world-cache")  # --no-cache is the response cache's (runner/options.py)
 @guarded
 def run(world_path, overwrite, **params):
     """Run WORLD (a .world file, a bundled world's name, or a folder of black boxes) under its protocol.

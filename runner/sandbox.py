@@ -65,8 +65,9 @@ import weakref
 import attrs
 import pebble
 
-from worldspec.compiler import KINDS, load_world, register_kind, resolve_world_path
+from worldspec.compiler import KINDS, load_world, register_kind, resolve_world_path, worldcache
 from worldspec.compiler.api import Feedback
+from worldspec.compiler.certified import certify
 from worldspec.compiler.suite import certify_folder
 from worldspec.diagnostics import SpecError, SpecErrors
 
@@ -100,6 +101,9 @@ class Origin:
     path: str
     seed: int | None
     fingerprint: str | None = None
+    # whether the worker may use the world cache: the caller's setting when it made the origin (a worker
+    # forked before `--no-cache` was given does not see the variable it sets)
+    cache: bool = attrs.field(factory=lambda: not worldcache.disabled())
 
 
 class Overrun(Exception):
@@ -201,7 +205,7 @@ def unportable(world, kind_modules: tuple[str, ...] = ()) -> str | None:
 
 # ---------------------------------------------------------------- what runs in a worker
 
-_WORLDS: collections.OrderedDict = collections.OrderedDict()  # (path, seed, stat) -> (world, fingerprint)
+_WORLDS: collections.OrderedDict = collections.OrderedDict()  # (path, seed, cache, stat) -> (world, fingerprint)
 
 
 def _stamp(path: str) -> tuple:
@@ -230,12 +234,12 @@ def _portable_errors(fn):
 def worker_world(o: Origin):
     """This worker's copy of a world, compiled on first use (refused if it is not the caller's)."""
     try:
-        key = (o.path, o.seed, _stamp(o.path))
+        key = (o.path, o.seed, o.cache, _stamp(o.path))
     except OSError as e:
         raise Mismatch(f"{o.path} cannot be read now ({e.strerror})") from None
     entry = _WORLDS.get(key)
     if entry is None:
-        world = load_world(o.path, o.seed)
+        world = load_world(o.path, o.seed, cache=o.cache)
         entry = _WORLDS[key] = (world, fingerprint(world))
         while len(_WORLDS) > WORLDS_PER_WORKER:
             _WORLDS.popitem(last=False)
@@ -265,13 +269,13 @@ def unit_cap(o: Origin) -> int:
 @_portable_errors
 def certify_file(o: Origin, progress) -> dict:
     """`worldspec check FILE` in a worker."""
-    return worker_world(o).certify(progress=progress)
+    return certify(worker_world(o), progress)  # recalled from the world cache when certified before
 
 
 @_portable_errors
-def certify_files(folder: str, seed: int | None, progress) -> dict:
+def certify_files(folder: str, seed: int | None, progress, cache: bool = True) -> dict:
     """`worldspec check FOLDER` in a worker."""
-    return certify_folder(folder, seed, progress=progress)
+    return certify_folder(folder, seed, progress=progress, cache=cache)
 
 
 @_portable_errors
@@ -553,7 +557,7 @@ def certify_once(path: str, seed: int | None, progress=None, timeout: float | No
     timeout = timeout or sandbox.deadlines.certify
     if os.path.isdir(path):
         try:
-            return sandbox.call(timeout, certify_files, path, seed, progress), None
+            return sandbox.call(timeout, certify_files, path, seed, progress, not worldcache.disabled()), None
         except Unavailable as e:
             return certify_folder(path, seed, progress=progress), f"{e}: certified in this process, with no time limit"
     o = _file_origin(path, seed)
@@ -561,4 +565,4 @@ def certify_once(path: str, seed: int | None, progress=None, timeout: float | No
         return sandbox.call(timeout, certify_file, o, progress), None
     except (RemoteSpecError, Unavailable) as e:
         world, note = _here_instead(e, o.path, seed, sandbox)
-        return world.certify(progress=progress), note
+        return certify(world, progress), note

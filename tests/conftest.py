@@ -6,14 +6,23 @@ Runner helpers (fixtures): `run_world` runs worlds in process with fast retries,
 fake OpenAI-compatible server with a test's API key set.
 """
 import asyncio
+import atexit
 import collections
 import functools
 import json
 import os
+import shutil
+import tempfile
 
 # Before anything can import litellm: no network for its cost map, offline mode.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+# The world cache (compiler/worldcache.py) of this session: a fresh folder, never the user's; worker processes
+# and `worldspec` subprocesses inherit it, so each bundled world is compiled and certified once per session
+# (WORLDSPEC_NO_CACHE=1 in the environment runs the suite without it).
+_WORLD_CACHE = tempfile.mkdtemp(prefix="worldspec-test-world-cache-")
+os.environ["WORLDSPEC_CACHE_DIR"] = _WORLD_CACHE
+atexit.register(shutil.rmtree, _WORLD_CACHE, True)
 
 import pytest  # noqa: E402
 from click.testing import CliRunner  # noqa: E402

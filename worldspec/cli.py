@@ -39,7 +39,7 @@ from rich.spinner import Spinner
 
 from worldspec import __version__
 from worldspec.bounded import TooLarge, read_stream
-from worldspec.compiler import load_world, resolve_world_path
+from worldspec.compiler import load_world, resolve_world_path, worldcache
 from worldspec.compiler.suite import world_files
 from worldspec.diagnostics import SpecError, SpecErrors
 from worldspec.headers import read_header
@@ -131,6 +131,20 @@ seed_option = click.option("--seed", type=int, default=None,
                                 "(a fresh variant of the world).")
 
 
+def _bypass_world_cache(ctx, param, value) -> None:
+    if value:  # the environment variable reaches the sandbox's workers and `sweep`'s runs as well
+        worldcache.disable_for_this_process_and_children()
+
+
+def no_cache_option(name: str = "--no-cache"):
+    """The option that compiles (and certifies) worlds afresh, bypassing the world cache (docs/cache.md)."""
+    return click.option(name, "no_world_cache", is_flag=True, expose_value=False, is_eager=True,
+                        callback=_bypass_world_cache,
+                        help="Compile worlds afresh: read and write nothing in the world cache (test answers, "
+                             "game optima, certification reports; docs/cache.md). WORLDSPEC_NO_CACHE=1 does "
+                             "the same.")
+
+
 class _Group(click.Group):
     """Resolves the commands that need the runner lazily (it imports more)."""
 
@@ -196,6 +210,7 @@ def main():
 @click.argument("folder", required=False, type=click.Path(exists=True, file_okay=False))
 @click.option("--compile", "compile_", is_flag=True,
               help="Compile each world and add its rule, herring and task counts (slower: seconds per world).")
+@no_cache_option()
 @guarded
 def list_worlds(folder, compile_):
     """List world files: the bundled ones, or those under FOLDER.
@@ -239,6 +254,7 @@ def list_worlds(folder, compile_):
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=sandbox.Deadlines().certify,
               show_default=True, help="Seconds certification of one world may take (a folder gets this much per "
                                       "world); past them it is stopped (exit 1).")
+@no_cache_option()
 @guarded
 def check(world, seed, as_json, timeout):
     """Certify WORLD: every rule observable and required, herrings unchanged,
@@ -407,6 +423,7 @@ def _print_folder(folder: str, summary: dict) -> None:
 @click.argument("world")
 @seed_option
 @click.option("--examples/--no-examples", default=False, help="Also print the worked examples.")
+@no_cache_option()
 @guarded
 def manual(world, seed, examples):
     """Print the manual an agent reads for WORLD (it documents the base semantics only).
@@ -428,6 +445,7 @@ def manual(world, seed, examples):
 @click.argument("world")
 @click.argument("program")
 @seed_option
+@no_cache_option()
 @guarded
 def probe(world, program, seed):
     """Run PROGRAM in WORLD's true interpreter and print the feedback an agent sees.

@@ -37,6 +37,7 @@ import attrs
 
 from worldspec import ast
 from worldspec.compiler.api import InputError, Kind, Rule, Task
+from worldspec.compiler.artefacts import decode_text, decode_value, encode_value, recall
 from worldspec.compiler.blackbox.certify import cross_checks
 from worldspec.compiler.blackbox.domains import Domain, domain_of, render
 from worldspec.compiler.blackbox.grading import NORMALISATIONS, STEP_CEILING, TOLERANCE_MODES, Grading, more_steps
@@ -139,12 +140,18 @@ def precompute(items: dict, mc: MetaCompiler, max_steps: int) -> None:
             if u.uses_ctx:
                 raise SpecError(a.span, f"precompute {a.name}: the def reads where it runs, so it has no single "
                                 "value", "")
-            try:
-                value = call_unit(u, [], max_steps)
-            except EvalError as err:
-                raise SpecError(a.span, f"precompute {a.name} fails: {err.message}", more_steps(err)) from None
+            value = recall(f"precompute:{a.name}", lambda u=u, a=a: precomputed(u, a, max_steps), encode_value,
+                           decode_value)
             # every compiled call holds this Unit: its body becomes the value
             u.body, u.nslots = (lambda frame, v=value: v), 0
+
+
+def precomputed(u: Unit, a: ast.Var, max_steps: int):
+    """The value of the def `a` names (no parameters), computed under the box's step limit."""
+    try:
+        return call_unit(u, [], max_steps)
+    except EvalError as err:
+        raise SpecError(a.span, f"precompute {a.name} fails: {err.message}", more_steps(err)) from None
 
 
 def read_inputs(items: dict, spec: ast.Spec, params: dict, mc: MetaCompiler,
@@ -424,17 +431,23 @@ def answer_tests(w: BlackBoxWorld, items: dict) -> tuple[TestCase, ...]:
         return w.tests
     out = []
     for case, g in zip(w.tests, items["test"]):
-        try:
-            want = w.answer_of(case)
-        except EvalError as err:
-            outside = not_admitted(w, case)
-            if outside:
-                raise SpecError(g.span, f"the hidden function fails on this test ({err.message}): {outside}",
-                                "A test's given and asked values must lie in the inputs' domains.") from None
-            raise SpecError(g.span, f"the hidden function fails on this test: {err.message}",
-                            more_steps(err) or "Every test's answer is computed by f.") from None
+        want = recall(f"answer:{case.id}", lambda case=case, g=g: answer_of_test(w, case, g), encode_value,
+                      decode_value)
         out.append(attrs.evolve(case, expected=want))
     return tuple(out)
+
+
+def answer_of_test(w: BlackBoxWorld, case: TestCase, g):
+    """One test's answer computed by f; its failure is the test line's SpecError."""
+    try:
+        return w.answer_of(case)
+    except EvalError as err:
+        outside = not_admitted(w, case)
+        if outside:
+            raise SpecError(g.span, f"the hidden function fails on this test ({err.message}): {outside}",
+                            "A test's given and asked values must lie in the inputs' domains.") from None
+        raise SpecError(g.span, f"the hidden function fails on this test: {err.message}",
+                        more_steps(err) or "Every test's answer is computed by f.") from None
 
 
 def box_tasks(w: BlackBoxWorld, base_unit: Unit) -> tuple[Task, ...]:
@@ -452,10 +465,7 @@ def box_tasks(w: BlackBoxWorld, base_unit: Unit) -> tuple[Task, ...]:
     for c in w.tests:
         naive = ""
         if w.rules and not w.has_goal:
-            try:
-                naive = render(w.answer_of(c, base_unit))
-            except EvalError:
-                naive = ""
+            naive = recall(f"naive:{c.id}", lambda c=c: naive_answer(w, c, base_unit), str, decode_text)
         if w.has_goal:
             what = c.question or w.goal_note
             shape = w.answer_domain.describe() if w.answer_domain is not None else \
@@ -467,6 +477,14 @@ def box_tasks(w: BlackBoxWorld, base_unit: Unit) -> tuple[Task, ...]:
             solution = render(c.expected)
         tasks.append(Task(c.id, w.family, prompt, "target" if w.has_goal else "output", labels, solution, naive))
     return tuple(tasks)
+
+
+def naive_answer(w: BlackBoxWorld, c: TestCase, base_unit: Unit) -> str:
+    """A test's answer under the documented (manual's) f, rendered; "" where that f fails."""
+    try:
+        return render(w.answer_of(c, base_unit))
+    except EvalError:
+        return ""
 
 
 PROGRAM_LANGUAGE = ("The language: numbers, \"strings\", true/false/none, [lists], {maps}; operators + - * / // "

@@ -315,6 +315,8 @@ class Optimum:
     exact: bool = True  # False: `value` is an upper bound (the round-by-round optimum bounds a fixed sequence)
     # (opponent state, board, rounds left) -> the best move of a player who sees every round
     policy: Callable | None = attrs.field(default=None, eq=False, repr=False)
+    # the programme's table behind `policy`: (freeze(state), freeze(board), rounds left) -> (value, best move)
+    table: dict | None = attrs.field(default=None, eq=False, repr=False)
 
 
 def optimum(game: Game, opponent: Strategy, seat: str, horizon: int) -> Optimum:
@@ -364,7 +366,7 @@ def optimum(game: Game, opponent: Strategy, seat: str, horizon: int) -> Optimum:
         b = max(dist, key=lambda bp: bp[1])[0]
         plan.append(a)
         state, board = opponent.advance(state, b, a), game.after_seat(board, seat, a, b)
-    return Optimum(total, tuple(plan), not mixed, len(memo), True, lambda s, d, k: value(s, d, k)[1])
+    return Optimum(total, tuple(plan), not mixed, len(memo), True, lambda s, d, k: value(s, d, k)[1], memo)
 
 
 def open_loop_optimum(game: Game, opponent: Strategy, seat: str, horizon: int,

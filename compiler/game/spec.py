@@ -40,10 +40,13 @@ import attrs
 
 from worldspec import ast
 from worldspec.compiler.api import Kind, Task
+from worldspec.compiler.artefacts import recall
 from worldspec.compiler.common import draw_params, interpolate, meta_compiler
 from worldspec.compiler.game.certify import cross_checks
-from worldspec.compiler.game.engine import ROW, SEATS, Game, GameError, Strategy, open_loop_optimum, optimum
+from worldspec.compiler.game.engine import (ROW, SEATS, Game, GameError, Optimum, Strategy, open_loop_optimum,
+                                            optimum)
 from worldspec.compiler.game.manual import render_game_manual
+from worldspec.compiler.game.records import decode_optimum, encode_optimum
 from worldspec.compiler.game.world import GameWorld, TestGame, show_number
 from worldspec.compiler.items import (box_budget, box_labels, constant_reader, family_and_difficulty, group_items,
                                       one, read_baselines, read_seats, reject_program_sections, switch)
@@ -317,21 +320,33 @@ def read_tests(items: dict, game: Game, opponents, constant, rounds: bool) -> tu
             norm = constant(g.args[1])
             if type(norm) not in (int, float) or norm <= 0:
                 raise SpecError(g.args[1].span, "the normaliser of a test is a positive number", "test 8, 6")
-        try:
-            best = optimum(game, opponents[0], ROW, h)
-            if not rounds and not best.deterministic:
-                best = open_loop_optimum(game, opponents[0], ROW, h)
-        except GameError as e:
-            # an opponent that breaks the rules (an illegal move, a bad probability) is its block's fault
-            culprit = next((o for o in items["opponent"] if str(e).startswith(f"{o.name}:")), None)
-            if culprit is not None:
-                at = next((f.span for f in culprit.fields if f.key == "move"), culprit.span)
-                raise SpecError(at, f"opponent {culprit.name}, in the test game of line {g.span.line}: "
-                                f"{str(e).split(': ', 1)[1]}", "An opponent's move must be one of its legal "
-                                "moves (or a map of them to probabilities summing to 1).") from None
-            raise SpecError(g.span, f"the optimum of this test cannot be computed: {e}", "") from None
+        # the optimum is recalled from the world cache when it holds it; its policy then plays from the stored
+        # table, running the programme again only off it (records.LazyPolicy)
+        best = recall(f"optimum:{i}:{h}:{'rounds' if rounds else 'sequence'}",
+                      lambda h=h, g=g: optimum_of_test(items, game, opponents[0], h, rounds, g), encode_optimum,
+                      lambda j, h=h: decode_optimum(j, game.row_moves, h,
+                                                    lambda: optimum(game, opponents[0], ROW, h).policy))
         tests.append(TestGame(f"g{i}", h, best, g.span.line, float(norm) if norm is not None else None))
     return tuple(tests)
+
+
+def optimum_of_test(items: dict, game: Game, opponent: Strategy, h: int, rounds: bool, g) -> Optimum:
+    """The best score of an h-round test game (round by round, or of a fixed sequence); an opponent that
+    breaks the rules is a SpecError at its block (or at the test line)."""
+    try:
+        best = optimum(game, opponent, ROW, h)
+        if not rounds and not best.deterministic:
+            best = open_loop_optimum(game, opponent, ROW, h)
+        return best
+    except GameError as e:
+        # an opponent that breaks the rules (an illegal move, a bad probability) is its block's fault
+        culprit = next((o for o in items["opponent"] if str(e).startswith(f"{o.name}:")), None)
+        if culprit is not None:
+            at = next((f.span for f in culprit.fields if f.key == "move"), culprit.span)
+            raise SpecError(at, f"opponent {culprit.name}, in the test game of line {g.span.line}: "
+                            f"{str(e).split(': ', 1)[1]}", "An opponent's move must be one of its legal "
+                            "moves (or a map of them to probabilities summing to 1).") from None
+        raise SpecError(g.span, f"the optimum of this test cannot be computed: {e}", "") from None
 
 
 def game_tasks(tests, family: str, difficulty: str, row_moves, rounds: bool) -> tuple[Task, ...]:
