@@ -19,6 +19,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 
 from worldspec import ast
 from worldspec.diagnostics import SpecError, did_you_mean, remember_source
+from worldspec.grammar_tables import spec_parser
 from worldspec.scan import MAX_NESTING, MAX_TOKENS, NESTING_HINT, NESTING_MESSAGE, Head, scan
 from worldspec.sources import MAX_SOURCE_BYTES, folder_of, is_inside, read_source
 from worldspec.values import MAX_INT_BITS
@@ -52,8 +53,7 @@ _NESTING_RULES = frozenset({"list_lit", "map_lit", "call", "binop", "compare", "
 
 @functools.cache
 def _parser() -> Lark:
-    return Lark.open("spec.lark", rel_to=__file__, parser="lalr", propagate_positions=True,
-                     maybe_placeholders=True, strict=True, start=["start", "expr"])
+    return spec_parser()  # shipped tables where they match spec.lark (worldspec/grammar_tables.py)
 
 
 def _span(file: str, meta_or_token) -> ast.Span:
