@@ -31,6 +31,7 @@ import matplotlib.pyplot as plt  # noqa: E402 — after choosing the backend
 
 from . import metrics  # noqa: E402
 from .log import LoggedRun, LogError, load_run, not_a_run  # noqa: E402
+from .tally import counts_line  # noqa: E402
 
 
 OUTPUTS = ("trajectories.jsonl", "summary.json", "report.md", "curves-*.png")  # what a run writes beside its log
@@ -75,21 +76,26 @@ def table(head: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
 
 
 def validity(run: LoggedRun) -> dict:
-    """Whether every expected session finished cleanly in a run that ended in success."""
+    """Whether every expected session finished cleanly in a run that ended in success. The counts are the
+    run's tally (tally.py), the one the live display showed."""
     expected = set(run.config.get("jobs", ()))
     records = run.records
     finished = {conv for conv, r in records.items() if r.get("status") == "complete"}
     invalid = sorted(conv for conv, r in records.items() if not r.get("valid", False))
-    lost = sum(r.get("lost", 0) for r in records.values())
+    counts = run.tally.counts()
+    lost = counts["lost_answers"]
     complete = expected <= finished and run.last_session == "success"
     clean = not invalid and lost == 0
     return {
         "valid": bool(complete and clean), "complete": bool(complete), "clean": bool(clean),
         "expected_trajectories": len(expected), "finished_trajectories": len(finished & expected),
         "missing": sorted(expected - finished), "invalid_trajectories": invalid, "lost_answers": lost,
-        "retries": run.retries, "sessions": len(run.sessions), "last_session": run.last_session,
+        "retries": counts["retries"], "sessions": len(run.sessions), "last_session": run.last_session,
         # replies the response cache gave instead of the model (a rerun into a new --out may send no request)
-        "cached_replies": sum(1 for r in run.replies.values() if r.get("type") == "reply" and r.get("cached")),
+        "cached_replies": counts["cached"],
+        "requests": counts["requests"], "answered": counts["answered"],
+        "milestone_requests": counts["milestone_requests"], "milestone_answered": counts["milestone_answered"],
+        "running": counts["running"], "waiting": counts["waiting"],
         "errors": run.errors,
     }
 
@@ -101,17 +107,28 @@ def merged_validity(stamps: Sequence[dict], dirs: Sequence) -> dict:
     out = {k: all(s[k] for s in stamps) for k in ("valid", "complete", "clean")}
     for k in ("expected_trajectories", "finished_trajectories", "lost_answers", "retries", "sessions"):
         out[k] = sum(s[k] for s in stamps)
-    out["cached_replies"] = sum(s.get("cached_replies", 0) for s in stamps)
+    for k in ("cached_replies", "requests", "answered", "milestone_requests", "milestone_answered", "running",
+              "waiting"):
+        out[k] = sum(s.get(k, 0) for s in stamps)
     for k in ("missing", "invalid_trajectories", "errors"):
         out[k] = [m for s in stamps for m in s[k]]
     out["runs"] = [str(d) for d in dirs]
     return out
 
 
+def stamp_counts(stamp: dict) -> dict:
+    """A validity stamp's counts in the shape tally.counts_line says them (the console's last line)."""
+    return {"finished": stamp["finished_trajectories"], "expected": stamp["expected_trajectories"],
+            "running": stamp.get("running", 0), "waiting": stamp.get("waiting", 0),
+            "requests": stamp.get("requests", 0), "answered": stamp.get("answered", 0),
+            "milestone_requests": stamp.get("milestone_requests", 0),
+            "milestone_answered": stamp.get("milestone_answered", 0), "cached": stamp.get("cached_replies", 0),
+            "retries": stamp["retries"], "lost_answers": stamp["lost_answers"]}
+
+
 def status_line(stamp: dict, noun: str) -> list[str]:
-    lines = [f"Run status: **{'valid' if stamp['valid'] else 'INVALID'}** — {stamp['finished_trajectories']}/"
-             f"{stamp['expected_trajectories']} {noun} finished, {stamp['lost_answers']} answers lost to "
-             f"infrastructure, {stamp['retries']} provider retries, {stamp['sessions']} session(s)."]
+    lines = [f"Run status: **{'valid' if stamp['valid'] else 'INVALID'}** — {counts_line(stamp_counts(stamp), noun)}; "
+             f"{stamp['sessions']} session(s) wrote the log."]
     if stamp.get("cached_replies"):
         lines.append(f"{stamp['cached_replies']} model replies came from the response cache, not the model "
                      "(`--no-cache` asks the model again: a fresh sample).")

@@ -298,13 +298,12 @@ class Runtime:
     """One run's model calls and world calls (see the module docstring)."""
 
     def __init__(self, log: RunLog, *, cache: ResponseCache | None = None,
-                 max_connections: int = 16, retry: RetryPolicy | None = None, progress=None,
+                 max_connections: int = 16, retry: RetryPolicy | None = None,
                  sandbox: Sandbox | None = None):
         self.log = log
         self.cache = cache
         self.max_connections = max_connections
         self.retry = retry or RetryPolicy()
-        self.progress = progress
         self.sandbox = sandbox
         self.limiters: dict[str, PriorityLimiter] = {}
         self.stats = CallStats()

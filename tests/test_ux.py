@@ -37,6 +37,7 @@ from worldspec.runner.experiment import run_experiment
 from worldspec.runner.log import read_events
 from worldspec.runner.models import RetryPolicy, ScriptedModel, TransientError
 from worldspec.runner.progress import Progress
+from worldspec.runner.tally import Tally
 from worldspec.runner.report import curves_figure
 
 EXE = shutil.which("worldspec")
@@ -129,51 +130,85 @@ def rendered(table) -> str:
     return console.file.getvalue()
 
 
-def test_the_live_table_shows_retries_lost_answers_and_the_milestone_being_answered():
+def run_tally(*convs: str) -> Tally:
+    """A milestone run's tally whose header lists these sessions."""
+    tally = Tally()
+    tally.add({"type": "header", "config": {"protocol": "milestone", "jobs": list(convs)}})
+    return tally
+
+
+def who(conv: str) -> dict:
+    system, condition, index = conv.split("|")
+    return {"conv": conv, "system": system, "condition": condition, "trajectory": int(index)}
+
+
+def explored(tally: Tally, conv: str, t: int, calls: int, tokens: int) -> None:
+    """Round t of a session: one exploration request, its reply, `calls` tool calls."""
+    tally.add({"type": "request", **who(conv), "purpose": "explore", "t": t, "key": f"k{t}"})
+    tally.add({"type": "reply", **who(conv), "purpose": "explore", "t": t, "cached": False,
+               "reply": {"usage": {"input_tokens": tokens, "output_tokens": 0}}})
+    for i in range(calls):
+        tally.add({"type": "tool", "conv": conv, "t": t, "status": "ok"})
+
+
+def test_the_live_table_shows_retries_lost_answers_and_the_milestones_being_answered():
     clock = FakeClock()
-    p = Progress(stream=io.StringIO(), live=True, clock=clock)
     conv = "gpt|autonomous|1"
-    p.update(conv, system="gpt", condition="autonomous", trajectory=1, round=2, calls=7, tokens=900)
-    p.event({"type": "retry", "conv": conv, "system": "gpt"})
-    p.event({"type": "retry", "conv": conv})
-    p.event({"type": "lost", "conv": conv})
-    p.event({"type": "request", "conv": conv, "purpose": "task:t3", "t": 2})
+    tally = run_tally(conv)
+    p = Progress(stream=io.StringIO(), live=True, clock=clock)
+    p.attach(tally)
+    explored(tally, conv, 2, 7, 900)
+    tally.add({"type": "retry", "conv": conv, "system": "gpt"})
+    tally.add({"type": "retry", "conv": conv})
+    for t in (1, 2):  # milestone requests as they go out: counted, their milestones shown waiting
+        tally.add({"type": "request", **who(conv), "purpose": "task:t3", "t": t})
     clock.now += 42
     out = rendered(p.table())
     assert "worldspec run — 42s" in out
     row = next(line for line in out.splitlines() if "gpt" in line)
-    assert row.split() == ["gpt", "auto", "1", "2", "M2…", "7", "900", "2", "1", "-", "running"]
-    p.update(conv, milestone=2, accuracy=37.5)
+    assert row.split() == ["gpt", "auto", "1", "2", "M1-2…", "3", "7", "900", "2", "0", "-", "running"]
+    # a milestone's record: reached, its lost answers counted, its accuracy shown
+    tally.add({"type": "milestone", "conv": conv, "record": {"t": 1, "accuracy": 37.5, "calls": 4, "lost": 1}})
     row = next(line for line in rendered(p.table()).splitlines() if "gpt" in line)
-    assert "M2 " in row and "M2…" not in row and "37.5%" in row
+    assert row.split()[4:] == ["M2…", "3", "7", "900", "2", "1", "37.5%", "running"]
+    tally.add({"type": "milestone", "conv": conv, "record": {"t": 2, "accuracy": 50.0, "calls": 7, "lost": 0}})
+    row = next(line for line in rendered(p.table()).splitlines() if "gpt" in line)
+    assert row.split()[4:] == ["M2", "3", "7", "900", "2", "1", "50.0%", "running"]
+    assert "0/1 sessions finished (1 running, 0 waiting); 3 model requests, 1 answered (milestones: 0/2); " \
+           "2 retries; 1 answers lost" in " ".join(rendered(p.table()).split())
 
 
 def test_the_live_table_fits_80_columns_and_counts_only_sessions():
     """Issue 31 item 5: at 80 columns every cell was cut (`syst…`); events of a judge's conversation made rows."""
+    convs = ["openai/gpt-4o-mini-2024-07-18|autonomous|3", "explorer|a4-open-book|3", "manual|without-tool|3"]
+    tally = run_tally(*convs)
     p = Progress(stream=io.StringIO(), live=True, clock=FakeClock())
-    for i, (system, cond) in enumerate([("openai/gpt-4o-mini-2024-07-18", "autonomous"),
-                                        ("explorer", "a4-open-book"), ("manual", "without-tool")]):
-        p.update(f"c{i}", system=system, condition=cond, trajectory=3, round=4, calls=48, tokens=1_234_567,
-                 accuracy=87.5, status="running")
-    p.event({"type": "request", "conv": "c0", "purpose": "task:t1", "t": 4})
-    p.event({"type": "retry", "conv": "judge|c0"})  # not a session
+    p.attach(tally)
+    for conv in convs:
+        explored(tally, conv, 4, 48, 1_234_567)
+        tally.add({"type": "milestone", "conv": conv, "record": {"t": 4, "accuracy": 87.5, "calls": 48}})
+    tally.add({"type": "request", **who(convs[0]), "purpose": "task:t1", "t": 5})
+    tally.add({"type": "retry", "conv": "judge|c0"})  # not a session
     console = Console(file=io.StringIO(), width=80, color_system=None)
     console.print(p.table())
     lines = console.file.getvalue().splitlines()
     assert all(len(line) <= 80 for line in lines)
     head = next(line for line in lines if line.startswith("system"))
-    assert head.split() == ["system", "cond", "#", "rnd", "M", "calls", "tokens", "retry", "lost", "acc", "status"]
+    assert head.split() == ["system", "cond", "#", "rnd", "M", "req", "calls", "tokens", "retry", "lost", "acc",
+                            "status"]
     rows = [line.split() for line in lines if line.startswith(("openai", "explorer", "manual"))]
-    assert [r[1:] for r in rows] == [["auto", "3", "4", "M4…", "48", "1.2M", "0", "0", "87.5%", "running"],
-                                     ["A4+O", "3", "4", "-", "48", "1.2M", "0", "0", "87.5%", "running"],
-                                     ["w/o", "3", "4", "-", "48", "1.2M", "0", "0", "87.5%", "running"]]
-    assert rows[0][0].startswith("openai/gpt-4o-mini")  # only the long name is cut
+    assert [r[1:] for r in rows] == [["auto", "3", "4", "M5…", "2", "48", "1.2M", "0", "0", "87.5%", "running"],
+                                     ["A4+O", "3", "4", "M4", "1", "48", "1.2M", "0", "0", "87.5%", "running"],
+                                     ["w/o", "3", "4", "M4", "1", "48", "1.2M", "0", "0", "87.5%", "running"]]
+    assert rows[0][0].startswith("openai/gpt-4o")  # only the long name is cut
     buf = io.StringIO()
     q = Progress(stream=buf, live=False, clock=FakeClock(), every=0.0)
-    q.update("s1", system="a", condition="autonomous", trajectory=1, status="done")
-    q.event({"type": "retry", "conv": "judge|s1"})
+    t2 = run_tally("a|autonomous|1", "a|autonomous|2")
+    q.attach(t2)
+    t2.add({"type": "trajectory", "conv": "a|autonomous|1", "record": {"status": "complete", "lost": 0}})
+    t2.add({"type": "retry", "conv": "judge|s1"})
     q.tick()
-    assert "0 running, 1 done" in buf.getvalue()
+    assert "1/2 sessions finished (0 running, 1 waiting)" in buf.getvalue() and "1 retries" in buf.getvalue()
 
 
 def test_the_live_clock_ticks_with_no_update():
@@ -189,26 +224,45 @@ def test_the_live_clock_ticks_with_no_update():
 
 def test_off_a_terminal_a_status_line_comes_every_few_seconds_of_silence():
     clock, buf = FakeClock(), io.StringIO()
+    conv = "a|autonomous|1"
+    tally = run_tally(conv)
     p = Progress(stream=buf, live=False, clock=clock, every=5.0)
-    p.update("a|autonomous|1", system="a", condition="autonomous", trajectory=1, calls=3, tokens=40)
-    p.event({"type": "retry", "conv": "a|autonomous|1"})
-    p.event({"type": "request", "conv": "a|autonomous|1", "purpose": "rules", "t": 1})
+    p.attach(tally)
+    explored(tally, conv, 1, 3, 40)
+    tally.add({"type": "retry", "conv": conv})
+    tally.add({"type": "request", **who(conv), "purpose": "rules", "t": 1})
     clock.now += 4.9
     p.tick()
     assert buf.getvalue() == ""
     clock.now += 0.2
     p.tick()
-    assert buf.getvalue() == ("[    5.1s] 1 running, 0 done; calls 3, tokens 40, retries 1, lost answers 0; "
-                              "answering M1\n")
+    assert buf.getvalue() == ("[    5.1s] 0/1 sessions finished (1 running, 0 waiting); 2 model requests, 1 answered "
+                              "(milestones: 0/1); 1 retries; 0 answers lost; milestones waiting: M1\n")
     p.tick()  # nothing new to say within the next five seconds
     assert buf.getvalue().count("\n") == 1
-    p.update("a|autonomous|1", milestone=1, accuracy=50.0)  # a milestone line resets the silence
+    ev = {"type": "milestone", "conv": conv, "record": {"t": 1, "accuracy": 50.0, "calls": 3, "tokens": 40}}
+    tally.add(ev)
+    p.event(ev)  # a milestone line (with that milestone's own calls) resets the silence
     clock.now += 4
     p.tick()
-    assert buf.getvalue().count("\n") == 2 and "M1 accuracy 50.0%" in buf.getvalue()
+    assert buf.getvalue().count("\n") == 2
+    assert "a autonomous #1: M1 accuracy 50.0% at calls 3 tokens 40; milestone requests answered 0/1" in buf.getvalue()
 
 
-def test_a_run_shows_its_retries_and_lost_answers_while_it_runs(tmp_path):
+def counts_of(line: str) -> dict:
+    """The numbers of a tally.counts_line, by what they count."""
+    m = re.search(r"(\d+)/(\d+) \w[\w ]*? finished \((\d+) running, (\d+) waiting\); (\d+) model requests, (\d+) "
+                  r"answered(?: \(milestones: (\d+)/(\d+)\))?(?:, (\d+) from the response cache)?; (\d+) retries; "
+                  r"(\d+) answers lost", line)
+    assert m, line
+    names = ("finished", "expected", "running", "waiting", "requests", "answered", "milestone_answered",
+             "milestone_requests", "cached", "retries", "lost")
+    return {k: int(v or 0) for k, v in zip(names, m.groups())}
+
+
+def test_the_console_and_report_md_state_the_same_counts(tmp_path):
+    """Issue 31 item 5: the console said calls 47, lost answers 422 where report.md said 48 and 211. Both now
+    read the run log's tally; a run with retries, lost answers and a cached rerun shows the same numbers."""
     failed: set = set()
 
     def flaky(request):
@@ -221,15 +275,37 @@ def test_a_run_shows_its_retries_and_lost_answers_while_it_runs(tmp_path):
             raise TransientError("503 again")
         return policy_reply(request)
 
-    p = Progress(stream=io.StringIO(), live=False, quiet=True)
-    config = RunConfig(trajectories=1, retry=RetryPolicy(max_attempts=2, base_delay=0.0, max_delay=0.0))
-    asyncio.run(run_experiment([FakeWorld()], [ScriptedModel(flaky, name="flaky")], config, tmp_path / "r",
-                               progress=p))
-    (row,) = p.rows.values()
-    events = log_events(tmp_path / "r")
-    assert row["retries"] == sum(e["type"] == "retry" for e in events) > 0
-    assert row["lost"] == sum(e["type"] == "lost" for e in events) > 0
-    assert row["status"] == "complete" and row["milestone"] is not None
+    config = RunConfig(trajectories=2, retry=RetryPolicy(max_attempts=2, base_delay=0.0, max_delay=0.0))
+    cache = tmp_path / "cache"
+    for out in (tmp_path / "r", tmp_path / "again"):  # the second run's replies come from the cache
+        buf = io.StringIO()
+        with Progress(stream=buf, live=False, clock=FakeClock(), every=10**9) as p:
+            asyncio.run(run_experiment([FakeWorld()], [ScriptedModel(flaky, name="flaky", cacheable=True)], config,
+                                       out, progress=p, cache_dir=cache))
+        said = [line for line in buf.getvalue().splitlines() if "counts: " in line]
+        assert len(said) == 1
+        report = (out / "report.md").read_text()
+        status = next(line for line in report.splitlines() if line.startswith("Run status"))
+        console, written = counts_of(said[0]), counts_of(status)
+        assert console == written
+        events = log_events(out)
+        records = [e["record"] for e in events if e["type"] == "trajectory"]
+        assert console["lost"] == sum(r["lost"] for r in records) > 0  # answers, not lost events (twice as many)
+        assert console["lost"] < sum(e["type"] == "lost" for e in events)
+        assert console["requests"] == sum(e["type"] == "request" for e in events)
+        assert console["retries"] == sum(e["type"] == "retry" for e in events) > 0
+        assert console["milestone_requests"] == sum(e["type"] == "request" and e["purpose"] != "explore"
+                                                    for e in events) > 0
+        assert console["finished"] == console["expected"] == 2
+        # each session's last line says its last milestone's C and T, report.md's figures
+        for r in records:
+            last = r["milestones"][-1]
+            assert f"flaky autonomous #{r['trajectory']}: done (complete) accuracy" in buf.getvalue()
+            assert f"calls {last['calls']} tokens {last['tokens']} " in buf.getvalue()
+        if out.name == "r":
+            assert console["cached"] == 0
+        else:
+            assert console["cached"] == console["answered"] > 0
 
 
 # ---------------------------------------------------------------- check: progress, and small frictions
