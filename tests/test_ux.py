@@ -559,3 +559,60 @@ def test_the_top_level_help_starts_with_every_kind_of_task_and_run_help_names_th
     run = CliRunner().invoke(main, ["run", "--help"], terminal_width=200).output
     assert re.search(r"--agent A\s.*oracle, manual, explorer", run)
     assert "worldspec run demo --agent explorer" in run
+
+
+# ---------------------------------------------------------------- stopping a run: SIGINT, SIGTERM
+
+
+def answer_everything(body: dict) -> dict:
+    """A model that explores nothing and answers every question at once."""
+    return {"content": "```\n0\n```", "tool_calls": [], "usage": (10, 5)}
+
+
+def start_run(fake, out: Path, *extra) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_OFFLINE_MODE="true", OPENAI_API_KEY="sk-fake")
+    return subprocess.Popen(CMD + ["run", "demo", "--model", "openai/fake", "--api-base", fake.base_url, "--no-cache",
+                                   "-n", "1", "--out", str(out), *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def stopped_mid_run(fake, out: Path, sig: int) -> tuple[int, str]:
+    """Start a run, send SIG once a model reply is in its log; (exit status, everything it printed)."""
+    proc = start_run(fake, out)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        log = out / "log.jsonl"
+        if log.exists() and '"type":"reply"' in log.read_text(errors="replace"):
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=120)
+    return proc.returncode, stdout + stderr
+
+
+@pytest.mark.parametrize("sig, code, said", [(2, 130, "interrupted (SIGINT)"), (15, 143, "terminated (SIGTERM)")])
+def test_a_signal_stops_a_run_cleanly_and_resume_continues_it(fake_openai, tmp_path, sig, code, said):
+    """Issue 31 item 6: Ctrl-C printed an asyncio warning; SIGTERM killed the run (semaphores leaked, no hint)."""
+    fake_openai.responder = answer_everything
+    fake_openai.latency = 0.3  # replies come slowly enough for the signal to land mid-run
+    try:
+        out = tmp_path / "r"
+        status, printed = stopped_mid_run(fake_openai, out, sig)
+    finally:
+        fake_openai.latency = 0.0
+    assert status == code, printed
+    assert clean(printed) and "leaked" not in printed and "Warning" not in printed, printed
+    hint = [line for line in printed.splitlines() if said in line]
+    assert hint == [f"{said}; continue with: worldspec run demo --out {out} --resume (the log keeps the other "
+                    "options)"], printed
+    events = log_events(out)
+    assert [e["status"] for e in events if e["type"] == "session"] == ["started", "interrupted"]
+    if sig == 15:  # the hint's command continues the run (its options come from the log)
+        env = {"OPENAI_API_KEY": "sk-fake"}
+        code, stdout, stderr = worldspec("run", "demo", "--out", str(out), "--resume", "--quiet", env=env)
+        assert code == 0, stdout + stderr
+        assert clean(stdout + stderr)
+        assert [e["status"] for e in log_events(out) if e["type"] == "session"] == \
+            ["started", "interrupted", "started", "success"]
