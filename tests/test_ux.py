@@ -28,7 +28,7 @@ from rich.console import Console
 
 from conftest import log_events
 from runner_fakes import FakeWorld, policy_reply
-from worldspec.cli import CertifyDisplay, main, plural
+from worldspec.cli import CertifyDisplay, all_problems, main, plural, report_lines
 from worldspec.compiler import load_world
 from worldspec.compiler.program.equations import EquationError, read_sexpr
 from worldspec.play import Session, caret
@@ -354,6 +354,30 @@ def test_check_cuts_long_rule_titles_at_a_word(tmp_path):
     shown = line.split("R1", 1)[1].split("tasks:")[0].strip()
     assert shown.endswith("…") and long.startswith(shown[:-1].rstrip())
     assert long.split()[len(shown[:-1].split()) - 1] == shown[:-1].split()[-1]  # the last word is whole
+
+
+def test_check_marks_bad_every_rule_it_lists_as_a_problem(tmp_path):
+    """Issue 31 item 7: a rule required by one task only was printed `ok` above the problem naming it."""
+    spec = (Path(__file__).parent.parent / "worlds" / "demo.world").read_text()
+    allow = '  allow     "A demo keeps one task per scope rule; a benchmark gives every rule two."\n'
+    assert allow in spec
+    (tmp_path / "one.world").write_text(spec.replace(allow, ""))  # R3's declared exception taken away
+    r = CliRunner().invoke(main, ["check", str(tmp_path / "one.world")])
+    assert r.exit_code == 1, r.output
+    rows = {ln.split()[1]: ln.split()[0] for ln in r.output.splitlines() if re.match(r"  (ok |BAD) [RH]\d", ln)}
+    problems = [ln[4:] for ln in r.output.splitlines() if ln.startswith("  - ")]
+    assert rows == {"R1": "ok", "R2": "ok", "R3": "BAD", "R4": "ok", "R5": "ok", "H1": "ok"}
+    assert len(problems) == 1 and problems[0].startswith("rule R3 (") and "required by one task only" in problems[0]
+    # the verdict of each row is the problems that name it, whatever the kind wrote in its table
+    report = {"world": "w", "kind": "k", "seed": 1, "rules": 2, "herrings": 1, "tasks": 1, "examples": 0,
+              "rule_table": [{"id": "R1", "title": "a", "observable": True, "tasks": ["T1"]},
+                             {"id": "R10", "title": "b", "observable": True, "tasks": []}],
+              "herring_table": [{"id": "H1", "target": "op X", "unchanged": True}],
+              "problems": ["rule R1: its equation 'x' does not match the rule", "herring H1 (op X) differs"]}
+    lines = report_lines(report)
+    assert [ln.split()[0] for ln in lines if re.match(r"  (ok |BAD) ", ln)] == ["BAD", "BAD", "BAD"]
+    assert all_problems(report) == report["problems"] + ["rule R10 is required by no task"]
+    assert "3 problem(s):" in lines
 
 
 def test_a_mistyped_world_name_gets_a_guess():
