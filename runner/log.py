@@ -60,6 +60,8 @@ from worldspec.safejson import loads
 from .logcodec import CodecError, Decoder, Encoder
 from .tally import Tally
 
+KEY_VERSION = 2  # the header's key_version: 2, request keys leave the endpoint out (cache.request_key); 1, not
+
 LOG_VERSION = 2  # 2: the compact lines of logcodec; 1: every event spelled out (still read, and resumed as 1)
 MAX_LINE = 64 << 20  # bytes of one line: far above any event worldspec writes (replies are cut at 256k chars)
 
@@ -504,6 +506,15 @@ class RunLog:
     def closed(self) -> bool:
         return self.f is None or self.f.closed
 
+    @property
+    def legacy_endpoints(self) -> tuple[str, ...]:
+        """A log whose request keys hashed the endpoint (a header without key_version): the endpoint its
+        first session used ("" for the provider's own), for looking its replies up; () otherwise."""
+        version = self.header.get("key_version", 1)
+        if isinstance(version, int) and version >= 2:
+            return ()
+        return (str(self.header.get("config", {}).get("api_base") or ""),)
+
     def _open(self, config: dict, world: dict, resume: bool) -> None:
         st = log_status(self.path)
         if st is not None and st.st_size > 0:
@@ -534,7 +545,7 @@ class RunLog:
             self._append(identity)
         else:
             self._append(None)
-            self.header = {"type": "header", "id": "header", "log_version": LOG_VERSION,
+            self.header = {"type": "header", "id": "header", "log_version": LOG_VERSION, "key_version": KEY_VERSION,
                            "created": time.time(), "config": config, "world": world}
             if self.options is not None:
                 self.header["options"] = self.options
