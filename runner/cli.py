@@ -274,7 +274,7 @@ def run_command(world_path, overwrite, params):
     if cached:
         click.echo(f"{cached} model replies came from the response cache ({cache}), not the model; "
                    "--no-cache samples the model afresh")
-    click.echo(f"wrote {out}/log.jsonl, trajectories.jsonl, summary.json, report.md")
+    click.echo(f"wrote {out}/log.jsonl, {reports.written(result.summary)}")
     if not result.summary["validity"]["valid"]:
         click.echo("warning: the run finished but is not valid (see summary.json 'validity'); "
                    "--resume asks again what was lost", err=True)
@@ -310,8 +310,8 @@ def report(dirs, out, overwrite, no_plots):
         raise BadInput(f"{out} is a run's own folder; its report.md, summary.json and plots are rewritten only "
                        "with --overwrite (or choose another --out)")
     try:
-        _, md = reports.write_report(list(dirs), out, plots=not no_plots)
+        summary, md = reports.write_report(list(dirs), out, plots=not no_plots)
     except (FileNotFoundError, reports.ReportError) as e:
         raise BadInput(str(e)) from None
     click.echo(md, nl=False)
-    click.echo(f"wrote {out}/report.md, summary.json, trajectories.jsonl", err=True)
+    click.echo(f"wrote {out}/{reports.written(summary)}", err=True)

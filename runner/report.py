@@ -158,10 +158,17 @@ def information_markdown(rows: Sequence[dict]) -> list[str]:
                 ", ".join(map(str, r["removed_nothing"])) or "none") for r in rows])
 
 
+def identical_notes(results: Sequence[dict]) -> list[str]:
+    """A line for each group whose n trajectories are one trajectory n times (metrics.identical_trajectories)."""
+    return [f"- {label(r['system'])} / {r['condition']}: its {r['n']} trajectories are identical (a deterministic "
+            "system explores and answers alike each time: Mean@n and Worst equal Best@n, and more trajectories "
+            "add nothing)" for r in results if r.get("identical")]
+
+
 def milestone_headline(summary: dict) -> list[str]:
     return table(("World", "System", "Condition", "Best", "Mean", "Worst", "n", "r*"),
                  [(r["world"], label(r["system"]), r["condition"], num(r["best"]), num(r["mean"]), num(r["worst"]),
-                   r["n"], r["best_trajectory"]) for r in summary["results"]])
+                   r["n"], r["best_trajectory"]) for r in summary["results"]]) + identical_notes(summary["results"])
 
 
 def milestone_markdown(summary: dict, images: Sequence[str]) -> list[str]:
@@ -220,6 +227,9 @@ def milestone_markdown(summary: dict, images: Sequence[str]) -> list[str]:
                 unp = "; UnprovRec " + " → ".join(num(m.get("unprov_rec")) for m in r["curve"])
             lines.append(f"- {label(r['system'])} / {r['condition']} (r*={r['best_trajectory']} of "
                          f"{r['n']}): {curve} (σ {sig}{reg}{unp})")
+        same = identical_notes(rs)
+        if same:
+            lines += ["", "Trajectories that repeat one another:", ""] + same
         sources = [f"- {label(r['system'])} / {r['condition']}: " + (
             f"continues {r['source_trajectory']}" if r.get("source_trajectory") else f"volume of {r['volume']}")
             for r in rs if r.get("source_trajectory") or r.get("volume")]
@@ -263,6 +273,7 @@ def curves_name(world: str) -> str:
 
 
 LEGEND_FONT = 10  # points: readable at the figure's printed size
+LEGEND_COLUMNS = 2  # legend entries side by side under the axes
 
 
 def curves_figure(world: str, rs: Sequence[dict], valid: bool = True):
@@ -280,8 +291,10 @@ def curves_figure(world: str, rs: Sequence[dict], valid: bool = True):
     ax.set_ylim(-2, 102)
     ax.set_title(f"{world}: best trajectories" + ("" if valid else " — INVALID run (see summary.json validity)"))
     ax.grid(alpha=0.3)
-    # beside the axes, so that no curve hides under it
-    ax.legend(fontsize=LEGEND_FONT, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    # below the axes, in columns, so that no curve hides under it and the axes keep the figure's width
+    # (beside them, long labels such as "explorer (naive-program repair) / autonomous" took half of it)
+    ax.legend(fontsize=LEGEND_FONT, loc="upper center", bbox_to_anchor=(0.5, -0.16), borderaxespad=0.0,
+              ncol=min(LEGEND_COLUMNS, max(1, len(rs))), frameon=False)
     if not valid:
         ax.text(0.5, 0.5, "INVALID", transform=ax.transAxes, fontsize=64, color="red", alpha=0.3,
                 rotation=25, ha="center", va="center", weight="bold")
@@ -567,10 +580,13 @@ def write_report(dirs: Sequence[str | Path], out: str | Path | None, *, plots: b
     with open(out / "trajectories.jsonl", "w", encoding="utf-8", errors="backslashreplace") as f:
         for r in records:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
-                                      encoding="utf-8", errors="backslashreplace")
     images = plot_curves(summary["results"], out, summary["validity"]["valid"]) if plots and layout.plots else \
         layout.figures(summary, out) if plots and layout.figures else []
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
+                                      encoding="utf-8", errors="backslashreplace")
+    # the image files written beside it, for the commands to list (not in summary.json, which holds the
+    # results whatever was plotted: `report --no-plots` of a run writes its summary.json again)
+    summary["figures"] = images
     md = markdown(layout, summary, images)
     (out / "report.md").write_text(md, encoding="utf-8", errors="backslashreplace")
     return summary, md
@@ -579,6 +595,11 @@ def write_report(dirs: Sequence[str | Path], out: str | Path | None, *, plots: b
 def write_run_outputs(directory: str | Path, *, plots: bool = True) -> dict:
     """The outputs of one run, written into its own directory."""
     return write_report([directory], directory, plots=plots)[0]
+
+
+def written(summary: dict) -> str:
+    """The files a report wrote, as the commands list them."""
+    return ", ".join(["report.md", "summary.json", "trajectories.jsonl", *summary.get("figures", ())])
 
 
 def headline(summary: dict) -> list[str]:

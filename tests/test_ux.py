@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+import attrs
 import matplotlib
 import matplotlib.pyplot as plt
 import pytest
@@ -406,7 +407,11 @@ def test_piping_into_head_is_not_an_error():
 
 def test_report_of_a_run_writes_a_new_folder_and_never_over_the_run(fake_world_file, tmp_path):
     run = tmp_path / "runs" / "a"
-    assert CliRunner().invoke(main, ["run", fake_world_file, "--out", str(run), "-n", "1", "--quiet"]).exit_code == 0
+    r = CliRunner().invoke(main, ["run", fake_world_file, "--out", str(run), "-n", "1", "--quiet"])
+    assert r.exit_code == 0
+    # the files written are listed, the PNG too (issue 31 item 9: it was not)
+    pngs = sorted(p.name for p in run.glob("*.png"))
+    assert pngs and f"wrote {run}/log.jsonl, report.md, summary.json, trajectories.jsonl, {', '.join(pngs)}" in r.output
     before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
     r = CliRunner().invoke(main, ["report", str(run), "--no-plots"])
     assert r.exit_code == 0, r.output
@@ -640,3 +645,35 @@ def test_a_signal_stops_a_run_cleanly_and_resume_continues_it(fake_openai, tmp_p
         assert clean(stdout + stderr)
         assert [e["status"] for e in log_events(out) if e["type"] == "session"] == \
             ["started", "interrupted", "started", "success"]
+
+
+def test_the_curve_legend_sits_under_the_axes_which_keep_the_width(tmp_path):
+    """Issue 31 item 9: the legend beside the axes took half the PNG's width."""
+    long = [{**c, "system": "explorer (naive-program repair) and a long name"} for c in CURVES[:1]] + CURVES[1:]
+    fig = curves_figure("Demo", long, valid=True)
+    fig.savefig(tmp_path / "c.png", bbox_inches="tight")
+    renderer = fig.canvas.get_renderer()
+    axes, legend = fig.axes[0].get_window_extent(renderer), fig.axes[0].get_legend().get_window_extent(renderer)
+    assert legend.y1 <= axes.y0  # below the axes, never beside them
+    assert axes.width >= 0.8 * fig.get_window_extent(renderer).width
+    plt.close(fig)
+
+
+def test_identical_trajectories_of_a_deterministic_system_are_said_so(tmp_path):
+    """Issue 31 item 9: a deterministic explorer run three times gave three identical trajectories, unsaid."""
+    from conftest import run_in_process
+    out = tmp_path / "o"
+    r = run_in_process([FakeWorld()], [], out, agents=("oracle",), trajectories=3)
+    (group,) = r.summary["results"]
+    assert group["identical"] and group["n"] == 3
+    note = "oracle / autonomous: its 3 trajectories are identical"
+    assert note in (out / "report.md").read_text()
+    # a model whose trajectories differ is not said to repeat itself
+    def varied(request):
+        reply = policy_reply(request)
+        if request.purpose.startswith("task:") and request.meta.get("trajectory") == 2:
+            return attrs.evolve(reply, content="no answer")
+        return reply
+    r = run_in_process([FakeWorld()], [ScriptedModel(varied, name="m")], tmp_path / "m", trajectories=2)
+    assert not r.summary["results"][0]["identical"]
+    assert "identical" not in (tmp_path / "m" / "report.md").read_text()
