@@ -116,6 +116,28 @@ def merged_validity(stamps: Sequence[dict], dirs: Sequence) -> dict:
     return out
 
 
+def invalid_reasons(stamp: dict) -> list[str]:
+    """Why a run is not valid, one reason a line (none for a valid run): what report.md and the viewer say."""
+    if stamp.get("valid"):
+        return []
+    out = []
+    last = stamp.get("last_session")
+    if last is not None and last != "success" and "runs" not in stamp:
+        out.append(f"its last session ended {last}, not in success (`--resume` continues it)")
+    missing = stamp.get("missing") or []
+    if missing:
+        out.append(f"{len(missing)} of {stamp.get('expected_trajectories', 0)} sessions did not finish: "
+                   + ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else ""))
+    if stamp.get("lost_answers"):
+        out.append(f"{stamp['lost_answers']} answers were lost to infrastructure (provider errors after every "
+                   "retry); `--resume` asks them again")
+    bad = [c for c in stamp.get("invalid_trajectories") or [] if c not in missing]
+    if bad:
+        out.append(f"{len(bad)} session(s) ended invalid: " + ", ".join(bad[:5]) + (" ..." if len(bad) > 5 else ""))
+    out += [f"error: {e}" for e in (stamp.get("errors") or [])[:3]]
+    return out or ["the run did not end in success"]
+
+
 def stamp_counts(stamp: dict) -> dict:
     """A validity stamp's counts in the shape tally.counts_line says them (the console's last line)."""
     return {"finished": stamp["finished_trajectories"], "expected": stamp["expected_trajectories"],
@@ -134,6 +156,8 @@ def status_line(stamp: dict, noun: str) -> list[str]:
                      "(`--no-cache` asks the model again: a fresh sample).")
     if stamp.get("missing"):
         lines.append(f"Missing: {', '.join(stamp['missing'][:20])}{' ...' if len(stamp['missing']) > 20 else ''}.")
+    if not stamp["valid"]:
+        lines += ["", "Not valid because:", ""] + [f"- {r}" for r in invalid_reasons(stamp)]
     return lines + [""]
 
 
