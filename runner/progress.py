@@ -141,13 +141,19 @@ class Progress:
                     show_edge=False, pad_edge=False, padding=(0, 0),
                     caption=counts_line(counts, self.noun) if counts else None)
         tab.add_column("system", no_wrap=True, overflow="ellipsis", max_width=SYSTEM_WIDTH)
-        for col in COLUMNS[1:]:
-            tab.add_column(col, no_wrap=True, justify="right" if col in NUMERIC else "left", min_width=WIDTHS[col])
+        # rounds and milestones are the milestone protocol's; a box's or a game's session has neither
+        shown = [c for c in COLUMNS[1:] if c not in ("rnd", "M")
+                 or self.tally is None or self.tally.protocol in (None, "milestone")]
+        for col in shown:
+            tab.add_column(col, no_wrap=True, justify="right" if col in NUMERIC else "left", min_width=WIDTHS[col],
+                           **({"max_width": 8, "overflow": "ellipsis"} if col == "#" else {}))
         for row in rows:
             cond = str(row.condition or "")
-            tab.add_row(str(row.system or ""), CONDITION_SHORT.get(cond, cond), str(row.trajectory or ""),
-                        str(row.round), milestone_cell(row), str(row.requests), str(row.calls),
-                        tokens_cell(row.tokens), str(row.retries), str(row.lost), pct(row.accuracy), row.status)
+            cells = {"cond": CONDITION_SHORT.get(cond, cond), "#": str(row.trajectory or ""), "rnd": str(row.round),
+                     "M": milestone_cell(row), "req": str(row.requests), "calls": str(row.calls),
+                     "tokens": tokens_cell(row.tokens), "retry": str(row.retries), "lost": str(row.lost),
+                     "acc": pct(row.accuracy), "status": row.status}
+            tab.add_row(str(row.system or ""), *(cells[c] for c in shown))
         return tab
 
 

@@ -24,6 +24,10 @@ import threading
 import attrs
 
 
+# protocols whose sessions are one per world (a box, a puzzle): the table shows the world as the session
+BY_WORLD = ("turn@shot", "judge")
+
+
 def _int(x) -> int:
     return x if isinstance(x, int) and not isinstance(x, bool) else 0
 
@@ -105,7 +109,10 @@ class Tally:
             self.protocol = "milestone" if name == "explorationbench" else name
             for job in cfg.get("jobs") or ():
                 if isinstance(job, str):
-                    self.rows.setdefault(job, SessionCount(job))
+                    row = self.rows.setdefault(job, SessionCount(job))
+                    parts = job.split("|")
+                    if self.protocol in BY_WORLD and len(parts) == 3:  # SYSTEM|WORLD|SETTING: the box is its label
+                        row.trajectory = parts[1]
         elif typ == "session":
             if isinstance(ev.get("session"), int):
                 self.sessions[ev["session"]] = ev.get("status")

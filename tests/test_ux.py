@@ -202,6 +202,21 @@ def test_the_live_table_fits_80_columns_and_counts_only_sessions():
                                      ["A4+O", "3", "4", "M4", "1", "48", "1.2M", "0", "0", "87.5%", "running"],
                                      ["w/o", "3", "4", "M4", "1", "48", "1.2M", "0", "0", "87.5%", "running"]]
     assert rows[0][0].startswith("openai/gpt-4o")  # only the long name is cut
+    # a box run: its sessions are named by their box, and have no rounds or milestones to show
+    boxes = Tally()
+    jobs = ["openai/gpt-4o-mini|CRI-E consequence: adjacent ones|10@1", "oracle|GSI-E rps|10@1"]
+    boxes.add({"type": "header", "config": {"protocol": "turn@shot", "jobs": jobs}})
+    boxes.add({"type": "request", "conv": jobs[0], "system": "openai/gpt-4o-mini", "condition": "10@1",
+               "trajectory": 1, "purpose": "turn", "t": None})
+    p.attach(boxes, "box sessions")
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    console.print(p.table())
+    lines = console.file.getvalue().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert next(ln for ln in lines if ln.startswith("system")).split() == \
+        ["system", "cond", "#", "req", "calls", "tokens", "retry", "lost", "acc", "status"]
+    row = next(ln for ln in lines if ln.startswith("openai")).split()
+    assert row[1:3] == ["10@1", "CRI-E"] and row[-1] == "running"
     buf = io.StringIO()
     q = Progress(stream=buf, live=False, clock=FakeClock(), every=0.0)
     t2 = run_tally("a|autonomous|1", "a|autonomous|2")
