@@ -1,10 +1,16 @@
 """The on-disk response cache and the request key it shares with run logs.
 
-The key is a SHA-256 over everything that changes a reply: model id, api
-base, messages, tools, tool choice, generation settings, the answer index and
+The key is a SHA-256 over everything that changes a reply: model id,
+messages, tools, tool choice, generation settings, the answer index and
 the sample identity (condition, trajectory, milestone). Keeping the answer
 index and sample in the key keeps the three answers of a task — and two
 trajectories that begin from identical worked examples — distinct.
+
+The endpoint (`--api-base`) is not in the key: where a model is reached is operational, as it is
+not part of a run's identity (log.OPERATIONAL_KEYS), so a run resumed against a new endpoint reuses
+the replies its log holds, and a cache serves a model wherever it is reached. Keys written before
+(a log whose header has no key_version 2: log.KEY_VERSION) hashed the endpoint too; `legacy_keys`
+computes them, so that old logs and caches are still read.
 
 The cache is a single sqlite file; only successful replies of cacheable
 models (real providers) are stored, and a reply that could not be processed
@@ -55,13 +61,15 @@ class MessageDigests:
         return d.hex()
 
 
-def request_key(model: Model, request: Request, digests: MessageDigests | None = None) -> str:
+def request_key(model: Model, request: Request, digests: MessageDigests | None = None, *,
+                endpoint: str | None = None) -> str:
+    """The request's key in the run log and the cache; with `endpoint`, the key as worldspec wrote it before (the endpoint in it)
+    for a request sent there ("" for the provider's own endpoint)."""
     meta = request.meta or {}
     if digests is None:
         digests = MessageDigests()
     payload = {
         "model": model.model_id,
-        "api_base": model.api_base or "",
         "messages": digests.digest(request.messages, meta.get("conv"), int(meta.get("prefix", 0))),
         "tools": request.tools or None,
         "tool_choice": request.tool_choice,
@@ -69,7 +77,14 @@ def request_key(model: Model, request: Request, digests: MessageDigests | None =
         "answer_index": request.answer_index,
         "sample": request.sample,
     }
+    if endpoint is not None:
+        payload["api_base"] = endpoint
     return hashlib.sha256(_canonical(payload)).hexdigest()
+
+
+def legacy_keys(model: Model, request: Request, digests: MessageDigests | None, endpoints) -> list[str]:
+    """The keys of the first edition of a request for each of these endpoints (where old logs and caches keep it)."""
+    return [request_key(model, request, digests, endpoint=e) for e in dict.fromkeys(endpoints)]
 
 
 class CacheError(Exception):

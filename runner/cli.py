@@ -8,8 +8,12 @@ is never imported here: only a run with `--model` reaches it, in its first call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import sys
+import threading
+import warnings
 
 import click
 
@@ -37,15 +41,79 @@ def load_worlds(target: str, seed: int | None) -> tuple[list, str]:
     return [world], world.name
 
 
+class Stopped(KeyboardInterrupt):
+    """The run was stopped by a signal (SIGINT: Ctrl-C, or SIGTERM); `code` is the exit status it means."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def code(self) -> int:
+        return 128 + self.signum  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
+
+
+def stop_at_once(signum, frame):
+    """Outside the event loop (compiling, writing the report) a signal stops the command where it is."""
+    raise Stopped(signum)
+
+
 async def one_failure(run):
     """Await a run; once it has failed, sibling tasks that failed too are not reported again
-    (asyncio would print each as "Task exception was never retrieved"; the command says one line)."""
+    (asyncio would print each as "Task exception was never retrieved"; the command says one line).
+
+    SIGINT and SIGTERM stop the run cleanly: the first cancels it (every session's task ends, the log
+    is closed as interrupted, the cache closed; asyncio.run then waits for its threads and the sandbox's
+    workers are stopped at exit), and it ends in `Stopped`; a second signal stops at once. A model call
+    cancelled while litellm's thread was making its coroutine leaves that coroutine unawaited: the
+    RuntimeWarning Python would print about it says nothing about the run, so it is silenced then."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    stopped: list[int] = []
+
     def handler(loop, context):
         if "never retrieved" not in context.get("message", "") or os.environ.get("WORLDSPEC_DEBUG"):
             loop.default_exception_handler(context)
 
-    asyncio.get_running_loop().set_exception_handler(handler)
-    return await run
+    def on_signal(signum, frame):
+        if stopped:
+            raise Stopped(signum)
+        stopped.append(signum)
+        warnings.filterwarnings("ignore", message=r"coroutine .* was never awaited", category=RuntimeWarning)
+        task.cancel()
+        loop.call_soon_threadsafe(lambda: None)  # wake the loop should it be waiting
+
+    loop.set_exception_handler(handler)
+    main = threading.current_thread() is threading.main_thread()
+    before = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)} if main else {}
+    try:
+        return await run
+    except asyncio.CancelledError:
+        if stopped:
+            raise Stopped(stopped[0]) from None
+        raise
+    finally:
+        for sig, h in before.items():
+            signal.signal(sig, h)
+
+
+def said_of(e: Stopped) -> str:
+    return {signal.SIGINT: "interrupted (SIGINT)", signal.SIGTERM: "terminated (SIGTERM)"}.get(e.signum, "stopped")
+
+
+@contextlib.contextmanager
+def stopping_on_signals():
+    """SIGINT and SIGTERM raise Stopped for the command's length (one_failure handles them inside the run);
+    only the main thread may set handlers (a command run on another thread keeps Python's)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {sig: signal.signal(sig, stop_at_once) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, h in before.items():
+            signal.signal(sig, h)
 
 
 # Options a resumed run takes from its log when the command does not give them again (not --out,
@@ -97,7 +165,9 @@ def run(world_path, overwrite, **params):
     Exit status: 0 a valid run, 2 bad input (spec, options, a run directory that
     cannot be created, or a model the provider refuses), 3 internal error or a
     failing environment (a full disk: the log stays resumable), 4 the run
-    finished but is not valid (answers lost to infrastructure; --resume repairs it).
+    finished but is not valid (answers lost to infrastructure; --resume repairs it),
+    130 stopped by Ctrl-C (SIGINT), 143 stopped by SIGTERM: the log is closed as
+    interrupted and the command to continue it with --resume is printed.
 
     Model requests time out after --timeout seconds and are tried --max-retries
     times in all (429, 5xx, timeouts), so one unreachable provider costs minutes.
@@ -130,6 +200,16 @@ def run(world_path, overwrite, **params):
     unfinished one asks for --resume or --overwrite. Then `worldspec view DIR`
     shows the run as a page, `worldspec report DIR...` merges runs.
     """
+    with stopping_on_signals():
+        try:
+            run_command(world_path, overwrite, params)
+        except Stopped as e:  # before the run's log was opened (checking the options, compiling the world)
+            click.echo(f"{said_of(e)} before the run started; nothing was written", err=True)
+            sys.exit(e.code)
+
+
+def run_command(world_path, overwrite, params):
+    """`worldspec run` once its signals are handled (run's docstring is the command's help)."""
     p = params
     if p["resume"] and not p["out"]:
         raise click.UsageError("--resume needs the --out directory of the run to continue")
@@ -182,16 +262,20 @@ def run(world_path, overwrite, **params):
         sys.exit(0 if summary["validity"]["valid"] else EXIT_INVALID)
     except (FatalError, RunDirError, CacheError) as e:
         raise BadInput(str(e)) from None
-    except KeyboardInterrupt:
-        click.echo(f"interrupted; continue with: worldspec run {world_path} --out {out} --resume "
-                   "(the log keeps the other options)", err=True)
-        sys.exit(130)
+    except Stopped as e:
+        if not p["resume"] and discard_unanswered(out, created=fresh):
+            click.echo(f"{said_of(e)} before anything was answered; nothing was kept (the same command starts "
+                       "afresh)", err=True)
+        else:
+            click.echo(f"{said_of(e)}; continue with: worldspec run {world_path} --out {out} --resume (the log "
+                       "keeps the other options)", err=True)
+        sys.exit(e.code)
     click.echo("\n".join(reports.headline(result.summary)))
     cached = result.summary["validity"].get("cached_replies", 0)
     if cached:
         click.echo(f"{cached} model replies came from the response cache ({cache}), not the model; "
                    "--no-cache samples the model afresh")
-    click.echo(f"wrote {out}/log.jsonl, trajectories.jsonl, summary.json, report.md")
+    click.echo(f"wrote {out}/log.jsonl, {reports.written(result.summary)}")
     if not result.summary["validity"]["valid"]:
         click.echo("warning: the run finished but is not valid (see summary.json 'validity'); "
                    "--resume asks again what was lost", err=True)
@@ -227,8 +311,8 @@ def report(dirs, out, overwrite, no_plots):
         raise BadInput(f"{out} is a run's own folder; its report.md, summary.json and plots are rewritten only "
                        "with --overwrite (or choose another --out)")
     try:
-        _, md = reports.write_report(list(dirs), out, plots=not no_plots)
+        summary, md = reports.write_report(list(dirs), out, plots=not no_plots)
     except (FileNotFoundError, reports.ReportError) as e:
         raise BadInput(str(e)) from None
     click.echo(md, nl=False)
-    click.echo(f"wrote {out}/report.md, summary.json, trajectories.jsonl", err=True)
+    click.echo(f"wrote {out}/{reports.written(summary)}", err=True)

@@ -56,11 +56,12 @@ async def run_experiment(worlds: Sequence, models: Sequence[Model], config: RunC
     log = RunLog(out, config=config.identity(protocol, cast),
                  world=protocol.world_identity(worlds, name or worlds[0].name), resume=resume,
                  overwrite=report.OUTPUTS if overwrite else None, options=options)
-    if progress is not None:
+    if progress is not None:  # the display reads the log's tally: the counts report.md states
+        layout = report.LAYOUTS.get(protocol.name)
+        progress.attach(log.tally, layout.noun if layout else "sessions")
         log.watchers.append(progress.event)
     cache = ResponseCache(cache_dir) if cache_dir else None
-    rt = Runtime(log, cache=cache, max_connections=config.max_connections, retry=config.retry,
-                 progress=progress)
+    rt = Runtime(log, cache=cache, max_connections=config.max_connections, retry=config.retry)
     with session_outcome(log, cache):
         records = await cast.run(rt, out)
     stats = rt.stats.as_dict()

@@ -58,6 +58,9 @@ import attrs
 from worldspec.safejson import loads
 
 from .logcodec import CodecError, Decoder, Encoder
+from .tally import Tally
+
+KEY_VERSION = 2  # the header's key_version: 2, request keys leave the endpoint out (cache.request_key); 1, not
 
 LOG_VERSION = 2  # 2: the compact lines of logcodec; 1: every event spelled out (still read, and resumed as 1)
 MAX_LINE = 64 << 20  # bytes of one line: far above any event worldspec writes (replies are cut at 256k chars)
@@ -196,6 +199,7 @@ class LoggedRun:
     complete: int = 0  # bytes of complete lines (a longer file ends in a line cut short)
     status: os.stat_result | None = None  # the file that was read
     version: int = 1  # its log_version
+    tally: Tally = attrs.field(factory=Tally)  # the counts of its events (report.md and the console share them)
 
     @property
     def config(self) -> dict:
@@ -321,6 +325,8 @@ def read_event(run: LoggedRun, i: int, ev: dict, keep: Collection[str]) -> None:
     typ = ev.get("type")
     if "id" in ev:
         run.ids.add(ev["id"])
+    if typ != "header" or i == 0:
+        run.tally.add(ev)
     if typ in keep and "conv" in ev:
         run.events[ev["conv"]].append(ev)
     if typ == "header" and i == 0:
@@ -474,6 +480,7 @@ class RunLog:
         self.encoder: Encoder | None = None  # None: a log of version 1, written in full
         self.on_failure: list[Callable[[BaseException], None]] = []  # run before a failed session closes
         self.watchers: list[Callable[[dict], None]] = []  # see every event written (the live display)
+        self.tally = Tally()  # the counts of every event in the log (the live display reads them)
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             self.lock = Lock(self.dir)
@@ -499,6 +506,15 @@ class RunLog:
     def closed(self) -> bool:
         return self.f is None or self.f.closed
 
+    @property
+    def legacy_endpoints(self) -> tuple[str, ...]:
+        """A log whose request keys hashed the endpoint (a header without key_version): the endpoint its
+        first session used ("" for the provider's own), for looking its replies up; () otherwise."""
+        version = self.header.get("key_version", 1)
+        if isinstance(version, int) and version >= 2:
+            return ()
+        return (str(self.header.get("config", {}).get("api_base") or ""),)
+
     def _open(self, config: dict, world: dict, resume: bool) -> None:
         st = log_status(self.path)
         if st is not None and st.st_size > 0:
@@ -522,19 +538,21 @@ class RunLog:
             self.header = before.header
             self.ids = before.ids
             self.replies = before.replies
+            self.tally = before.tally
             self.sessions = before.started
             self.resumed = True
             self.encoder = Encoder() if before.version >= 2 else None
             self._append(identity)
         else:
             self._append(None)
-            self.header = {"type": "header", "id": "header", "log_version": LOG_VERSION,
+            self.header = {"type": "header", "id": "header", "log_version": LOG_VERSION, "key_version": KEY_VERSION,
                            "created": time.time(), "config": config, "world": world}
             if self.options is not None:
                 self.header["options"] = self.options
             self.encoder = Encoder()
             self._write(self.header)
             self.ids.add("header")
+            self.tally.add(self.header)
         self.sessions += 1
         self.session = self.sessions
         self.emit({"type": "session", "id": f"session:{self.session}:started", "status": "started",
@@ -586,6 +604,7 @@ class RunLog:
         self._write(event)
         if event.get("type") in ("reply", "reply_failed") and "key" in event:
             self.replies[event["key"]] = merged_reply(self.replies, event)
+        self.tally.add(event)
         for watch in self.watchers:
             watch(event)
         return True

@@ -22,6 +22,7 @@ betrayal rates with bootstrap 95% intervals over matches, per-opponent scores).
 """
 from __future__ import annotations
 
+import json
 import math
 import random
 from collections import Counter, defaultdict
@@ -161,8 +162,18 @@ def milestone_results(trajectories: Sequence[Mapping]) -> list[dict]:
             "covered": last.get("covered"),
             "uncovered": last.get("uncovered"),
             "valid": all(t.get("valid") for t in trajs),
+            "identical": identical_trajectories(trajs),
         })
     return out
+
+
+def identical_trajectories(trajs: Sequence[Mapping]) -> bool:
+    """Whether n > 1 trajectories are one trajectory n times (every milestone the same: a deterministic
+    system, such as a built-in agent, explores and answers alike each time, so n adds nothing)."""
+    if len(trajs) < 2:
+        return False
+    first = json.dumps(trajs[0].get("milestones"), sort_keys=True, default=str)
+    return all(json.dumps(t.get("milestones"), sort_keys=True, default=str) == first for t in trajs[1:])
 
 
 def family_key(f: str):

@@ -242,9 +242,10 @@ class LostError(ModelError):
 
 
 class Model:
-    """Base class: `name` labels the system in reports; `model_id` and
-    `api_base` enter the cache key; `cacheable` says whether replies may be
-    stored in the on-disk response cache (built-in agents are free)."""
+    """Base class: `name` labels the system in reports; `model_id` enters the
+    cache key (`api_base`, where it is reached, does not: cache.request_key);
+    `cacheable` says whether replies may be stored in the on-disk response
+    cache (built-in agents are free)."""
 
     name: str = "model"
     model_id: str = "model"

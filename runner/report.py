@@ -31,6 +31,7 @@ import matplotlib.pyplot as plt  # noqa: E402 — after choosing the backend
 
 from . import metrics  # noqa: E402
 from .log import LoggedRun, LogError, load_run, not_a_run  # noqa: E402
+from .tally import counts_line  # noqa: E402
 
 
 OUTPUTS = ("trajectories.jsonl", "summary.json", "report.md", "curves-*.png")  # what a run writes beside its log
@@ -75,21 +76,26 @@ def table(head: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
 
 
 def validity(run: LoggedRun) -> dict:
-    """Whether every expected session finished cleanly in a run that ended in success."""
+    """Whether every expected session finished cleanly in a run that ended in success. The counts are the
+    run's tally (tally.py), the one the live display showed."""
     expected = set(run.config.get("jobs", ()))
     records = run.records
     finished = {conv for conv, r in records.items() if r.get("status") == "complete"}
     invalid = sorted(conv for conv, r in records.items() if not r.get("valid", False))
-    lost = sum(r.get("lost", 0) for r in records.values())
+    counts = run.tally.counts()
+    lost = counts["lost_answers"]
     complete = expected <= finished and run.last_session == "success"
     clean = not invalid and lost == 0
     return {
         "valid": bool(complete and clean), "complete": bool(complete), "clean": bool(clean),
         "expected_trajectories": len(expected), "finished_trajectories": len(finished & expected),
         "missing": sorted(expected - finished), "invalid_trajectories": invalid, "lost_answers": lost,
-        "retries": run.retries, "sessions": len(run.sessions), "last_session": run.last_session,
+        "retries": counts["retries"], "sessions": len(run.sessions), "last_session": run.last_session,
         # replies the response cache gave instead of the model (a rerun into a new --out may send no request)
-        "cached_replies": sum(1 for r in run.replies.values() if r.get("type") == "reply" and r.get("cached")),
+        "cached_replies": counts["cached"],
+        "requests": counts["requests"], "answered": counts["answered"],
+        "milestone_requests": counts["milestone_requests"], "milestone_answered": counts["milestone_answered"],
+        "running": counts["running"], "waiting": counts["waiting"],
         "errors": run.errors,
     }
 
@@ -101,22 +107,57 @@ def merged_validity(stamps: Sequence[dict], dirs: Sequence) -> dict:
     out = {k: all(s[k] for s in stamps) for k in ("valid", "complete", "clean")}
     for k in ("expected_trajectories", "finished_trajectories", "lost_answers", "retries", "sessions"):
         out[k] = sum(s[k] for s in stamps)
-    out["cached_replies"] = sum(s.get("cached_replies", 0) for s in stamps)
+    for k in ("cached_replies", "requests", "answered", "milestone_requests", "milestone_answered", "running",
+              "waiting"):
+        out[k] = sum(s.get(k, 0) for s in stamps)
     for k in ("missing", "invalid_trajectories", "errors"):
         out[k] = [m for s in stamps for m in s[k]]
     out["runs"] = [str(d) for d in dirs]
     return out
 
 
+def invalid_reasons(stamp: dict) -> list[str]:
+    """Why a run is not valid, one reason a line (none for a valid run): what report.md and the viewer say."""
+    if stamp.get("valid"):
+        return []
+    out = []
+    last = stamp.get("last_session")
+    if last is not None and last != "success" and "runs" not in stamp:
+        out.append(f"its last session ended {last}, not in success (`--resume` continues it)")
+    missing = stamp.get("missing") or []
+    if missing:
+        out.append(f"{len(missing)} of {stamp.get('expected_trajectories', 0)} sessions did not finish: "
+                   + ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else ""))
+    if stamp.get("lost_answers"):
+        out.append(f"{stamp['lost_answers']} answers were lost to infrastructure (provider errors after every "
+                   "retry); `--resume` asks them again")
+    bad = [c for c in stamp.get("invalid_trajectories") or [] if c not in missing]
+    if bad:
+        out.append(f"{len(bad)} session(s) ended invalid: " + ", ".join(bad[:5]) + (" ..." if len(bad) > 5 else ""))
+    out += [f"error: {e}" for e in (stamp.get("errors") or [])[:3]]
+    return out or ["the run did not end in success"]
+
+
+def stamp_counts(stamp: dict) -> dict:
+    """A validity stamp's counts in the shape tally.counts_line says them (the console's last line)."""
+    return {"finished": stamp["finished_trajectories"], "expected": stamp["expected_trajectories"],
+            "running": stamp.get("running", 0), "waiting": stamp.get("waiting", 0),
+            "requests": stamp.get("requests", 0), "answered": stamp.get("answered", 0),
+            "milestone_requests": stamp.get("milestone_requests", 0),
+            "milestone_answered": stamp.get("milestone_answered", 0), "cached": stamp.get("cached_replies", 0),
+            "retries": stamp["retries"], "lost_answers": stamp["lost_answers"]}
+
+
 def status_line(stamp: dict, noun: str) -> list[str]:
-    lines = [f"Run status: **{'valid' if stamp['valid'] else 'INVALID'}** — {stamp['finished_trajectories']}/"
-             f"{stamp['expected_trajectories']} {noun} finished, {stamp['lost_answers']} answers lost to "
-             f"infrastructure, {stamp['retries']} provider retries, {stamp['sessions']} session(s)."]
+    lines = [f"Run status: **{'valid' if stamp['valid'] else 'INVALID'}** — {counts_line(stamp_counts(stamp), noun)}; "
+             f"{stamp['sessions']} session(s) wrote the log."]
     if stamp.get("cached_replies"):
         lines.append(f"{stamp['cached_replies']} model replies came from the response cache, not the model "
                      "(`--no-cache` asks the model again: a fresh sample).")
     if stamp.get("missing"):
         lines.append(f"Missing: {', '.join(stamp['missing'][:20])}{' ...' if len(stamp['missing']) > 20 else ''}.")
+    if not stamp["valid"]:
+        lines += ["", "Not valid because:", ""] + [f"- {r}" for r in invalid_reasons(stamp)]
     return lines + [""]
 
 
@@ -141,10 +182,17 @@ def information_markdown(rows: Sequence[dict]) -> list[str]:
                 ", ".join(map(str, r["removed_nothing"])) or "none") for r in rows])
 
 
+def identical_notes(results: Sequence[dict]) -> list[str]:
+    """A line for each group whose n trajectories are one trajectory n times (metrics.identical_trajectories)."""
+    return [f"- {label(r['system'])} / {r['condition']}: its {r['n']} trajectories are identical (a deterministic "
+            "system explores and answers alike each time: Mean@n and Worst equal Best@n, and more trajectories "
+            "add nothing)" for r in results if r.get("identical")]
+
+
 def milestone_headline(summary: dict) -> list[str]:
     return table(("World", "System", "Condition", "Best", "Mean", "Worst", "n", "r*"),
                  [(r["world"], label(r["system"]), r["condition"], num(r["best"]), num(r["mean"]), num(r["worst"]),
-                   r["n"], r["best_trajectory"]) for r in summary["results"]])
+                   r["n"], r["best_trajectory"]) for r in summary["results"]]) + identical_notes(summary["results"])
 
 
 def milestone_markdown(summary: dict, images: Sequence[str]) -> list[str]:
@@ -203,6 +251,9 @@ def milestone_markdown(summary: dict, images: Sequence[str]) -> list[str]:
                 unp = "; UnprovRec " + " → ".join(num(m.get("unprov_rec")) for m in r["curve"])
             lines.append(f"- {label(r['system'])} / {r['condition']} (r*={r['best_trajectory']} of "
                          f"{r['n']}): {curve} (σ {sig}{reg}{unp})")
+        same = identical_notes(rs)
+        if same:
+            lines += ["", "Trajectories that repeat one another:", ""] + same
         sources = [f"- {label(r['system'])} / {r['condition']}: " + (
             f"continues {r['source_trajectory']}" if r.get("source_trajectory") else f"volume of {r['volume']}")
             for r in rs if r.get("source_trajectory") or r.get("volume")]
@@ -246,6 +297,7 @@ def curves_name(world: str) -> str:
 
 
 LEGEND_FONT = 10  # points: readable at the figure's printed size
+LEGEND_COLUMNS = 2  # legend entries side by side under the axes
 
 
 def curves_figure(world: str, rs: Sequence[dict], valid: bool = True):
@@ -263,8 +315,10 @@ def curves_figure(world: str, rs: Sequence[dict], valid: bool = True):
     ax.set_ylim(-2, 102)
     ax.set_title(f"{world}: best trajectories" + ("" if valid else " — INVALID run (see summary.json validity)"))
     ax.grid(alpha=0.3)
-    # beside the axes, so that no curve hides under it
-    ax.legend(fontsize=LEGEND_FONT, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    # below the axes, in columns, so that no curve hides under it and the axes keep the figure's width
+    # (beside them, long labels such as "explorer (naive-program repair) / autonomous" took half of it)
+    ax.legend(fontsize=LEGEND_FONT, loc="upper center", bbox_to_anchor=(0.5, -0.16), borderaxespad=0.0,
+              ncol=min(LEGEND_COLUMNS, max(1, len(rs))), frameon=False)
     if not valid:
         ax.text(0.5, 0.5, "INVALID", transform=ax.transAxes, fontsize=64, color="red", alpha=0.3,
                 rotation=25, ha="center", va="center", weight="bold")
@@ -550,10 +604,13 @@ def write_report(dirs: Sequence[str | Path], out: str | Path | None, *, plots: b
     with open(out / "trajectories.jsonl", "w", encoding="utf-8", errors="backslashreplace") as f:
         for r in records:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
-                                      encoding="utf-8", errors="backslashreplace")
     images = plot_curves(summary["results"], out, summary["validity"]["valid"]) if plots and layout.plots else \
         layout.figures(summary, out) if plots and layout.figures else []
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
+                                      encoding="utf-8", errors="backslashreplace")
+    # the image files written beside it, for the commands to list (not in summary.json, which holds the
+    # results whatever was plotted: `report --no-plots` of a run writes its summary.json again)
+    summary["figures"] = images
     md = markdown(layout, summary, images)
     (out / "report.md").write_text(md, encoding="utf-8", errors="backslashreplace")
     return summary, md
@@ -562,6 +619,11 @@ def write_report(dirs: Sequence[str | Path], out: str | Path | None, *, plots: b
 def write_run_outputs(directory: str | Path, *, plots: bool = True) -> dict:
     """The outputs of one run, written into its own directory."""
     return write_report([directory], directory, plots=plots)[0]
+
+
+def written(summary: dict) -> str:
+    """The files a report wrote, as the commands list them."""
+    return ", ".join(["report.md", "summary.json", "trajectories.jsonl", *summary.get("figures", ())])
 
 
 def headline(summary: dict) -> list[str]:

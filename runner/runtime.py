@@ -31,7 +31,7 @@ import attrs
 from worldspec.compiler.api import Explorable, Feedback, ScoredVerdict, Verdict
 
 from .answers import grade_rule_report, parse_rule_report
-from .cache import MessageDigests, ResponseCache, request_key
+from .cache import MessageDigests, ResponseCache, legacy_keys, request_key
 from .log import RunLog
 from .models import (FatalError, LostError, Model, ModelError, RejectedError, Reply, Request, RetryPolicy,
                      TransientError, bounded_reply, call_with_retries, classify_provider_error, failed_reply)
@@ -298,13 +298,12 @@ class Runtime:
     """One run's model calls and world calls (see the module docstring)."""
 
     def __init__(self, log: RunLog, *, cache: ResponseCache | None = None,
-                 max_connections: int = 16, retry: RetryPolicy | None = None, progress=None,
+                 max_connections: int = 16, retry: RetryPolicy | None = None,
                  sandbox: Sandbox | None = None):
         self.log = log
         self.cache = cache
         self.max_connections = max_connections
         self.retry = retry or RetryPolicy()
-        self.progress = progress
         self.sandbox = sandbox
         self.limiters: dict[str, PriorityLimiter] = {}
         self.stats = CallStats()
@@ -421,6 +420,28 @@ class Runtime:
         self._processing(key, model)
         return reply
 
+    def _older_keys(self, model: Model, request: Request) -> list[str]:
+        """The request's keys as worldspec wrote them when the endpoint was in the key (cache.legacy_keys):
+        at this model's endpoint, and at the one an old log's first session used."""
+        return legacy_keys(model, request, self.digests, (model.api_base or "", *self.log.legacy_endpoints))
+
+    def _from_log(self, model: Model, request: Request, key: str) -> dict | None:
+        logged = self.log.replies.get(key)
+        if logged is None and self.log.legacy_endpoints:
+            logged = next((self.log.replies[k] for k in self._older_keys(model, request) if k in self.log.replies),
+                          None)
+        return logged
+
+    def _from_cache(self, model: Model, request: Request, key: str) -> Reply | None:
+        hit = self._cache_get(key)
+        for k in self._older_keys(model, request) if hit is None and self.cache is not None else ():
+            hit = self._cache_get(k)
+            if hit is not None and self.cache is not None:  # kept under its key now: found at any endpoint
+                self._cache_put(key, model, hit)
+            if hit is not None or self.cache is None:
+                break
+        return hit
+
     async def _reply(self, model: Model, request: Request, key: str) -> Reply:
         meta = request.meta
         fields = {
@@ -431,7 +452,7 @@ class Runtime:
         }
         if self.fatal is not None:
             raise FatalError(self.fatal)
-        logged = self.log.replies.get(key)
+        logged = self._from_log(model, request, key)
         if logged is not None:
             self.stats.from_log += 1
             return bounded_reply(Reply.from_json(logged["reply"]))[0]
@@ -441,7 +462,7 @@ class Runtime:
                    "tools": [t["function"]["name"] for t in request.tools or ()],
                    "tool_choice": request.tool_choice, "settings": request.settings})
         if self.cache is not None and model.cacheable:
-            hit = self._cache_get(key)
+            hit = self._from_cache(model, request, key)
             if hit is not None:
                 hit = bounded_reply(hit)[0]
                 self.stats.from_cache += 1

@@ -297,9 +297,11 @@ def run_data(run: LoggedRun, directory: Path, w=None) -> dict:
         })
     world = (run.header or {}).get("world", {})
     world = capped(world if isinstance(world, dict) else {})
+    validity = summary.get("validity") or reports.validity(run)
     return {"title": short(f"worldspec run: {world.get('name', directory.name)}"), "directory": str(directory),
             "protocol": short(str(run.protocol)), "world": world, "config": capped(run.config),
-            "validity": summary.get("validity") or reports.validity(run), "table": table,
+            "validity": validity, "invalid_because": [short(r) for r in reports.invalid_reasons(validity)],
+            "table": table,
             "trajectories": trajectories}
 
 
@@ -397,7 +399,7 @@ PAGE = """<!DOCTYPE html>
 <title>__TITLE__</title>
 <style>__STYLE__</style></head>
 <body>
-<header><h1 id="title">__TITLE__</h1><p id="status"></p></header>
+<header><h1 id="title">__TITLE__</h1><div id="status"></div></header>
 <nav id="filters">
   <label>System <select id="f-system"></select></label>
   <label>Condition <select id="f-condition"></select></label>
@@ -451,6 +453,9 @@ const st = document.getElementById('status');
 st.appendChild(el('span',{'class':v.valid?'good':'bad'}, v.valid?'valid run':'INVALID run'));
 st.appendChild(document.createTextNode(' — protocol '+D.protocol+', '+(v.finished_trajectories||0)+'/'+
   (v.expected_trajectories||0)+' finished, '+(v.lost_answers||0)+' answers lost, '+(v.retries||0)+' retries; '+D.directory));
+if((D.invalid_because||[]).length){const ul=el('ul',{'id':'invalid-because'});
+  D.invalid_because.forEach(r=>ul.appendChild(el('li',{},r))); st.appendChild(el('div',{},'Not valid because:'));
+  st.appendChild(ul);}
 if((D.links||[]).length>1){st.appendChild(document.createTextNode(' — page '+D.page+' of '+D.pages+':'));
   D.links.forEach((n,i)=>{st.appendChild(document.createTextNode(' ')); st.appendChild(el('a',{'href':n},String(i+1)));});}
 document.getElementById('config').textContent = JSON.stringify({world:D.world, config:D.config, validity:v}, null, 2);

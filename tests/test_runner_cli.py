@@ -19,6 +19,7 @@ from runner_fakes import FAKE_KIND, FakeWorld
 from worldspec.cli import EXIT_INPUT, EXIT_INTERNAL, main
 from worldspec.compiler import KINDS
 from worldspec.runner.progress import Progress
+from worldspec.runner.tally import Tally
 from worldspec.runner.log import read_events
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -162,10 +163,14 @@ def test_report_of_a_missing_log_or_of_two_protocols_exits_2(fake_world_file, tm
 
 def test_live_progress_on_a_terminal_does_not_break():
     buf = io.StringIO()
+    tally = Tally()
     with Progress(stream=buf, live=True) as p:
-        p.update("x|autonomous|1", system="x", condition="autonomous", trajectory=1, round=1, calls=3)
-        p.update("x|autonomous|1", system="x", condition="autonomous", trajectory=1, milestone=1,
-                 accuracy=42.0)
+        p.attach(tally)
+        conv = "x|autonomous|1"
+        tally.add({"type": "header", "config": {"protocol": "milestone", "jobs": [conv]}})
+        tally.add({"type": "request", "conv": conv, "system": "x", "condition": "autonomous", "trajectory": 1,
+                   "purpose": "explore", "t": 1})
+        tally.add({"type": "milestone", "conv": conv, "record": {"t": 1, "accuracy": 42.0, "calls": 3}})
     assert "42.0%" in buf.getvalue()
 
 

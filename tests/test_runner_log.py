@@ -16,6 +16,7 @@ import attrs
 import filelock
 import pytest
 
+from conftest import log_events
 from runner_fakes import FakeWorld, policy_reply
 from worldspec.runner.cache import ResponseCache, request_key
 from worldspec.runner.config import RunConfig
@@ -252,7 +253,6 @@ def test_cache_key_covers_everything_that_changes_a_reply():
     assert k == request_key(base, attrs.evolve(req, purpose="task:T9", meta={"t": 3}))  # not sent
     variants = [
         request_key(LitellmModel("openai/y", api_base="http://a/v1", settings={"temperature": 0}), req),
-        request_key(LitellmModel("openai/x", api_base="http://b/v1", settings={"temperature": 0}), req),
         request_key(LitellmModel("openai/x", api_base="http://a/v1", settings={"temperature": 1}), req),
         request_key(base, attrs.evolve(req, answer_index=1)),
         request_key(base, attrs.evolve(req, sample="t")),
@@ -260,6 +260,67 @@ def test_cache_key_covers_everything_that_changes_a_reply():
         request_key(base, attrs.evolve(req, tools=({"type": "function", "function": {"name": "f"}},))),
     ]
     assert len({k, *variants}) == len(variants) + 1
+    # where the model is reached is operational: not in the key (the first edition's keys had it)
+    moved = LitellmModel("openai/x", api_base="http://b/v1", settings={"temperature": 0})
+    assert request_key(moved, req) == k
+    assert request_key(base, req, endpoint="http://a/v1") != request_key(moved, req, endpoint="http://b/v1") != k
+
+
+def at(endpoint: str, *, fail_after: int | None = None):
+    """A cacheable scripted model reached at ENDPOINT that records what it is asked (and, after
+    FAIL_AFTER replies, stops the run as a provider refusing the key would)."""
+    asked: list = []
+
+    def respond(request):
+        if fail_after is not None and len(asked) >= fail_after:
+            raise FatalError("authentication failed (a test)")
+        asked.append(request)
+        return policy_reply(request)
+    model = ScriptedModel(respond, name="explorer", cacheable=True)
+    model.api_base = endpoint
+    return model, asked
+
+
+def test_a_run_resumed_against_a_new_endpoint_asks_nothing_again(tmp_path, run_world):
+    """The endpoint was in the request key: a run resumed with a new --api-base asked every request again."""
+    world, out = FakeWorld(n_tasks=3), tmp_path / "r"
+    first, _ = at("http://a/v1", fail_after=25)
+    with pytest.raises(FatalError):
+        run_world(world, [first], out, api_base="http://a/v1", **RUN)
+    answered = len([e for e in log_events(out) if e["type"] == "reply"])
+    assert answered == 25
+    moved, asked = at("http://b/v1")
+    r = run_world(world, [moved], out, resume=True, api_base="http://b/v1", **RUN)
+    assert r.stats["calls_from_log"] == answered and r.stats["calls_live"] == len(asked) > 0
+    assert r.summary["validity"]["valid"]
+
+
+def test_logs_and_caches_keyed_with_the_endpoint_are_still_read(tmp_path, run_world, monkeypatch):
+    """Compatibility: a log (header without key_version 2) and a cache written with the endpoint in the key."""
+    import worldspec.runner.log as runlog
+    import worldspec.runner.runtime as runtime
+    world, cache = FakeWorld(n_tasks=3), tmp_path / "cache"
+    with monkeypatch.context() as old:  # worldspec as it was: the endpoint in every key
+        old.setattr(runtime, "request_key", lambda m, r, d=None: request_key(m, r, d, endpoint=m.api_base or ""))
+        old.setattr(runlog, "KEY_VERSION", 1)
+        first, _ = at("http://a/v1", fail_after=25)
+        with pytest.raises(FatalError):
+            run_world(world, [first], tmp_path / "old", cache_dir=cache, api_base="http://a/v1", **RUN)
+    header = log_events(tmp_path / "old", "header")[0]
+    assert header["key_version"] == 1
+    # the old log resumed against a new endpoint: its replies are read under their old keys
+    moved, asked = at("http://b/v1")
+    r = run_world(world, [moved], tmp_path / "old", resume=True, api_base="http://b/v1", **RUN)
+    assert r.stats["calls_from_log"] == 25 and r.stats["calls_live"] == len(asked)
+    # the old cache serves a new run at the endpoint its keys name: its 25 replies, under their old keys
+    # (each is kept under its new key as it is read)
+    again, asked = at("http://a/v1")
+    r = run_world(world, [again], tmp_path / "new", cache_dir=cache, api_base="http://a/v1", **RUN)
+    assert r.stats["calls_from_cache"] == 25 and r.stats["calls_live"] == len(asked) > 0
+    # and then the cache serves the run wherever the model is reached
+    moved, asked = at("http://c/v1")
+    r = run_world(world, [moved], tmp_path / "newer", cache_dir=cache, api_base="http://c/v1", **RUN)
+    assert r.stats["calls_live"] == len(asked) == 0 and r.stats["calls_from_cache"] > 25
 
 
 def test_a_cached_rerun_costs_nothing_and_keeps_answers_distinct(tmp_path, reference, run_world):

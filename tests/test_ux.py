@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+import attrs
 import matplotlib
 import matplotlib.pyplot as plt
 import pytest
@@ -28,7 +29,7 @@ from rich.console import Console
 
 from conftest import log_events
 from runner_fakes import FakeWorld, policy_reply
-from worldspec.cli import CertifyDisplay, main, plural
+from worldspec.cli import CertifyDisplay, all_problems, main, plural, report_lines
 from worldspec.compiler import load_world
 from worldspec.compiler.program.equations import EquationError, read_sexpr
 from worldspec.play import Session, caret
@@ -37,6 +38,7 @@ from worldspec.runner.experiment import run_experiment
 from worldspec.runner.log import read_events
 from worldspec.runner.models import RetryPolicy, ScriptedModel, TransientError
 from worldspec.runner.progress import Progress
+from worldspec.runner.tally import Tally
 from worldspec.runner.report import curves_figure
 
 EXE = shutil.which("worldspec")
@@ -129,51 +131,100 @@ def rendered(table) -> str:
     return console.file.getvalue()
 
 
-def test_the_live_table_shows_retries_lost_answers_and_the_milestone_being_answered():
+def run_tally(*convs: str) -> Tally:
+    """A milestone run's tally whose header lists these sessions."""
+    tally = Tally()
+    tally.add({"type": "header", "config": {"protocol": "milestone", "jobs": list(convs)}})
+    return tally
+
+
+def who(conv: str) -> dict:
+    system, condition, index = conv.split("|")
+    return {"conv": conv, "system": system, "condition": condition, "trajectory": int(index)}
+
+
+def explored(tally: Tally, conv: str, t: int, calls: int, tokens: int) -> None:
+    """Round t of a session: one exploration request, its reply, `calls` tool calls."""
+    tally.add({"type": "request", **who(conv), "purpose": "explore", "t": t, "key": f"k{t}"})
+    tally.add({"type": "reply", **who(conv), "purpose": "explore", "t": t, "cached": False,
+               "reply": {"usage": {"input_tokens": tokens, "output_tokens": 0}}})
+    for i in range(calls):
+        tally.add({"type": "tool", "conv": conv, "t": t, "status": "ok"})
+
+
+def test_the_live_table_shows_retries_lost_answers_and_the_milestones_being_answered():
     clock = FakeClock()
-    p = Progress(stream=io.StringIO(), live=True, clock=clock)
     conv = "gpt|autonomous|1"
-    p.update(conv, system="gpt", condition="autonomous", trajectory=1, round=2, calls=7, tokens=900)
-    p.event({"type": "retry", "conv": conv, "system": "gpt"})
-    p.event({"type": "retry", "conv": conv})
-    p.event({"type": "lost", "conv": conv})
-    p.event({"type": "request", "conv": conv, "purpose": "task:t3", "t": 2})
+    tally = run_tally(conv)
+    p = Progress(stream=io.StringIO(), live=True, clock=clock)
+    p.attach(tally)
+    explored(tally, conv, 2, 7, 900)
+    tally.add({"type": "retry", "conv": conv, "system": "gpt"})
+    tally.add({"type": "retry", "conv": conv})
+    for t in (1, 2):  # milestone requests as they go out: counted, their milestones shown waiting
+        tally.add({"type": "request", **who(conv), "purpose": "task:t3", "t": t})
     clock.now += 42
     out = rendered(p.table())
     assert "worldspec run — 42s" in out
     row = next(line for line in out.splitlines() if "gpt" in line)
-    assert row.split() == ["gpt", "auto", "1", "2", "M2…", "7", "900", "2", "1", "-", "running"]
-    p.update(conv, milestone=2, accuracy=37.5)
+    assert row.split() == ["gpt", "auto", "1", "2", "M1-2…", "3", "7", "900", "2", "0", "-", "running"]
+    # a milestone's record: reached, its lost answers counted, its accuracy shown
+    tally.add({"type": "milestone", "conv": conv, "record": {"t": 1, "accuracy": 37.5, "calls": 4, "lost": 1}})
     row = next(line for line in rendered(p.table()).splitlines() if "gpt" in line)
-    assert "M2 " in row and "M2…" not in row and "37.5%" in row
+    assert row.split()[4:] == ["M2…", "3", "7", "900", "2", "1", "37.5%", "running"]
+    tally.add({"type": "milestone", "conv": conv, "record": {"t": 2, "accuracy": 50.0, "calls": 7, "lost": 0}})
+    row = next(line for line in rendered(p.table()).splitlines() if "gpt" in line)
+    assert row.split()[4:] == ["M2", "3", "7", "900", "2", "1", "50.0%", "running"]
+    assert "0/1 sessions finished (1 running, 0 waiting); 3 model requests, 1 answered (milestones: 0/2); " \
+           "2 retries; 1 answers lost" in " ".join(rendered(p.table()).split())
 
 
 def test_the_live_table_fits_80_columns_and_counts_only_sessions():
     """Issue 31 item 5: at 80 columns every cell was cut (`syst…`); events of a judge's conversation made rows."""
+    convs = ["openai/gpt-4o-mini-2024-07-18|autonomous|3", "explorer|a4-open-book|3", "manual|without-tool|3"]
+    tally = run_tally(*convs)
     p = Progress(stream=io.StringIO(), live=True, clock=FakeClock())
-    for i, (system, cond) in enumerate([("openai/gpt-4o-mini-2024-07-18", "autonomous"),
-                                        ("explorer", "a4-open-book"), ("manual", "without-tool")]):
-        p.update(f"c{i}", system=system, condition=cond, trajectory=3, round=4, calls=48, tokens=1_234_567,
-                 accuracy=87.5, status="running")
-    p.event({"type": "request", "conv": "c0", "purpose": "task:t1", "t": 4})
-    p.event({"type": "retry", "conv": "judge|c0"})  # not a session
+    p.attach(tally)
+    for conv in convs:
+        explored(tally, conv, 4, 48, 1_234_567)
+        tally.add({"type": "milestone", "conv": conv, "record": {"t": 4, "accuracy": 87.5, "calls": 48}})
+    tally.add({"type": "request", **who(convs[0]), "purpose": "task:t1", "t": 5})
+    tally.add({"type": "retry", "conv": "judge|c0"})  # not a session
     console = Console(file=io.StringIO(), width=80, color_system=None)
     console.print(p.table())
     lines = console.file.getvalue().splitlines()
     assert all(len(line) <= 80 for line in lines)
     head = next(line for line in lines if line.startswith("system"))
-    assert head.split() == ["system", "cond", "#", "rnd", "M", "calls", "tokens", "retry", "lost", "acc", "status"]
+    assert head.split() == ["system", "cond", "#", "rnd", "M", "req", "calls", "tokens", "retry", "lost", "acc",
+                            "status"]
     rows = [line.split() for line in lines if line.startswith(("openai", "explorer", "manual"))]
-    assert [r[1:] for r in rows] == [["auto", "3", "4", "M4…", "48", "1.2M", "0", "0", "87.5%", "running"],
-                                     ["A4+O", "3", "4", "-", "48", "1.2M", "0", "0", "87.5%", "running"],
-                                     ["w/o", "3", "4", "-", "48", "1.2M", "0", "0", "87.5%", "running"]]
-    assert rows[0][0].startswith("openai/gpt-4o-mini")  # only the long name is cut
+    assert [r[1:] for r in rows] == [["auto", "3", "4", "M5…", "2", "48", "1.2M", "0", "0", "87.5%", "running"],
+                                     ["A4+O", "3", "4", "M4", "1", "48", "1.2M", "0", "0", "87.5%", "running"],
+                                     ["w/o", "3", "4", "M4", "1", "48", "1.2M", "0", "0", "87.5%", "running"]]
+    assert rows[0][0].startswith("openai/gpt-4o")  # only the long name is cut
+    # a box run: its sessions are named by their box, and have no rounds or milestones to show
+    boxes = Tally()
+    jobs = ["openai/gpt-4o-mini|CRI-E consequence: adjacent ones|10@1", "oracle|GSI-E rps|10@1"]
+    boxes.add({"type": "header", "config": {"protocol": "turn@shot", "jobs": jobs}})
+    boxes.add({"type": "request", "conv": jobs[0], "system": "openai/gpt-4o-mini", "condition": "10@1",
+               "trajectory": 1, "purpose": "turn", "t": None})
+    p.attach(boxes, "box sessions")
+    console = Console(file=io.StringIO(), width=80, color_system=None)
+    console.print(p.table())
+    lines = console.file.getvalue().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    assert next(ln for ln in lines if ln.startswith("system")).split() == \
+        ["system", "cond", "#", "req", "calls", "tokens", "retry", "lost", "acc", "status"]
+    row = next(ln for ln in lines if ln.startswith("openai")).split()
+    assert row[1:3] == ["10@1", "CRI-E"] and row[-1] == "running"
     buf = io.StringIO()
     q = Progress(stream=buf, live=False, clock=FakeClock(), every=0.0)
-    q.update("s1", system="a", condition="autonomous", trajectory=1, status="done")
-    q.event({"type": "retry", "conv": "judge|s1"})
+    t2 = run_tally("a|autonomous|1", "a|autonomous|2")
+    q.attach(t2)
+    t2.add({"type": "trajectory", "conv": "a|autonomous|1", "record": {"status": "complete", "lost": 0}})
+    t2.add({"type": "retry", "conv": "judge|s1"})
     q.tick()
-    assert "0 running, 1 done" in buf.getvalue()
+    assert "1/2 sessions finished (0 running, 1 waiting)" in buf.getvalue() and "1 retries" in buf.getvalue()
 
 
 def test_the_live_clock_ticks_with_no_update():
@@ -189,26 +240,45 @@ def test_the_live_clock_ticks_with_no_update():
 
 def test_off_a_terminal_a_status_line_comes_every_few_seconds_of_silence():
     clock, buf = FakeClock(), io.StringIO()
+    conv = "a|autonomous|1"
+    tally = run_tally(conv)
     p = Progress(stream=buf, live=False, clock=clock, every=5.0)
-    p.update("a|autonomous|1", system="a", condition="autonomous", trajectory=1, calls=3, tokens=40)
-    p.event({"type": "retry", "conv": "a|autonomous|1"})
-    p.event({"type": "request", "conv": "a|autonomous|1", "purpose": "rules", "t": 1})
+    p.attach(tally)
+    explored(tally, conv, 1, 3, 40)
+    tally.add({"type": "retry", "conv": conv})
+    tally.add({"type": "request", **who(conv), "purpose": "rules", "t": 1})
     clock.now += 4.9
     p.tick()
     assert buf.getvalue() == ""
     clock.now += 0.2
     p.tick()
-    assert buf.getvalue() == ("[    5.1s] 1 running, 0 done; calls 3, tokens 40, retries 1, lost answers 0; "
-                              "answering M1\n")
+    assert buf.getvalue() == ("[    5.1s] 0/1 sessions finished (1 running, 0 waiting); 2 model requests, 1 answered "
+                              "(milestones: 0/1); 1 retries; 0 answers lost; milestones waiting: M1\n")
     p.tick()  # nothing new to say within the next five seconds
     assert buf.getvalue().count("\n") == 1
-    p.update("a|autonomous|1", milestone=1, accuracy=50.0)  # a milestone line resets the silence
+    ev = {"type": "milestone", "conv": conv, "record": {"t": 1, "accuracy": 50.0, "calls": 3, "tokens": 40}}
+    tally.add(ev)
+    p.event(ev)  # a milestone line (with that milestone's own calls) resets the silence
     clock.now += 4
     p.tick()
-    assert buf.getvalue().count("\n") == 2 and "M1 accuracy 50.0%" in buf.getvalue()
+    assert buf.getvalue().count("\n") == 2
+    assert "a autonomous #1: M1 accuracy 50.0% at calls 3 tokens 40; milestone requests answered 0/1" in buf.getvalue()
 
 
-def test_a_run_shows_its_retries_and_lost_answers_while_it_runs(tmp_path):
+def counts_of(line: str) -> dict:
+    """The numbers of a tally.counts_line, by what they count."""
+    m = re.search(r"(\d+)/(\d+) \w[\w ]*? finished \((\d+) running, (\d+) waiting\); (\d+) model requests, (\d+) "
+                  r"answered(?: \(milestones: (\d+)/(\d+)\))?(?:, (\d+) from the response cache)?; (\d+) retries; "
+                  r"(\d+) answers lost", line)
+    assert m, line
+    names = ("finished", "expected", "running", "waiting", "requests", "answered", "milestone_answered",
+             "milestone_requests", "cached", "retries", "lost")
+    return {k: int(v or 0) for k, v in zip(names, m.groups())}
+
+
+def test_the_console_and_report_md_state_the_same_counts(tmp_path):
+    """Issue 31 item 5: the console said calls 47, lost answers 422 where report.md said 48 and 211. Both now
+    read the run log's tally; a run with retries, lost answers and a cached rerun shows the same numbers."""
     failed: set = set()
 
     def flaky(request):
@@ -221,15 +291,37 @@ def test_a_run_shows_its_retries_and_lost_answers_while_it_runs(tmp_path):
             raise TransientError("503 again")
         return policy_reply(request)
 
-    p = Progress(stream=io.StringIO(), live=False, quiet=True)
-    config = RunConfig(trajectories=1, retry=RetryPolicy(max_attempts=2, base_delay=0.0, max_delay=0.0))
-    asyncio.run(run_experiment([FakeWorld()], [ScriptedModel(flaky, name="flaky")], config, tmp_path / "r",
-                               progress=p))
-    (row,) = p.rows.values()
-    events = log_events(tmp_path / "r")
-    assert row["retries"] == sum(e["type"] == "retry" for e in events) > 0
-    assert row["lost"] == sum(e["type"] == "lost" for e in events) > 0
-    assert row["status"] == "complete" and row["milestone"] is not None
+    config = RunConfig(trajectories=2, retry=RetryPolicy(max_attempts=2, base_delay=0.0, max_delay=0.0))
+    cache = tmp_path / "cache"
+    for out in (tmp_path / "r", tmp_path / "again"):  # the second run's replies come from the cache
+        buf = io.StringIO()
+        with Progress(stream=buf, live=False, clock=FakeClock(), every=10**9) as p:
+            asyncio.run(run_experiment([FakeWorld()], [ScriptedModel(flaky, name="flaky", cacheable=True)], config,
+                                       out, progress=p, cache_dir=cache))
+        said = [line for line in buf.getvalue().splitlines() if "counts: " in line]
+        assert len(said) == 1
+        report = (out / "report.md").read_text()
+        status = next(line for line in report.splitlines() if line.startswith("Run status"))
+        console, written = counts_of(said[0]), counts_of(status)
+        assert console == written
+        events = log_events(out)
+        records = [e["record"] for e in events if e["type"] == "trajectory"]
+        assert console["lost"] == sum(r["lost"] for r in records) > 0  # answers, not lost events (twice as many)
+        assert console["lost"] < sum(e["type"] == "lost" for e in events)
+        assert console["requests"] == sum(e["type"] == "request" for e in events)
+        assert console["retries"] == sum(e["type"] == "retry" for e in events) > 0
+        assert console["milestone_requests"] == sum(e["type"] == "request" and e["purpose"] != "explore"
+                                                    for e in events) > 0
+        assert console["finished"] == console["expected"] == 2
+        # each session's last line says its last milestone's C and T, report.md's figures
+        for r in records:
+            last = r["milestones"][-1]
+            assert f"flaky autonomous #{r['trajectory']}: done (complete) accuracy" in buf.getvalue()
+            assert f"calls {last['calls']} tokens {last['tokens']} " in buf.getvalue()
+        if out.name == "r":
+            assert console["cached"] == 0
+        else:
+            assert console["cached"] == console["answered"] > 0
 
 
 # ---------------------------------------------------------------- check: progress, and small frictions
@@ -280,6 +372,30 @@ def test_check_cuts_long_rule_titles_at_a_word(tmp_path):
     assert long.split()[len(shown[:-1].split()) - 1] == shown[:-1].split()[-1]  # the last word is whole
 
 
+def test_check_marks_bad_every_rule_it_lists_as_a_problem(tmp_path):
+    """Issue 31 item 7: a rule required by one task only was printed `ok` above the problem naming it."""
+    spec = (Path(__file__).parent.parent / "worlds" / "demo.world").read_text()
+    allow = '  allow     "A demo keeps one task per scope rule; a benchmark gives every rule two."\n'
+    assert allow in spec
+    (tmp_path / "one.world").write_text(spec.replace(allow, ""))  # R3's declared exception taken away
+    r = CliRunner().invoke(main, ["check", str(tmp_path / "one.world")])
+    assert r.exit_code == 1, r.output
+    rows = {ln.split()[1]: ln.split()[0] for ln in r.output.splitlines() if re.match(r"  (ok |BAD) [RH]\d", ln)}
+    problems = [ln[4:] for ln in r.output.splitlines() if ln.startswith("  - ")]
+    assert rows == {"R1": "ok", "R2": "ok", "R3": "BAD", "R4": "ok", "R5": "ok", "H1": "ok"}
+    assert len(problems) == 1 and problems[0].startswith("rule R3 (") and "required by one task only" in problems[0]
+    # the verdict of each row is the problems that name it, whatever the kind wrote in its table
+    report = {"world": "w", "kind": "k", "seed": 1, "rules": 2, "herrings": 1, "tasks": 1, "examples": 0,
+              "rule_table": [{"id": "R1", "title": "a", "observable": True, "tasks": ["T1"]},
+                             {"id": "R10", "title": "b", "observable": True, "tasks": []}],
+              "herring_table": [{"id": "H1", "target": "op X", "unchanged": True}],
+              "problems": ["rule R1: its equation 'x' does not match the rule", "herring H1 (op X) differs"]}
+    lines = report_lines(report)
+    assert [ln.split()[0] for ln in lines if re.match(r"  (ok |BAD) ", ln)] == ["BAD", "BAD", "BAD"]
+    assert all_problems(report) == report["problems"] + ["rule R10 is required by no task"]
+    assert "3 problem(s):" in lines
+
+
 def test_a_mistyped_world_name_gets_a_guess():
     r = CliRunner().invoke(main, ["manual", "aliencod"])
     assert r.exit_code == 2 and "Did you mean 'aliencode'?" in r.output
@@ -306,7 +422,11 @@ def test_piping_into_head_is_not_an_error():
 
 def test_report_of_a_run_writes_a_new_folder_and_never_over_the_run(fake_world_file, tmp_path):
     run = tmp_path / "runs" / "a"
-    assert CliRunner().invoke(main, ["run", fake_world_file, "--out", str(run), "-n", "1", "--quiet"]).exit_code == 0
+    r = CliRunner().invoke(main, ["run", fake_world_file, "--out", str(run), "-n", "1", "--quiet"])
+    assert r.exit_code == 0
+    # the files written are listed, the PNG too (issue 31 item 9: it was not)
+    pngs = sorted(p.name for p in run.glob("*.png"))
+    assert pngs and f"wrote {run}/log.jsonl, report.md, summary.json, trajectories.jsonl, {', '.join(pngs)}" in r.output
     before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
     r = CliRunner().invoke(main, ["report", str(run), "--no-plots"])
     assert r.exit_code == 0, r.output
@@ -483,3 +603,92 @@ def test_the_top_level_help_starts_with_every_kind_of_task_and_run_help_names_th
     run = CliRunner().invoke(main, ["run", "--help"], terminal_width=200).output
     assert re.search(r"--agent A\s.*oracle, manual, explorer", run)
     assert "worldspec run demo --agent explorer" in run
+
+
+# ---------------------------------------------------------------- stopping a run: SIGINT, SIGTERM
+
+
+def answer_everything(body: dict) -> dict:
+    """A model that explores nothing and answers every question at once."""
+    return {"content": "```\n0\n```", "tool_calls": [], "usage": (10, 5)}
+
+
+def start_run(fake, out: Path, *extra) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_OFFLINE_MODE="true", OPENAI_API_KEY="sk-fake")
+    return subprocess.Popen(CMD + ["run", "demo", "--model", "openai/fake", "--api-base", fake.base_url, "--no-cache",
+                                   "-n", "1", "--out", str(out), *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def stopped_mid_run(fake, out: Path, sig: int) -> tuple[int, str]:
+    """Start a run, send SIG once a model reply is in its log; (exit status, everything it printed)."""
+    proc = start_run(fake, out)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        log = out / "log.jsonl"
+        if log.exists() and '"type":"reply"' in log.read_text(errors="replace"):
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.communicate()
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=120)
+    return proc.returncode, stdout + stderr
+
+
+@pytest.mark.parametrize("sig, code, said", [(2, 130, "interrupted (SIGINT)"), (15, 143, "terminated (SIGTERM)")])
+def test_a_signal_stops_a_run_cleanly_and_resume_continues_it(fake_openai, tmp_path, sig, code, said):
+    """Issue 31 item 6: Ctrl-C printed an asyncio warning; SIGTERM killed the run (semaphores leaked, no hint)."""
+    fake_openai.responder = answer_everything
+    fake_openai.latency = 0.3  # replies come slowly enough for the signal to land mid-run
+    try:
+        out = tmp_path / "r"
+        status, printed = stopped_mid_run(fake_openai, out, sig)
+    finally:
+        fake_openai.latency = 0.0
+    assert status == code, printed
+    assert clean(printed) and "leaked" not in printed and "Warning" not in printed, printed
+    hint = [line for line in printed.splitlines() if said in line]
+    assert hint == [f"{said}; continue with: worldspec run demo --out {out} --resume (the log keeps the other "
+                    "options)"], printed
+    events = log_events(out)
+    assert [e["status"] for e in events if e["type"] == "session"] == ["started", "interrupted"]
+    if sig == 15:  # the hint's command continues the run (its options come from the log)
+        env = {"OPENAI_API_KEY": "sk-fake"}
+        code, stdout, stderr = worldspec("run", "demo", "--out", str(out), "--resume", "--quiet", env=env)
+        assert code == 0, stdout + stderr
+        assert clean(stdout + stderr)
+        assert [e["status"] for e in log_events(out) if e["type"] == "session"] == \
+            ["started", "interrupted", "started", "success"]
+
+
+def test_the_curve_legend_sits_under_the_axes_which_keep_the_width(tmp_path):
+    """Issue 31 item 9: the legend beside the axes took half the PNG's width."""
+    long = [{**c, "system": "explorer (naive-program repair) and a long name"} for c in CURVES[:1]] + CURVES[1:]
+    fig = curves_figure("Demo", long, valid=True)
+    fig.savefig(tmp_path / "c.png", bbox_inches="tight")
+    renderer = fig.canvas.get_renderer()
+    axes, legend = fig.axes[0].get_window_extent(renderer), fig.axes[0].get_legend().get_window_extent(renderer)
+    assert legend.y1 <= axes.y0  # below the axes, never beside them
+    assert axes.width >= 0.8 * fig.get_window_extent(renderer).width
+    plt.close(fig)
+
+
+def test_identical_trajectories_of_a_deterministic_system_are_said_so(tmp_path):
+    """Issue 31 item 9: a deterministic explorer run three times gave three identical trajectories, unsaid."""
+    from conftest import run_in_process
+    out = tmp_path / "o"
+    r = run_in_process([FakeWorld()], [], out, agents=("oracle",), trajectories=3)
+    (group,) = r.summary["results"]
+    assert group["identical"] and group["n"] == 3
+    note = "oracle / autonomous: its 3 trajectories are identical"
+    assert note in (out / "report.md").read_text()
+    # a model whose trajectories differ is not said to repeat itself
+    def varied(request):
+        reply = policy_reply(request)
+        if request.purpose.startswith("task:") and request.meta.get("trajectory") == 2:
+            return attrs.evolve(reply, content="no answer")
+        return reply
+    r = run_in_process([FakeWorld()], [ScriptedModel(varied, name="m")], tmp_path / "m", trajectories=2)
+    assert not r.summary["results"][0]["identical"]
+    assert "identical" not in (tmp_path / "m" / "report.md").read_text()

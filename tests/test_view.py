@@ -130,6 +130,12 @@ def test_an_unfinished_run_still_renders(milestone_run, tmp_path):
     data = page_data(cut)
     assert data["table"] is None and not data["validity"]["valid"]
     assert data["trajectories"] and {t["status"] for t in data["trajectories"]} == {"unfinished"}
+    # the page says why the run is not valid (issue 31 item 9: it said INVALID only)
+    because = data["invalid_because"]
+    assert any("did not finish" in r for r in because) and any("last session ended" in r or "success" in r
+                                                               for r in because), because
+    assert all(json.dumps(r, ensure_ascii=True)[1:-1] in render(data) for r in because)  # carried to the page
+    assert page_data(milestone_run)["invalid_because"] == []
 
 
 def test_view_command_writes_the_page_and_refuses_a_folder_without_a_log(milestone_run, tmp_path):

@@ -286,6 +286,7 @@ def check(world, seed, as_json, timeout):
         raise
     if not folder and not report.get("overrun"):
         report["spec_warnings"] = [d for w in spec_warnings(load_spec(path)) for d in w.diagnostics()]
+        report["problems"] = all_problems(report)  # the exit status, --json and the rows read one verdict
     if report.get("overrun") and not as_json:
         click.echo(f"{path}: 1 problem(s):\n  - {report['problems'][0]}")
         sys.exit(EXIT_PROBLEMS)
@@ -383,30 +384,61 @@ class CertifyDisplay:
         return Spinner("dots", text=f"certifying {self.world} — {time.monotonic() - self._t0:.0f}s: {self.step()}")
 
 
-def _print_report(report: dict) -> None:
-    click.echo(f"{report['world']} (kind {report['kind']}, seed {report['seed']}): "
-               f"{plural(report['rules'], 'rule')}, {plural(report['herrings'], 'herring')}, "
-               f"{plural(report['tasks'], 'task')}, {plural(report['examples'], 'example')}")
+def verdicts(report: dict) -> dict[str, list[str]]:
+    """Each rule's and herring's verdict: the problems of the report that name it ("rule R1 ...",
+    "herring H1 ..."), in the report's order. The line `check` prints for a row and the problem list
+    both come from this (a row said `ok` for a rule the list then called a problem: its only task, its
+    equation). A row the certification marks unobservable or required by no task is BAD even when its
+    kind words the problem otherwise."""
+    out: dict[str, list[str]] = {}
+    rows = [("rule", r) for r in report.get("rule_table", ())] + [("herring", h) for h in
+                                                                 report.get("herring_table", ())]
+    for what, row in rows:
+        named = [p for p in report.get("problems", ()) if p.startswith((f"{what} {row['id']} ", f"{what} {row['id']}:"))]
+        if not named and what == "rule" and not (row.get("observable", True) and row.get("tasks")):
+            named = [f"rule {row['id']} is " + ("not observable" if not row.get("observable", True)
+                                               else "required by no task")]
+        if not named and what == "herring" and not row.get("unchanged", True):
+            named = [f"herring {row['id']} behaves differently from its manual entry"]
+        out[row["id"]] = named
+    return out
+
+
+def all_problems(report: dict) -> list[str]:
+    """The report's problems and, after them, any BAD row's verdict its kind did not list (one verdict)."""
+    problems = list(report.get("problems", ()))
+    return problems + [p for ps in verdicts(report).values() for p in ps if p not in problems]
+
+
+def report_lines(report: dict) -> list[str]:
+    """What `check` prints for one world's certification."""
+    lines = [f"{report['world']} (kind {report['kind']}, seed {report['seed']}): "
+             f"{plural(report['rules'], 'rule')}, {plural(report['herrings'], 'herring')}, "
+             f"{plural(report['tasks'], 'task')}, {plural(report['examples'], 'example')}"]
     if report.get("params"):
-        click.echo("params: " + ", ".join(f"{k}={v}" for k, v in report["params"].items()))
+        lines.append("params: " + ", ".join(f"{k}={v}" for k, v in report["params"].items()))
     if "recall_only" in report:
-        click.echo(f"recall-only score (naive answers in the true world): {report['recall_only']}%")
+        lines.append(f"recall-only score (naive answers in the true world): {report['recall_only']}%")
+    verdict = verdicts(report)
     for r in report.get("rule_table", ()):
-        mark = "ok " if r.get("observable", True) and r.get("tasks") else "BAD"
+        mark = "BAD" if verdict[r["id"]] else "ok "
         title = textwrap.shorten(r.get("title", ""), 48, placeholder="…")  # cut at a word, never inside one
-        click.echo(f"  {mark} {r['id']:<6} {title:<48} tasks: {len(r.get('tasks', ()))}")
+        lines.append(f"  {mark} {r['id']:<6} {title:<48} tasks: {len(r.get('tasks', ()))}")
     for h in report.get("herring_table", ()):
-        click.echo(f"  {'ok ' if h.get('unchanged') else 'BAD'} {h['id']:<6} herring on {h.get('target', '')}")
-    for line in report.get("notes", ()):
-        click.echo(f"  {line}")
-    for w in report.get("spec_warnings", ()):
-        click.echo(w["text"])
-    if report["problems"]:
-        click.echo(f"{len(report['problems'])} problem(s):")
-        for p in report["problems"]:
-            click.echo(f"  - {p}")
+        lines.append(f"  {'BAD' if verdict[h['id']] else 'ok '} {h['id']:<6} herring on {h.get('target', '')}")
+    lines += [f"  {line}" for line in report.get("notes", ())]
+    lines += [w["text"] for w in report.get("spec_warnings", ())]
+    problems = all_problems(report)
+    if problems:
+        lines.append(f"{len(problems)} problem(s):")
+        lines += [f"  - {p}" for p in problems]
     else:
-        click.echo("certified: no problems")
+        lines.append("certified: no problems")
+    return lines
+
+
+def _print_report(report: dict) -> None:
+    click.echo("\n".join(report_lines(report)))
 
 
 def _print_folder(folder: str, summary: dict) -> None:

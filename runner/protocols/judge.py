@@ -273,10 +273,6 @@ class JudgeSession:
         if lost:
             rec["error"] = lost
         self.rt.emit_record("trajectory", self.conv, self.conv, rec)
-        if self.rt.progress is not None:
-            self.rt.progress.update(self.conv, system=self.player.name, condition=INTERACTIVE, trajectory=w.name,
-                                    calls=used, tokens=self.tokens, accuracy=100.0 * rec["solved"], done=True,
-                                    status=rec["status"])
         return rec
 
 

@@ -192,11 +192,6 @@ class Trajectory:
                       "conv": self.conv, "index": len(self.history), "message": msg})
         self.history.append(msg)
 
-    def _progress(self, **kw) -> None:
-        if self.rt.progress is not None:
-            self.rt.progress.update(self.conv, system=self.model.name, condition=self.condition,
-                                    trajectory=self.index, **kw)
-
     async def _explore(self, t: int, *, tools: bool, tool_choice: str | None = None) -> Reply:
         req = Request(messages=tuple(self.history), tools=(self.tool,) if tools else None,
                       tool_choice=tool_choice if tools else None, settings=self.settings,
@@ -208,7 +203,6 @@ class Trajectory:
         self.c.requests += 1
         self.c.tokens_in += reply.usage.input_tokens
         self.c.tokens_out += reply.usage.output_tokens
-        self._progress(round=t, calls=self.c.calls, tokens=self.c.tokens_in + self.c.tokens_out)
         return reply
 
     # -- the trajectory ------------------------------------------------------
@@ -321,7 +315,6 @@ class Trajectory:
             rec["source_trajectory"] = self.fork.conv
         self.last_record = rec
         self.rt.emit_record("trajectory", self.conv, self.conv, rec)
-        self._progress(done=True, status=self.status, accuracy=rec["endpoint"])
         return rec
 
     # -- rounds --------------------------------------------------------------
@@ -668,5 +661,4 @@ class Trajectory:
             rec["lost"] += 1
         self.rt.emit_record("milestone", f"{self.conv}:m{t}", self.conv, rec, system=self.model.name,
                             condition=self.condition, trajectory=self.index)
-        self._progress(milestone=t, accuracy=rec["accuracy"])
         return rec

@@ -372,10 +372,6 @@ class BoxSession:
         if lost:
             rec["error"] = lost
         self.rt.emit_record("trajectory", self.conv, self.conv, rec)
-        if self.rt.progress is not None:
-            self.rt.progress.update(self.conv, system=self.model.name, condition=self.condition,
-                                    trajectory=w.name, calls=used, tokens=self.tokens, accuracy=acc,
-                                    done=True, status=rec["status"])
         return rec
 
 
