@@ -41,6 +41,7 @@ import types
 
 from worldspec import ast
 from worldspec.builtins import BUILTINS, INFIX, neg
+from worldspec.pynodes import ObjectTable, load as _load, node as _n, store as _store
 from worldspec.values import (MAX_INT_BITS, MAX_META_DEPTH, EvalError, Function, LimitError, Thunk,
                               collection)
 
@@ -208,16 +209,6 @@ def build(module: py.Module, table: dict) -> dict:
             if isinstance(c, types.CodeType)}
 
 
-def _n(cls, *args):
-    return cls(*args, lineno=1, col_offset=0)
-
-
-def _load(ident: str) -> py.Name:
-    return _n(py.Name, ident, py.Load())
-
-
-def _store(ident: str) -> py.Name:
-    return _n(py.Name, ident, py.Store())
 
 
 def _set(target: str, value: py.expr) -> py.Assign:
@@ -265,7 +256,7 @@ class _Scope:
         return None
 
 
-class NativeCompiler:
+class NativeCompiler(ObjectTable):
     """One checked body -> a generated module (its function and the frame adaptor)."""
 
     def __init__(self, mc):
@@ -278,14 +269,6 @@ class NativeCompiler:
         self.k_type = self.ref(type)
         self.k_int = self.ref(int)
         self.k_nums = self.ref(NUMS)
-
-    def ref(self, obj) -> str:
-        """The table name of an object (entered once)."""
-        key = id(obj)
-        if key not in self.ids:
-            self.ids[key] = name = f"k{len(self.ids)}"
-            self.table[name] = obj
-        return self.ids[key]
 
     def fresh(self, prefix: str) -> str:
         self.count += 1

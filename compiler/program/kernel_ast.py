@@ -47,8 +47,9 @@ from worldspec.compiler.program.kernel import (BREAK, CONTINUE, RETURN, ProgramC
                                                program_runner, var_missing)
 from worldspec.compiler.program.kernel_ops import (OP_NODES, SAFE_BUILTINS, BodyCompiler, Untranslatable, atom,
                                                    static_context)
-from worldspec.compiler.program.kernel_ops import load as _name, node as _n, store as _store
+from worldspec.pynodes import load as _name, node as _n, store as _store
 from worldspec.meta import Thunk
+from worldspec.pynodes import ObjectTable
 from worldspec.values import Ctx, EvalError, LimitError, collection
 
 ALLOWED_NODES = frozenset({
@@ -288,7 +289,7 @@ def tiered_program(sem, source: str, known_functions, words, tree: Tree):
                           closure.max_depth)
 
 
-class AstCompiler(ProgramCompiler):
+class AstCompiler(ProgramCompiler, ObjectTable):
     """Tree -> Python ast -> functions, with the semantics table bound at compile time.
 
     The same constructor and `program(tree)` as ProgramCompiler; the checks (and the statement
@@ -326,14 +327,6 @@ class AstCompiler(ProgramCompiler):
         self.flushes = 0  # the variables saved around a call so far
 
     # ------------------------------------------------------------ the table
-
-    def ref(self, obj) -> str:
-        """The table name of an object (entered once)."""
-        key = id(obj)
-        if key not in self.ids:
-            self.ids[key] = name = f"k{len(self.ids)}"
-            self.table[name] = obj
-        return self.ids[key]
 
     def obj(self, obj) -> py.Name:
         """A reference to an object of the table."""

@@ -17,6 +17,7 @@ import ast as py
 from worldspec import ast
 from worldspec.builtins import BUILTINS, INFIX, neg
 from worldspec.meta import CTX_VARS
+from worldspec.pynodes import load, node, store
 from worldspec.values import MAX_INT_BITS, collection
 
 BIG = 1 << MAX_INT_BITS
@@ -32,19 +33,6 @@ class Untranslatable(Exception):
     """A body this module leaves to the meta-language's closures."""
 
 
-def node(cls, *args):
-    """A node at line 1 (generated code has no lines of its own: errors carry the program's lines)."""
-    return cls(*args, lineno=1, col_offset=0)
-
-
-def load(ident: str) -> py.Name:
-    """A name read."""
-    return node(py.Name, ident, py.Load())
-
-
-def store(ident: str) -> py.Name:
-    """A name assigned."""
-    return node(py.Name, ident, py.Store())
 
 
 _n, _name, _store = node, load, store
