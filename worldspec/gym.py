@@ -41,6 +41,7 @@ import os
 
 import gymnasium
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
 
 from worldspec.runner.episode import Episode, grader_for
 from worldspec.runner.sandbox import load
@@ -213,8 +214,6 @@ def _as_list(seeds) -> list:
 
 
 def _autoreset_mode(mode):
-    from gymnasium.vector import AutoresetMode
-
     if isinstance(mode, AutoresetMode):
         return mode
     names = {m.name.lower(): m for m in AutoresetMode}
