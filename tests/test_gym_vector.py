@@ -84,6 +84,8 @@ def test_one_copy_per_seed_variant():
     v = make_vector_env("demo", seeds=[3, 4])
     try:
         assert v.num_envs == 2 and [origin(e.world).seed for e in v.envs] == [3, 4]
+        with pytest.raises(ValueError, match="seeds need a world given by name or path"):
+            make_vector_env(v.envs[0].world, seeds=[1])
     finally:
         v.close()
 

@@ -57,6 +57,12 @@ def test_grade_is_the_worlds_grader_on_true_and_wrong_replies():
             assert asyncio.run(grade(box, task.id, reply)) == verdict_score(box, task, reply, "lenient")
         assert asyncio.run(grade(box, task.id, box_reply(task))) == 1.0
         assert asyncio.run(grade(box, task.id, WRONG)) == 0.0
+        # published: the raw reply, compared as the released harness compares (this box's tests it reads)
+        assert box.published_applies(task.id)
+        for reply in (task.solution, box_reply(task), WRONG):
+            v = asyncio.run(grader_for(box).verify(task, reply, "published", "first"))
+            assert asyncio.run(grade(box, task.id, reply, "published")) == float(v.score)
+        assert asyncio.run(grade(box, task.id, task.solution, "published")) == 1.0
 
 
 def test_bad_input_is_refused_plainly():
