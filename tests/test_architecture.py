@@ -51,11 +51,14 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
 }
 
 CHECKS = ("cycle", "function_import", "private_import", "runner_kind", "kind_compare")
-LAZY_IMPORTS = {("worldspec.runner.models", "litellm")}  # (module, imported module) allowed inside a function
+LAZY_IMPORTS = {("worldspec.runner.models", "litellm"),
+                # an optional extra with a large stack, built on first use (the module's docstring)
+                ("worldspec.verifiers_env", "verifiers.v1")}  # (module, imported module) allowed inside a function
 END_TO_END = ("rule_ids_in_report",)
 REGISTRY = "worldspec.compiler.build"
 RUNNER = "worldspec.runner"
-ADAPTERS = ("worldspec.inspect", "worldspec.gym")  # other frameworks' views of a world: the runner's rules
+# other frameworks' views of a world: the runner's rules
+ADAPTERS = ("worldspec.inspect", "worldspec.gym", "worldspec.verifiers_env")
 
 
 # ---------------------------------------------------------------- reading the modules

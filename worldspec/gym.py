@@ -22,6 +22,15 @@ charged; an instance of a str subclass is taken as the plain text it holds; text
 any other, as a probe it gets the feedback `worldspec run` gives (the program is too long). A
 closed environment refuses reset() and step(); a terminated episode refuses step() until reset().
 
+Many worlds at once (`make_vector_env`, or `gymnasium.make_vec(ENV_ID, num_envs=N, world=...)`): a
+`gymnasium.vector.SyncVectorEnv` over one WorldEnv per copy, either N copies of one world or one copy per
+seed variant of it (`seeds=[...]`, each compiled as `worldspec run --seed` compiles it). Observations and
+actions are tuples of text, rewards a float array; the grader is each copy's own world's exact grader.
+An episode that terminates is reset by the vector env itself (gymnasium's autoreset; default NEXT_STEP:
+the next step() of that copy ignores its action and returns the reset observation with reward 0).
+Sync, not Async: each copy already runs its probes and grading in the sandbox's worker processes, so a
+process per copy would only add pickling on a 2-core machine.
+
 Probes and grading run in runner/sandbox.py's worker processes, which do not import the script
 that made the environment: a script without an `if __name__ == "__main__":` guard runs once.
 """
@@ -32,6 +41,7 @@ import os
 
 import gymnasium
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
 
 from worldspec.runner.episode import Episode, grader_for
 from worldspec.runner.sandbox import load
@@ -162,5 +172,57 @@ class WorldEnv(gymnasium.Env):
         super().close()
 
 
+def make_vector_env(world="demo", num_envs: int | None = None, seeds=None,
+                    autoreset_mode="next_step", render_mode: str | None = None):
+    """A gymnasium.vector.SyncVectorEnv of milestone worlds: `num_envs` copies of `world`, or one per seed.
+
+    `world` is a .world file, a bundled world's name or a compiled world; `seeds` (a list of ints) makes
+    copy i the seed variant `seeds[i]` of a world given by name or path (so `num_envs` defaults to
+    len(seeds), and must equal it when both are given). `autoreset_mode` is a gymnasium
+    `AutoresetMode` or its name ("next_step", "same_step", "disabled").
+    """
+    mode = _autoreset_mode(autoreset_mode)
+    if seeds is not None:
+        if isinstance(seeds, (str, bytes)) or not all(isinstance(s, int) and not isinstance(s, bool)
+                                                      for s in _as_list(seeds)):
+            raise ValueError(f"seeds is a list of ints (one world seed per copy), not {seeds!r}")
+        seeds = _as_list(seeds)
+        if not isinstance(world, (str, os.PathLike)):
+            raise ValueError("seeds need a world given by name or path: a compiled world has one seed already")
+        if num_envs is None:
+            num_envs = len(seeds)
+        if num_envs != len(seeds):
+            raise ValueError(f"num_envs is {num_envs} but {len(seeds)} seeds were given: one seed per copy")
+    if num_envs is None:
+        num_envs = 1
+    if not isinstance(num_envs, int) or isinstance(num_envs, bool) or num_envs < 1:
+        raise ValueError(f"num_envs is a whole number of copies, at least 1, not {num_envs!r}")
+    if seeds is None:
+        # one compile shared by every copy: a world is read-only once compiled, each copy keeps its own episode
+        shared = load(os.fspath(world)) if isinstance(world, (str, os.PathLike)) else world
+        fns = [lambda: WorldEnv(shared, render_mode=render_mode) for _ in range(num_envs)]
+    else:
+        fns = [lambda s=s: WorldEnv(world, seed=s, render_mode=render_mode) for s in seeds]
+    return gymnasium.vector.SyncVectorEnv(fns, copy=True, autoreset_mode=mode)
+
+
+def _as_list(seeds) -> list:
+    try:
+        return list(seeds)
+    except TypeError:
+        raise ValueError(f"seeds is a list of ints (one world seed per copy), not {seeds!r}") from None
+
+
+def _autoreset_mode(mode):
+    if isinstance(mode, AutoresetMode):
+        return mode
+    names = {m.name.lower(): m for m in AutoresetMode}
+    if isinstance(mode, str) and mode.lower() in names:
+        return names[mode.lower()]
+    raise ValueError(f"autoreset_mode is one of {', '.join(names)} (or a gymnasium AutoresetMode), not {mode!r}")
+
+
 if ENV_ID not in gymnasium.registry:
-    gymnasium.register(id=ENV_ID, entry_point="worldspec.gym:WorldEnv")
+    # vector_entry_point: gymnasium.make_vec(ENV_ID, num_envs=N, vectorization_mode="vector_entry_point")
+    gymnasium.register(id=ENV_ID, entry_point="worldspec.gym:WorldEnv",
+                       vector_entry_point="worldspec.gym:make_vector_env")
