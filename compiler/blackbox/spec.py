@@ -29,7 +29,8 @@ Spec items (docs/oracle-worlds.md has the reference):
 Where the box has a plausible but wrong description, `base { op f(...) = ... "doc" }`
 gives the documented behaviour (printed in the manual) and `rule` blocks the true
 one, exactly as in program worlds; `hidden` may then call the ops by name (or is
-the single op applied to the inputs).
+the single op applied to the inputs), and so may defs. Rules on one op stack in spec
+order, a rule's prior(...) being the op beneath it (compile_definitions).
 """
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ from worldspec.compiler.common import check_definitions, draw_params, interpolat
 from worldspec.compiler.items import (box_budget, box_labels, chosen_word, chosen_words, constant_reader,
                                       family_and_difficulty, group_items, note, one, reject_program_sections, switch)
 from worldspec.diagnostics import SpecError, did_you_mean
-from worldspec.meta import MetaCompiler, Unit
+from worldspec.meta import PRIOR, MetaCompiler, Unit
 from worldspec.values import MAX_STEPS, EvalError, same, show
 
 ITEMS = ("family", "difficulty", "domain", "hidden", "predicate", "test", "goal", "within", "normalise",
@@ -65,17 +66,19 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
     reject_program_sections(spec)
     items = group_items(spec, ITEMS, BLOCKS)
     params = draw_params(spec, seed)
-    mc = meta_compiler(spec, params)
+    mc, dependent = box_compiler(spec, params)
+    def_names = set(mc.defs) | {d.name for d in dependent}
     constant = constant_reader(mc)
     max_steps = read_step_limit(items, spec, constant)
-    precompute(items, mc, max_steps)
+    precompute(items, mc, max_steps, {d.name: d for d in dependent})
     family, difficulty = family_and_difficulty(items, spec)
-    inputs = read_inputs(items, spec, params, mc, constant)
+    inputs = read_inputs(items, spec, params, def_names, constant)
     names = [n for n, _ in inputs]
-    check_base(spec, set(names) | set(params) | set(mc.defs))
+    check_base(spec, set(names) | set(params) | def_names)
+    check_op_cycles(spec)
     goals = items["goal"]
     targets, goal_note = read_goals(goals, inputs, constant)
-    memory, noise = read_memory(items, spec, constant, names, params, mc)
+    memory, noise = read_memory(items, spec, constant, names, params, def_names)
     unit_params = names + (["target"] if goals else []) + (["state"] if memory is not NO_STATE else []) + noise
     variant = hidden_variants(spec, params, mc, unit_params, read_hidden(items, spec, unit_params))
     all_rules = frozenset(r.id for r in spec.rules)
@@ -125,11 +128,17 @@ def read_step_limit(items: dict, spec: ast.Spec, constant) -> int:
     return n
 
 
-def precompute(items: dict, mc: MetaCompiler, max_steps: int) -> None:
+def precompute(items: dict, mc: MetaCompiler, max_steps: int, dependent: dict | None = None) -> None:
     """Each def named by `precompute NAME` (no parameters) computed once, now, under the box's step limit; every
-    call of it then returns that value at no cost (a table that many queries read, such as a trajectory)."""
+    call of it then returns that value at no cost (a table that many queries read, such as a trajectory).
+    `dependent`: the defs that call ops (their value changes with the rules, so they have no single value)."""
     for g in items["precompute"]:
         for a in g.args:
+            if isinstance(a, ast.Var) and a.name in (dependent or {}):
+                raise SpecError(a.span, f"precompute {a.name}: the def calls the world's ops, whose behaviour "
+                                "the rules change, so it has no single value to compute once",
+                                "Precompute a def that calls no op (a table of numbers), and let the op or "
+                                "hidden line read it.")
             if not isinstance(a, ast.Var) or a.name not in mc.defs:
                 raise SpecError(a.span, "precompute names defs of this world", "For example: precompute TABLE")
             u = mc.defs[a.name]
@@ -154,7 +163,7 @@ def precomputed(u: Unit, a: ast.Var, max_steps: int):
         raise SpecError(a.span, f"precompute {a.name} fails: {err.message}", more_steps(err)) from None
 
 
-def read_inputs(items: dict, spec: ast.Spec, params: dict, mc: MetaCompiler,
+def read_inputs(items: dict, spec: ast.Spec, params: dict, def_names: set,
                 constant) -> tuple[tuple[str, Domain], ...]:
     """The `domain NAME, DOMAIN` lines, in order (at least one)."""
     inputs: list[tuple[str, Domain]] = []
@@ -163,7 +172,7 @@ def read_inputs(items: dict, spec: ast.Spec, params: dict, mc: MetaCompiler,
             raise SpecError(g.span, "a domain line is: domain NAME, DOMAIN",
                             "For example: domain xs, list(int(-9, 9), 1, 8)")
         name = g.args[0].name
-        if name in params or name in mc.defs or name in RESERVED_NAMES or any(n == name for n, _ in inputs):
+        if name in params or name in def_names or name in RESERVED_NAMES or any(n == name for n, _ in inputs):
             raise SpecError(g.args[0].span, f"input {name} clashes with another name",
                             "Inputs, params and defs need distinct names; `target`, `state` and `output` are "
                             "reserved.")
@@ -192,7 +201,7 @@ def read_goals(goals: list, inputs, constant) -> tuple[tuple, str]:
     return tuple(targets), (note_text or "the hidden target") if goals else ""
 
 
-def read_memory(items: dict, spec: ast.Spec, constant, names, params, mc) -> tuple[object, list[str]]:
+def read_memory(items: dict, spec: ast.Spec, constant, names, params, def_names: set) -> tuple[object, list[str]]:
     """(the memory at the start of a session or NO_STATE, the noise names)."""
     sg = one(items, "state", spec, required=False)
     memory = NO_STATE
@@ -205,7 +214,7 @@ def read_memory(items: dict, spec: ast.Spec, constant, names, params, mc) -> tup
         for a in g.args:
             if not isinstance(a, ast.Var):
                 raise SpecError(a.span, "noise names the uniform draws: noise u (or noise u, v)", "")
-            if a.name in names or a.name in params or a.name in mc.defs or a.name in RESERVED_NAMES \
+            if a.name in names or a.name in params or a.name in def_names or a.name in RESERVED_NAMES \
                     or a.name in noise:
                 raise SpecError(a.span, f"noise {a.name} clashes with another name", "Choose another name.")
             noise.append(a.name)
@@ -511,13 +520,119 @@ def test_prompt(w: BlackBoxWorld, c: TestCase) -> str:
 # ---------------------------------------------------------------- base, rules and herrings
 
 
+def op_dependent_defs(spec: ast.Spec) -> tuple[ast.Def, ...]:
+    """The defs that call a base op, directly or through other defs (in spec order): compiled once per set
+    of applied rules, since what they compute changes with the ops beneath them."""
+    ops = {d.name for d in spec.base}
+    found: set[str] = set()
+    changed = True
+    while changed:  # a def reaching a dependent def depends on the ops too
+        changed = False
+        for d in spec.defs:
+            if d.name not in found and any(mentions(d.body, n) for n in ops | found):
+                found.add(d.name)
+                changed = True
+    return tuple(d for d in spec.defs if d.name in found)
+
+
+def box_compiler(spec: ast.Spec, params: dict) -> tuple[MetaCompiler, tuple[ast.Def, ...]]:
+    """(the compiler of the params and the defs that call no op, the defs that call ops); every def name once."""
+    dependent = op_dependent_defs(spec)
+    names = {d.name for d in dependent}
+    mc = meta_compiler(attrs.evolve(spec, defs=tuple(d for d in spec.defs if d.name not in names)), params)
+    for d in dependent:
+        if d.name in mc.defs or d.name in params or sum(x.name == d.name for x in dependent) > 1:
+            raise SpecError(d.span, f"{d.name} is defined twice", "Give each def a unique name.")
+    return mc, dependent
+
+
+def layers_of(spec: ast.Spec, applied: frozenset) -> dict[str, list]:
+    """op name -> the applied rules on it, in spec order (each a layer over the ones before it)."""
+    layers: dict[str, list] = {}
+    for r in spec.rules:
+        if r.override is not None and r.id in applied:
+            layers.setdefault(r.override.name, []).append(r)
+    return layers
+
+
 def compile_definitions(mc: MetaCompiler, spec: ast.Spec, applied: frozenset) -> None:
-    """Compile the base ops into `mc`, each replaced by its rule's override when that rule is applied."""
-    overrides = {r.override.name: r for r in spec.rules if r.override is not None and r.id in applied}
+    """Compile the base ops into `mc`, each under the applied rules on it, and the defs that call ops.
+
+    Rules on one op stack in spec order: a rule body's prior(...) is the op under the rules before it
+    (or the base line); a rule that does not call prior hides them. Ops and the defs that call them are
+    compiled on first use, so a def may call any op and an op any def (docs/language.md, box worlds)."""
+    layers = layers_of(spec, applied)
+    for d in op_dependent_defs(spec):
+        mc.add_def(d)
     for d in spec.base:
-        r = overrides.get(d.name)
-        body = r.override.body if r is not None else d.body
-        mc.defs[d.name] = mc.unit(d.name, [p.name for p in d.params], body)
+        mc.defs[d.name] = pending_op(mc, d, layers.get(d.name, []))
+    mc.finish()
+    for d in spec.base:  # an op nothing called yet: compiled now, so that its errors point at the spec
+        if mc.defs[d.name].pending is not None:
+            mc.defs[d.name].pending()
+
+
+def pending_op(mc: MetaCompiler, base: ast.Definition, rules: list) -> Unit:
+    """The Unit of one op, compiled (with its layers) on first use (check_op_cycles keeps ops from recursing)."""
+    u = Unit(base.name, len(base.params), False, 0, None, False)
+
+    def compile_now():
+        made = op_layer(mc, base, rules)
+        u.nslots, u.uses_ctx, u.reads, u.pending = made.nslots, made.uses_ctx, made.reads, None
+        u.body = made.body
+
+    u.pending = compile_now
+    return u
+
+
+def check_op_cycles(spec: ast.Spec) -> None:
+    """No op reaches itself through ops and defs (its base line or any rule on it): the layers of an op are
+    compiled beneath each other, so an op is not recursive; a def is (the recursion goes there)."""
+    bodies: dict[str, list] = {d.name: [d.body] for d in spec.defs}
+    for d in spec.base:
+        bodies[d.name] = [d.body] + [r.override.body for r in spec.rules
+                                     if r.override is not None and r.override.name == d.name]
+    calls = {n: {m for m in bodies if any(mentions(b, m) for b in bs)} for n, bs in bodies.items()}
+    for d in spec.base:
+        seen, todo = set(), list(calls[d.name])
+        while todo:
+            n = todo.pop()
+            if n == d.name:
+                raise SpecError(d.span, f"op {d.name} calls itself (directly or through a def)",
+                                "Ops do not recurse: write the recursion in a def and call the def from the op.")
+            if n not in seen:
+                seen.add(n)
+                todo += calls[n]
+
+
+def op_layer(mc: MetaCompiler, base: ast.Definition, rules: list) -> Unit:
+    """The op under these rules (the last on top): the top rule's body, its prior(...) the layers beneath."""
+    if not rules:
+        return mc.unit(base.name, [p.name for p in base.params], base.body)
+    top = rules[-1].override
+    if not mentions(top.body, PRIOR):
+        if len(rules) > 1:  # the top layer hides every layer beneath it
+            return op_layer(mc, base, rules[-1:])
+        return mc.unit(base.name, [p.name for p in top.params], top.body)
+    beneath = op_layer(mc, base, rules[:-1])
+    prior = Unit(PRIOR, beneath.arity, False, beneath.nslots, beneath.body, beneath.uses_ctx, reads=beneath.reads)
+    return MetaCompiler(mc.constants, {**mc.defs, PRIOR: prior}, mc.extra_vars, mc.compiler).unit(
+        base.name, [p.name for p in top.params], top.body)
+
+
+def mentions(e, name: str) -> bool:
+    """Whether an expression names `name` anywhere (a conservative syntactic test)."""
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, ast.Var):
+            if x.name == name:
+                return True
+        elif isinstance(x, ast.Expr):
+            todo += [getattr(x, f.name) for f in attrs.fields(type(x)) if f.name != "span"]
+        elif isinstance(x, tuple):
+            todo += list(x)
+    return False
 
 
 def check_base(spec: ast.Spec, reserved: set) -> None:
@@ -542,7 +657,7 @@ def check_base(spec: ast.Spec, reserved: set) -> None:
         if r.override is None:
             raise SpecError(r.span, f"rule {r.id} overrides nothing",
                             "Start the rule with the base line it replaces: op NAME(...) = ...")
-    check_definitions(spec, require_equation=False)
+    check_definitions(spec, require_equation=False, stacked=True)
 
 
 KIND = Kind("blackbox", compile_spec, "a hidden function answered query by query; tests ask its outputs",
