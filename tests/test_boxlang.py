@@ -146,3 +146,37 @@ def test_prior_outside_a_rule_body_is_located(tmp_path, where, line):
 def test_a_def_calling_an_unknown_op_suggests_the_op(tmp_path):
     out = located(tmp_path, BOX + "def g(x) = ff(x)\nhidden g(x)\ntest 1\ntest 2\n")
     assert "b.world:12:12: error: unknown name 'ff'" in out and "f" in out.splitlines()[-1]
+
+
+# ---------------------------------------------------------------- worked examples computed by the compiler
+
+
+def test_the_lab_manual_shows_computed_examples(lab):
+    assert f"- five steps: for the input `5`, the output is `{simulate(5, G, True)}`." in lab.manual
+    assert "- one step from rest: for the input `1`, the output is `0.0`." in lab.manual
+
+
+def test_an_example_after_queries_is_computed_in_its_own_session(tmp_path):
+    w = compile_text(tmp_path, BOX.replace("= x + 1", "= x + get(state, \"n\")").replace(
+        "op f(x: int)", "op f(x: int, state: map)") + """state {"n": 0}
+next put(state, "n", get(state, "n") + x)
+example E1 "a running total" { given 3  given 4  ask 5 }
+test 1
+test t2 "after 2" { given 2  ask 6 }
+""")
+    assert "- a running total: in a fresh session the box is sent `3`, then `4`, then `5`, the output is `12`." \
+        in w.manual
+
+
+@pytest.mark.parametrize("example, message", [
+    ('example E1 "x" { program "EMIT(1)" }', "b.world:12:18: error: example E1: a box's worked example is an "
+                                             "input, not a program"),
+    ('example E1 "x" { ask 2 }', "b.world:12:9: error: example E1 sends the queries of test t2"),
+    ('example E1 "x" { ask 99 }', "b.world:12:9: error: example E1 cannot be shown: its ask value 99 is not "
+                                  "admitted"),
+    ('example E1 "x" { giv 3 }', "b.world:12:18: error: unknown example field 'giv'"),
+    ('example E1 "x" { given 3 }', "b.world:12:9: error: example E1 asks nothing"),
+])
+def test_misused_examples_are_located(tmp_path, example, message):
+    out = located(tmp_path, BOX + example + "\ntest 1\ntest 2\n")
+    assert message in out and "^" in out

@@ -19,6 +19,7 @@ Spec items (docs/oracle-worlds.md has the reference):
     noise u                                 # a seeded uniform draw per query
     rejection turn                          # refused inputs use a turn
     sample_input [1, 2, 3]                  # example inputs (manual, probe generator, solver)
+    example E1 "what it shows" { ask 2 }    # a worked example: the manual shows f's output, computed
     within 0.01, absolute                   # numbers (also inside lists and maps) within 0.01 count as equal
     normalise spaces                        # string answers ignore whitespace (exact by default)
     hypothesis sort(xs), "sorting"          # a simple hypothesis the tests must refute (hard boxes)
@@ -63,7 +64,7 @@ GOAL_MARKS = ("again", "defect")
 def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
     """A box spec -> its BlackBoxWorld (at the given seed, or the declared one)."""
     seed = spec.seed if seed is None else seed
-    reject_program_sections(spec)
+    reject_program_sections(attrs.evolve(spec, examples=()))  # a box's examples are inputs (read_examples)
     items = group_items(spec, ITEMS, BLOCKS)
     params = draw_params(spec, seed)
     mc, dependent = box_compiler(spec, params)
@@ -108,8 +109,9 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
         answer_domain=answer_domain, program_answer=program_answer, solution_program=solution,
         input_samples=read_samples(items, inputs, constant), max_steps=max_steps)
     world = attrs.evolve(world, tests=answer_tests(world, items))
+    worked = worked_examples(world, read_examples(spec, inputs, true_mc, constant))
     world = attrs.evolve(world, tasks=box_tasks(world, variant(frozenset())))
-    return attrs.evolve(world, manual=render_box_manual(spec, world, params))
+    return attrs.evolve(world, manual=render_box_manual(spec, world, params, worked))
 
 
 # ---------------------------------------------------------------- reading the items
@@ -400,26 +402,70 @@ def query_values(g, args, inputs, constant) -> tuple:
     return tuple(inputs[k][1].coerce(constant(a)) for k, a in enumerate(args))
 
 
-def read_test_block(g, inputs, mc: MetaCompiler, constant) -> TestCase:
-    """`test NAME "question" { given ... ask ... extract ... }`: queries in a fresh session, then the asked one."""
+def read_test_block(g, inputs, mc: MetaCompiler, constant, what: str = "test") -> TestCase:
+    """`test NAME "question" { given ... ask ... extract ... }`: queries in a fresh session, then the asked one
+    (`what`: the block's word in errors, test or example)."""
     given, ask, extract = [], None, None
     for f in g.fields:
         if f.key not in TEST_FIELDS:
-            raise SpecError(f.span, f"unknown test field {f.key!r}",
-                            did_you_mean(f.key, TEST_FIELDS).strip() or "Test fields: given, ask, extract.")
+            raise SpecError(f.span, f"unknown {what} field {f.key!r}",
+                            did_you_mean(f.key, TEST_FIELDS).strip() or f"{what.capitalize()} fields: given, ask, extract.")
         if f.key == "given":
             given.append(query_values(f, f.args, inputs, constant))
         elif f.key == "ask":
             if ask is not None:
-                raise SpecError(f.span, "a test asks one query", "Send the others with given lines.")
+                raise SpecError(f.span, f"a {what} asks one query", "Send the others with given lines.")
             ask = query_values(f, f.args, inputs, constant)
         else:
             if extract is not None or len(f.args) != 1:
-                raise SpecError(f.span, "a test has at most one extract EXPR (over `output`)", "")
+                raise SpecError(f.span, f"a {what} has at most one extract EXPR (over `output`)", "")
             extract = mc.unit(f"{g.name}.extract", ["output"], f.args[0])
     if ask is None:
-        raise SpecError(g.span, f"test {g.name} asks nothing", "Add: ask VALUE (one value per input).")
+        raise SpecError(g.span, f"{what} {g.name} asks nothing", "Add: ask VALUE (one value per input).")
     return TestCase(g.name, ask, None, g.span.line, tuple(given), extract, g.note)
+
+
+def read_examples(spec: ast.Spec, inputs, mc: MetaCompiler, constant) -> tuple[tuple[TestCase, ast.Span], ...]:
+    """`example E1 "what it shows" { given ...  ask ... }`: worked examples whose outputs f computes (each in
+    a fresh session); their answers are not yet computed."""
+    out = []
+    for e in spec.examples:
+        if e.program:
+            raise SpecError(e.program_span, f"example {e.id}: a box's worked example is an input, not a program",
+                            "Write its queries: example E1 \"...\" { ask VALUE }, with given lines before it "
+                            "for a box with memory.")
+        block = ast.GenericItem(key="example", args=(), span=e.span, name=e.id, note=e.prompt, fields=e.fields)
+        out.append((read_test_block(block, inputs, mc, constant, "example"), e.span))
+    ids = [c.id for c, _ in out]
+    for c, span in out:
+        if ids.count(c.id) > 1:
+            raise SpecError(span, f"two examples are named {c.id}", "Give each example its own name.")
+    return tuple(out)
+
+
+def worked_examples(w: BlackBoxWorld, examples) -> tuple[tuple[TestCase, str], ...]:
+    """((example, its output rendered), ...): each computed by the true f; an example that asks what a test
+    asks (its answer would be given away) or that f fails on is a located error."""
+    out = []
+    for case, span in examples:
+        queries = [list(q) for q in case.given + (case.values,)]
+        same_test = next((t.id for t in w.tests if same([list(q) for q in t.given + (t.values,)], queries)), None)
+        if same_test is not None and not w.has_goal:
+            raise SpecError(span, f"example {case.id} sends the queries of test {same_test}: the manual would "
+                            "give its answer away", "Show the box on another input.")
+        refused = not_admitted(w, case) or ("" if w.stateful else
+                                            next((f"its input is refused: {why}" for why in
+                                                  map(w.admits, case.given + (case.values,)) if why), ""))
+        if refused:
+            raise SpecError(span, f"example {case.id} cannot be shown: {refused}",
+                            "An example's queries must be inputs the box admits.")
+        try:
+            value = w.answer_of(case)
+        except EvalError as err:
+            raise SpecError(span, f"the hidden function fails on example {case.id}: {err.message}",
+                            more_steps(err) or "Each example's output is computed by f.") from None
+        out.append((case, render(value)))
+    return tuple(out)
 
 
 def not_admitted(w: BlackBoxWorld, case: TestCase) -> str:
