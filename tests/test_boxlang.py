@@ -180,3 +180,46 @@ test t2 "after 2" { given 2  ask 6 }
 def test_misused_examples_are_located(tmp_path, example, message):
     out = located(tmp_path, BOX + example + "\ntest 1\ntest 2\n")
     assert message in out and "^" in out
+
+
+# ---------------------------------------------------------------- optional query inputs
+
+
+OPTIONAL = """world "Opt" version 1
+kind blackbox
+seed 1
+summary "Distance fallen."
+family PSI
+difficulty easy
+domain t, float(0, 10)
+domain g, float(1, 30), default(9.81)
+hidden round(0.5 * g * t * t, 3)
+test 1.0
+test 3.0, 3.7
+test 4.0
+"""
+
+
+def test_a_query_may_leave_out_an_optional_input(tmp_path):
+    from worldspec.compiler.api import InputError
+    w = compile_text(tmp_path, OPTIONAL)
+    assert w.read_probe("2.0") == [2.0, 9.81] and w.read_probe("2.0, 3.7") == [2.0, 3.7]
+    assert [t.values for t in w.tests] == [(1.0, 9.81), (3.0, 3.7), (4.0, 9.81)]
+    assert [t.expected for t in w.tests] == [round(0.5 * 9.81, 3), round(0.5 * 3.7 * 9, 3), round(0.5 * 9.81 * 16, 3)]
+    assert "- `g`: a number from 1 to 30. Optional: left out, it is `9.81`." in w.manual
+    for bad, why in (("", "expected at least 1 value(s)"), ("1, 2, 3", "expected 1 to 2 value(s) (t, g), got 3")):
+        with pytest.raises(InputError) as info:
+            w.read_probe(bad)
+        assert why in str(info.value)
+
+
+@pytest.mark.parametrize("change, message", [
+    (("domain t, float(0, 10)\n", "domain t, float(0, 10), default(1.0)\ndomain u, int(0, 3)\n"),
+     "b.world:8:1: error: input u has no default, but an input before it has one"),
+    (("default(9.81)", "default(99.0)"), "b.world:8:33: error: the default of input g is outside its domain"),
+    (("default(9.81)", "9.81"), "b.world:8:25: error: after input g's domain, expected default(VALUE)"),
+    (("test 4.0\n", "test 4.0, 1.0, 2.0\n"), "b.world:12:1: error: this test gives 3 value(s) for 1 to 2 input(s)"),
+])
+def test_misused_optional_inputs_are_located(tmp_path, change, message):
+    out = located(tmp_path, OPTIONAL.replace(*change))
+    assert message in out and "^" in out

@@ -25,8 +25,12 @@ def render_box_manual(spec: ast.Spec, w: BlackBoxWorld, params: dict, worked: tu
     if w.noise:
         out.append("The box's answers may be random.")
     out += ["", "Inputs:"]
+    optional = dict(zip([n for n, _ in w.inputs][len(w.inputs) - len(w.input_defaults):], w.input_defaults))
     for name, d in w.inputs:
-        out.append(f"- `{name}`: {d.describe()}.")
+        left_out = f" Optional: left out, it is `{d.write(optional[name], True)}`." if name in optional else ""
+        out.append(f"- `{name}`: {d.describe()}.{left_out}")
+    if optional:
+        out.append("An input may leave out the optional values at its end.")
     if w.predicates:
         cost = "uses a turn" if w.rejection_costs else "costs no turn"
         out += ["", f"Constraints (an input that breaks one is rejected with the reason, and {cost}):"]

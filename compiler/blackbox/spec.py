@@ -5,6 +5,7 @@ Spec items (docs/oracle-worlds.md has the reference):
     family CII                              # CII CRI PSI ERI IPI (GSI boxes are `kind game`)
     difficulty easy                         # easy | hard
     domain xs, list(int(-9, 9), 1, 8)       # one line per input, in order
+    domain dt, float(0.01, 1), default(0.1) # ... the last ones may be optional: a query may leave them out
     hidden fold(fn(a, x) => a + x, 0, xs)   # f, over the input names (and target, state, noise names)
     predicate len(xs) <= 6, "at most 6 elements"   # rejected inputs cost no turn (unless `rejection turn`)
     test [3, 1, 4]                          # a test sample; its answer is f's output, computed
@@ -73,7 +74,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
     max_steps = read_step_limit(items, spec, constant)
     precompute(items, mc, max_steps, {d.name: d for d in dependent})
     family, difficulty = family_and_difficulty(items, spec)
-    inputs = read_inputs(items, spec, params, def_names, constant)
+    inputs, input_defaults = read_inputs(items, spec, params, def_names, constant)
     names = [n for n, _ in inputs]
     check_base(spec, set(names) | set(params) | def_names)
     check_op_cycles(spec)
@@ -93,7 +94,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
     hypotheses = read_hypotheses(items, true_mc, unit_params)
     answer_domain, program_answer = read_answer(items, spec, constant, bool(goals))
     solution = read_solution(items, spec, program_answer)
-    tests = read_tests(items, spec, goals, targets, inputs, true_mc, constant)
+    tests = read_tests(items, spec, goals, targets, inputs, true_mc, constant, input_defaults)
     rules = tuple(Rule(r.id, interpolate(r.title, params), f"op {r.override.name}", False,
                        interpolate(r.statement, params), interpolate(r.equation, params),
                        tuple(p.name for p in r.override.params)) for r in spec.rules)
@@ -107,9 +108,9 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
         memory=memory, next_state=next_state, noise=tuple(noise),
         rejection_costs=switch(items, spec, "rejection", "turn", "free"),
         answer_domain=answer_domain, program_answer=program_answer, solution_program=solution,
-        input_samples=read_samples(items, inputs, constant), max_steps=max_steps)
+        input_samples=read_samples(items, inputs, constant), max_steps=max_steps, input_defaults=input_defaults)
     world = attrs.evolve(world, tests=answer_tests(world, items))
-    worked = worked_examples(world, read_examples(spec, inputs, true_mc, constant))
+    worked = worked_examples(world, read_examples(spec, inputs, true_mc, constant, input_defaults))
     world = attrs.evolve(world, tasks=box_tasks(world, variant(frozenset())))
     return attrs.evolve(world, manual=render_box_manual(spec, world, params, worked))
 
@@ -166,22 +167,43 @@ def precomputed(u: Unit, a: ast.Var, max_steps: int):
 
 
 def read_inputs(items: dict, spec: ast.Spec, params: dict, def_names: set,
-                constant) -> tuple[tuple[str, Domain], ...]:
-    """The `domain NAME, DOMAIN` lines, in order (at least one)."""
+                constant) -> tuple[tuple[tuple[str, Domain], ...], tuple]:
+    """(the `domain NAME, DOMAIN` lines, in order (at least one); the defaults of the last ones, from their
+    `, default(VALUE)`: a query may leave those inputs out)."""
     inputs: list[tuple[str, Domain]] = []
+    defaults: list = []
     for g in items["domain"]:
-        if len(g.args) != 2 or not isinstance(g.args[0], ast.Var):
-            raise SpecError(g.span, "a domain line is: domain NAME, DOMAIN",
+        if len(g.args) not in (2, 3) or not isinstance(g.args[0], ast.Var):
+            raise SpecError(g.span, "a domain line is: domain NAME, DOMAIN (or: domain NAME, DOMAIN, default(V))",
                             "For example: domain xs, list(int(-9, 9), 1, 8)")
         name = g.args[0].name
         if name in params or name in def_names or name in RESERVED_NAMES or any(n == name for n, _ in inputs):
             raise SpecError(g.args[0].span, f"input {name} clashes with another name",
                             "Inputs, params and defs need distinct names; `target`, `state` and `output` are "
                             "reserved.")
-        inputs.append((name, domain_of(g.args[1], constant)))
+        domain = domain_of(g.args[1], constant)
+        if len(g.args) == 3:
+            defaults.append(input_default(g.args[2], name, domain, constant))
+        elif defaults:
+            raise SpecError(g.span, f"input {name} has no default, but an input before it has one",
+                            "A query leaves out inputs from the end: give the inputs after an optional one "
+                            "defaults too, or move the optional ones last.")
+        inputs.append((name, domain))
     if not inputs:
         raise SpecError(spec.span, "this box declares no input", "Add: domain x, int(0, 99)")
-    return tuple(inputs)
+    return tuple(inputs), tuple(defaults)
+
+
+def input_default(e: ast.Expr, name: str, domain: Domain, constant):
+    """The value of `default(VALUE)` after a domain, inside the domain."""
+    if not (isinstance(e, ast.Call) and isinstance(e.fn, ast.Var) and e.fn.name == "default" and len(e.args) == 1):
+        raise SpecError(e.span, f"after input {name}'s domain, expected default(VALUE)",
+                        "An optional input is written: domain dt, float(0.01, 1), default(0.1)")
+    v = constant(e.args[0])
+    why = domain.check(v)
+    if why:
+        raise SpecError(e.args[0].span, f"the default of input {name} is outside its domain: {why}", "")
+    return domain.coerce(v)
 
 
 def read_goals(goals: list, inputs, constant) -> tuple[tuple, str]:
@@ -368,7 +390,7 @@ def goal_marks(gg) -> tuple[str, ...]:
 
 
 def read_tests(items: dict, spec: ast.Spec, goals, targets, inputs, mc: MetaCompiler,
-               constant) -> tuple[TestCase, ...]:
+               constant, defaults: tuple = ()) -> tuple[TestCase, ...]:
     """The test samples, their answers not yet computed (a goal box: one test per target)."""
     tests: list[TestCase] = []
     if goals:
@@ -381,9 +403,9 @@ def read_tests(items: dict, spec: ast.Spec, goals, targets, inputs, mc: MetaComp
         return tuple(tests)
     for i, g in enumerate(items["test"], 1):
         if g.name:
-            tests.append(read_test_block(g, inputs, mc, constant))
+            tests.append(read_test_block(g, inputs, mc, constant, defaults=defaults))
         else:
-            tests.append(TestCase(f"t{i}", query_values(g, g.args, inputs, constant), None, g.span.line))
+            tests.append(TestCase(f"t{i}", query_values(g, g.args, inputs, constant, defaults), None, g.span.line))
     if not tests:
         raise SpecError(spec.span, "this box has no test sample", "Add test lines (or a goal for a puzzle).")
     ids = [t.id for t in tests]
@@ -393,16 +415,20 @@ def read_tests(items: dict, spec: ast.Spec, goals, targets, inputs, mc: MetaComp
     return tuple(tests)
 
 
-def query_values(g, args, inputs, constant) -> tuple:
-    """One query's values (one per input, in order), coerced to the domains."""
+def query_values(g, args, inputs, constant, defaults: tuple = ()) -> tuple:
+    """One query's values (one per input, in order; the optional last ones may be left out), coerced to the
+    domains."""
     names = [n for n, _ in inputs]
-    if len(args) != len(names):
-        raise SpecError(g.span, f"this test gives {len(args)} value(s) for {len(names)} input(s) "
+    fewest = len(names) - len(defaults)
+    if not fewest <= len(args) <= len(names):
+        want = str(len(names)) if not defaults else f"{fewest} to {len(names)}"
+        raise SpecError(g.span, f"this test gives {len(args)} value(s) for {want} input(s) "
                         f"({', '.join(names)})", "Give one value per input, in order.")
-    return tuple(inputs[k][1].coerce(constant(a)) for k, a in enumerate(args))
+    given = tuple(inputs[k][1].coerce(constant(a)) for k, a in enumerate(args))
+    return given + tuple(defaults[len(defaults) - (len(names) - len(args)):])
 
 
-def read_test_block(g, inputs, mc: MetaCompiler, constant, what: str = "test") -> TestCase:
+def read_test_block(g, inputs, mc: MetaCompiler, constant, what: str = "test", defaults: tuple = ()) -> TestCase:
     """`test NAME "question" { given ... ask ... extract ... }`: queries in a fresh session, then the asked one
     (`what`: the block's word in errors, test or example)."""
     given, ask, extract = [], None, None
@@ -411,11 +437,11 @@ def read_test_block(g, inputs, mc: MetaCompiler, constant, what: str = "test") -
             raise SpecError(f.span, f"unknown {what} field {f.key!r}",
                             did_you_mean(f.key, TEST_FIELDS).strip() or f"{what.capitalize()} fields: given, ask, extract.")
         if f.key == "given":
-            given.append(query_values(f, f.args, inputs, constant))
+            given.append(query_values(f, f.args, inputs, constant, defaults))
         elif f.key == "ask":
             if ask is not None:
                 raise SpecError(f.span, f"a {what} asks one query", "Send the others with given lines.")
-            ask = query_values(f, f.args, inputs, constant)
+            ask = query_values(f, f.args, inputs, constant, defaults)
         else:
             if extract is not None or len(f.args) != 1:
                 raise SpecError(f.span, f"a {what} has at most one extract EXPR (over `output`)", "")
@@ -425,7 +451,7 @@ def read_test_block(g, inputs, mc: MetaCompiler, constant, what: str = "test") -
     return TestCase(g.name, ask, None, g.span.line, tuple(given), extract, g.note)
 
 
-def read_examples(spec: ast.Spec, inputs, mc: MetaCompiler, constant) -> tuple[tuple[TestCase, ast.Span], ...]:
+def read_examples(spec: ast.Spec, inputs, mc: MetaCompiler, constant, defaults: tuple = ()) -> tuple[tuple[TestCase, ast.Span], ...]:
     """`example E1 "what it shows" { given ...  ask ... }`: worked examples whose outputs f computes (each in
     a fresh session); their answers are not yet computed."""
     out = []
@@ -435,7 +461,7 @@ def read_examples(spec: ast.Spec, inputs, mc: MetaCompiler, constant) -> tuple[t
                             "Write its queries: example E1 \"...\" { ask VALUE }, with given lines before it "
                             "for a box with memory.")
         block = ast.GenericItem(key="example", args=(), span=e.span, name=e.id, note=e.prompt, fields=e.fields)
-        out.append((read_test_block(block, inputs, mc, constant, "example"), e.span))
+        out.append((read_test_block(block, inputs, mc, constant, "example", defaults), e.span))
     ids = [c.id for c, _ in out]
     for c, span in out:
         if ids.count(c.id) > 1:
