@@ -63,6 +63,7 @@ def test_the_lab_certifies():
     r = CliRunner().invoke(main, ["check", "--no-cache", LAB])
     assert r.exit_code == 0, r.output
     assert "certified: no problems" in r.output and "ok  R2" in r.output
+    assert "2 rules, 0 herrings, 4 tasks, 2 examples" in r.output
 
 
 BOX = """world "B" version 1

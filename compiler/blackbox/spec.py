@@ -112,6 +112,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
     world = attrs.evolve(world, tests=answer_tests(world, items))
     worked = worked_examples(world, read_examples(spec, inputs, true_mc, constant, input_defaults))
     world = attrs.evolve(world, tasks=box_tasks(world, variant(frozenset())))
+    world = attrs.evolve(world, worked=worked)
     return attrs.evolve(world, manual=render_box_manual(spec, world, params, worked))
 
 
@@ -485,13 +486,19 @@ def worked_examples(w: BlackBoxWorld, examples) -> tuple[tuple[TestCase, str], .
         if refused:
             raise SpecError(span, f"example {case.id} cannot be shown: {refused}",
                             "An example's queries must be inputs the box admits.")
-        try:
-            value = w.answer_of(case)
-        except EvalError as err:
-            raise SpecError(span, f"the hidden function fails on example {case.id}: {err.message}",
-                            more_steps(err) or "Each example's output is computed by f.") from None
+        value = recall(f"example:{case.id}", lambda case=case, span=span: example_output(w, case, span),
+                       encode_value, decode_value)
         out.append((case, render(value)))
     return tuple(out)
+
+
+def example_output(w: BlackBoxWorld, case: TestCase, span):
+    """A worked example's output under the true f; its failure is the example's SpecError."""
+    try:
+        return w.answer_of(case)
+    except EvalError as err:
+        raise SpecError(span, f"the hidden function fails on example {case.id}: {err.message}",
+                        more_steps(err) or "Each example's output is computed by f.") from None
 
 
 def not_admitted(w: BlackBoxWorld, case: TestCase) -> str:

@@ -151,6 +151,7 @@ class BlackBoxWorld(BoxWorld):
     input_samples: tuple = ()  # (values, ...): example inputs for the manual and the probe generator
     max_steps: int = MAX_STEPS  # meta-language steps each call may take (`step_limit`, at most STEP_CEILING)
     input_defaults: tuple = ()  # the values of the last inputs, which a query may leave out (`default(V)`)
+    worked: tuple = attrs.field(default=(), repr=False)  # ((TestCase, output rendered), ...): the manual's examples
 
     # ------------------------------------------------------------ inputs
 
