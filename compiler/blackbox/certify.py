@@ -162,7 +162,7 @@ def certify_box(w, progress=None) -> dict:
     return {
         "world": w.name, "kind": w.kind, "seed": w.seed, "default_seed": w.default_seed,
         "params": {k: v for k, v in w.params}, "rules": len(w.rules), "herrings": len(w.herrings),
-        "tasks": len(w.tasks), "examples": len(w.examples), "family": w.family, "difficulty": w.difficulty,
+        "tasks": len(w.tasks), "examples": len(w.examples) + len(w.worked), "family": w.family, "difficulty": w.difficulty,
         "tests": [{"id": c.id, "input": w.format(c.values) if c.values else None,
                    "given": [w.format(v) for v in c.given],
                    "answer": w.format_answer(c.expected) if w.has_goal else render(c.expected)} for c in w.tests],

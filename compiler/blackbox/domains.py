@@ -702,21 +702,29 @@ def _unwrap(text: str) -> str:
     return t
 
 
-def parse_input(domains: Sequence[tuple[str, Domain]], text) -> list:
-    """The values of one input text, in declaration order; raises InputError with a reason."""
+def parse_input(domains: Sequence[tuple[str, Domain]], text, defaults: Sequence = ()) -> list:
+    """The values of one input text, in declaration order; raises InputError with a reason. `defaults`: the
+    values of the last len(defaults) inputs, which a query may leave out (from the end)."""
     if not isinstance(text, str):
         raise InputError("the input must be text")
     t = _unwrap(text)
     if len(t) > MAX_INPUT_CHARS:
         raise InputError(f"the input is too long (more than {MAX_INPUT_CHARS} characters)")
+    if defaults and not t.strip():  # every input left out: only when each has a default
+        if len(defaults) == len(domains):
+            return list(defaults)
+        raise InputError(f"expected at least {len(domains) - len(defaults)} value(s)")
     if len(domains) == 1:
         name, d = domains[0]
         return [d.read(t, name)]
     values = parse_literals(t)
-    if len(values) != len(domains):
+    fewest = len(domains) - len(defaults)
+    if not fewest <= len(values) <= len(domains):
         names = ", ".join(n for n, _ in domains)
-        raise InputError(f"expected {len(domains)} value(s) ({names}), got {len(values)}")
-    return [d.accept(v, name) for (name, d), v in zip(domains, values)]
+        want = str(len(domains)) if not defaults else f"{fewest} to {len(domains)}"
+        raise InputError(f"expected {want} value(s) ({names}), got {len(values)}")
+    got = [d.accept(v, name) for (name, d), v in zip(domains, values)]
+    return got + list(defaults[len(defaults) - (len(domains) - len(values)):])  # the left-out ones
 
 
 def format_input(domains: Sequence[tuple[str, Domain]], values: Sequence) -> str:

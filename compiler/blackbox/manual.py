@@ -9,8 +9,9 @@ from worldspec.compiler.common import interpolate
 from worldspec.compiler.items import manual_opening
 
 
-def render_box_manual(spec: ast.Spec, w: BlackBoxWorld, params: dict) -> str:
-    """The manual shown to an agent (w: the compiled BlackBoxWorld, before its manual is set)."""
+def render_box_manual(spec: ast.Spec, w: BlackBoxWorld, params: dict, worked: tuple = ()) -> str:
+    """The manual shown to an agent (w: the compiled BlackBoxWorld, before its manual is set; `worked`: the
+    worked examples, (TestCase, its output rendered) each, computed by the compiler)."""
     out = manual_opening(spec, w.summary, params)
     out += ["## The box", ""]
     if w.has_goal:
@@ -24,8 +25,12 @@ def render_box_manual(spec: ast.Spec, w: BlackBoxWorld, params: dict) -> str:
     if w.noise:
         out.append("The box's answers may be random.")
     out += ["", "Inputs:"]
+    optional = dict(zip([n for n, _ in w.inputs][len(w.inputs) - len(w.input_defaults):], w.input_defaults))
     for name, d in w.inputs:
-        out.append(f"- `{name}`: {d.describe()}.")
+        left_out = f" Optional: left out, it is `{d.write(optional[name], True)}`." if name in optional else ""
+        out.append(f"- `{name}`: {d.describe()}.{left_out}")
+    if optional:
+        out.append("An input may leave out the optional values at its end.")
     if w.predicates:
         cost = "uses a turn" if w.rejection_costs else "costs no turn"
         out += ["", f"Constraints (an input that breaks one is rejected with the reason, and {cost}):"]
@@ -35,6 +40,14 @@ def render_box_manual(spec: ast.Spec, w: BlackBoxWorld, params: dict) -> str:
         shape = "separated by commas, " if len(w.inputs) > 1 else ""
         shown = " or ".join(f"`{w.format(v)}`" for v in samples[:3])
         out += ["", f"Write one input per turn, {shape}like: {shown}"]
+    if worked:
+        out += ["", "## Worked examples", ""]
+        for case, output in worked:
+            sent = ", then ".join(f"`{w.format(v)}`" for v in case.given + (case.values,))
+            lead = f"{case.question}: " if case.question else ""
+            where = "in a fresh session the box is sent" if case.given or w.stateful else "for the input"
+            what = "output" if case.extract is None else "answer"
+            out.append(f"- {lead}{where} {sent}, the {what} is `{output}`.")
     if w.has_goal and w.answer_domain is not None:
         out += ["", f"The target is answered as {w.answer_domain.describe()}."]
     ops = [d for d in spec.base if d.kind == "op"]

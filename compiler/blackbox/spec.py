@@ -5,6 +5,7 @@ Spec items (docs/oracle-worlds.md has the reference):
     family CII                              # CII CRI PSI ERI IPI (GSI boxes are `kind game`)
     difficulty easy                         # easy | hard
     domain xs, list(int(-9, 9), 1, 8)       # one line per input, in order
+    domain dt, float(0.01, 1), default(0.1) # ... the last ones may be optional: a query may leave them out
     hidden fold(fn(a, x) => a + x, 0, xs)   # f, over the input names (and target, state, noise names)
     predicate len(xs) <= 6, "at most 6 elements"   # rejected inputs cost no turn (unless `rejection turn`)
     test [3, 1, 4]                          # a test sample; its answer is f's output, computed
@@ -19,6 +20,7 @@ Spec items (docs/oracle-worlds.md has the reference):
     noise u                                 # a seeded uniform draw per query
     rejection turn                          # refused inputs use a turn
     sample_input [1, 2, 3]                  # example inputs (manual, probe generator, solver)
+    example E1 "what it shows" { ask 2 }    # a worked example: the manual shows f's output, computed
     within 0.01, absolute                   # numbers (also inside lists and maps) within 0.01 count as equal
     normalise spaces                        # string answers ignore whitespace (exact by default)
     hypothesis sort(xs), "sorting"          # a simple hypothesis the tests must refute (hard boxes)
@@ -29,7 +31,8 @@ Spec items (docs/oracle-worlds.md has the reference):
 Where the box has a plausible but wrong description, `base { op f(...) = ... "doc" }`
 gives the documented behaviour (printed in the manual) and `rule` blocks the true
 one, exactly as in program worlds; `hidden` may then call the ops by name (or is
-the single op applied to the inputs).
+the single op applied to the inputs), and so may defs. Rules on one op stack in spec
+order, a rule's prior(...) being the op beneath it (compile_definitions).
 """
 from __future__ import annotations
 
@@ -47,7 +50,7 @@ from worldspec.compiler.common import check_definitions, draw_params, interpolat
 from worldspec.compiler.items import (box_budget, box_labels, chosen_word, chosen_words, constant_reader,
                                       family_and_difficulty, group_items, note, one, reject_program_sections, switch)
 from worldspec.diagnostics import SpecError, did_you_mean
-from worldspec.meta import MetaCompiler, Unit
+from worldspec.meta import PRIOR, MetaCompiler, Unit
 from worldspec.values import MAX_STEPS, EvalError, same, show
 
 ITEMS = ("family", "difficulty", "domain", "hidden", "predicate", "test", "goal", "within", "normalise",
@@ -62,20 +65,22 @@ GOAL_MARKS = ("again", "defect")
 def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
     """A box spec -> its BlackBoxWorld (at the given seed, or the declared one)."""
     seed = spec.seed if seed is None else seed
-    reject_program_sections(spec)
+    reject_program_sections(attrs.evolve(spec, examples=()))  # a box's examples are inputs (read_examples)
     items = group_items(spec, ITEMS, BLOCKS)
     params = draw_params(spec, seed)
-    mc = meta_compiler(spec, params)
+    mc, dependent = box_compiler(spec, params)
+    def_names = set(mc.defs) | {d.name for d in dependent}
     constant = constant_reader(mc)
     max_steps = read_step_limit(items, spec, constant)
-    precompute(items, mc, max_steps)
+    precompute(items, mc, max_steps, {d.name: d for d in dependent})
     family, difficulty = family_and_difficulty(items, spec)
-    inputs = read_inputs(items, spec, params, mc, constant)
+    inputs, input_defaults = read_inputs(items, spec, params, def_names, constant)
     names = [n for n, _ in inputs]
-    check_base(spec, set(names) | set(params) | set(mc.defs))
+    check_base(spec, set(names) | set(params) | def_names)
+    check_op_cycles(spec)
     goals = items["goal"]
     targets, goal_note = read_goals(goals, inputs, constant)
-    memory, noise = read_memory(items, spec, constant, names, params, mc)
+    memory, noise = read_memory(items, spec, constant, names, params, def_names)
     unit_params = names + (["target"] if goals else []) + (["state"] if memory is not NO_STATE else []) + noise
     variant = hidden_variants(spec, params, mc, unit_params, read_hidden(items, spec, unit_params))
     all_rules = frozenset(r.id for r in spec.rules)
@@ -89,7 +94,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
     hypotheses = read_hypotheses(items, true_mc, unit_params)
     answer_domain, program_answer = read_answer(items, spec, constant, bool(goals))
     solution = read_solution(items, spec, program_answer)
-    tests = read_tests(items, spec, goals, targets, inputs, true_mc, constant)
+    tests = read_tests(items, spec, goals, targets, inputs, true_mc, constant, input_defaults)
     rules = tuple(Rule(r.id, interpolate(r.title, params), f"op {r.override.name}", False,
                        interpolate(r.statement, params), interpolate(r.equation, params),
                        tuple(p.name for p in r.override.params)) for r in spec.rules)
@@ -103,10 +108,12 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
         memory=memory, next_state=next_state, noise=tuple(noise),
         rejection_costs=switch(items, spec, "rejection", "turn", "free"),
         answer_domain=answer_domain, program_answer=program_answer, solution_program=solution,
-        input_samples=read_samples(items, inputs, constant), max_steps=max_steps)
+        input_samples=read_samples(items, inputs, constant), max_steps=max_steps, input_defaults=input_defaults)
     world = attrs.evolve(world, tests=answer_tests(world, items))
+    worked = worked_examples(world, read_examples(spec, inputs, true_mc, constant, input_defaults))
     world = attrs.evolve(world, tasks=box_tasks(world, variant(frozenset())))
-    return attrs.evolve(world, manual=render_box_manual(spec, world, params))
+    world = attrs.evolve(world, worked=worked)
+    return attrs.evolve(world, manual=render_box_manual(spec, world, params, worked))
 
 
 # ---------------------------------------------------------------- reading the items
@@ -125,11 +132,17 @@ def read_step_limit(items: dict, spec: ast.Spec, constant) -> int:
     return n
 
 
-def precompute(items: dict, mc: MetaCompiler, max_steps: int) -> None:
+def precompute(items: dict, mc: MetaCompiler, max_steps: int, dependent: dict | None = None) -> None:
     """Each def named by `precompute NAME` (no parameters) computed once, now, under the box's step limit; every
-    call of it then returns that value at no cost (a table that many queries read, such as a trajectory)."""
+    call of it then returns that value at no cost (a table that many queries read, such as a trajectory).
+    `dependent`: the defs that call ops (their value changes with the rules, so they have no single value)."""
     for g in items["precompute"]:
         for a in g.args:
+            if isinstance(a, ast.Var) and a.name in (dependent or {}):
+                raise SpecError(a.span, f"precompute {a.name}: the def calls the world's ops, whose behaviour "
+                                "the rules change, so it has no single value to compute once",
+                                "Precompute a def that calls no op (a table of numbers), and let the op or "
+                                "hidden line read it.")
             if not isinstance(a, ast.Var) or a.name not in mc.defs:
                 raise SpecError(a.span, "precompute names defs of this world", "For example: precompute TABLE")
             u = mc.defs[a.name]
@@ -154,23 +167,44 @@ def precomputed(u: Unit, a: ast.Var, max_steps: int):
         raise SpecError(a.span, f"precompute {a.name} fails: {err.message}", more_steps(err)) from None
 
 
-def read_inputs(items: dict, spec: ast.Spec, params: dict, mc: MetaCompiler,
-                constant) -> tuple[tuple[str, Domain], ...]:
-    """The `domain NAME, DOMAIN` lines, in order (at least one)."""
+def read_inputs(items: dict, spec: ast.Spec, params: dict, def_names: set,
+                constant) -> tuple[tuple[tuple[str, Domain], ...], tuple]:
+    """(the `domain NAME, DOMAIN` lines, in order (at least one); the defaults of the last ones, from their
+    `, default(VALUE)`: a query may leave those inputs out)."""
     inputs: list[tuple[str, Domain]] = []
+    defaults: list = []
     for g in items["domain"]:
-        if len(g.args) != 2 or not isinstance(g.args[0], ast.Var):
-            raise SpecError(g.span, "a domain line is: domain NAME, DOMAIN",
+        if len(g.args) not in (2, 3) or not isinstance(g.args[0], ast.Var):
+            raise SpecError(g.span, "a domain line is: domain NAME, DOMAIN (or: domain NAME, DOMAIN, default(V))",
                             "For example: domain xs, list(int(-9, 9), 1, 8)")
         name = g.args[0].name
-        if name in params or name in mc.defs or name in RESERVED_NAMES or any(n == name for n, _ in inputs):
+        if name in params or name in def_names or name in RESERVED_NAMES or any(n == name for n, _ in inputs):
             raise SpecError(g.args[0].span, f"input {name} clashes with another name",
                             "Inputs, params and defs need distinct names; `target`, `state` and `output` are "
                             "reserved.")
-        inputs.append((name, domain_of(g.args[1], constant)))
+        domain = domain_of(g.args[1], constant)
+        if len(g.args) == 3:
+            defaults.append(input_default(g.args[2], name, domain, constant))
+        elif defaults:
+            raise SpecError(g.span, f"input {name} has no default, but an input before it has one",
+                            "A query leaves out inputs from the end: give the inputs after an optional one "
+                            "defaults too, or move the optional ones last.")
+        inputs.append((name, domain))
     if not inputs:
         raise SpecError(spec.span, "this box declares no input", "Add: domain x, int(0, 99)")
-    return tuple(inputs)
+    return tuple(inputs), tuple(defaults)
+
+
+def input_default(e: ast.Expr, name: str, domain: Domain, constant):
+    """The value of `default(VALUE)` after a domain, inside the domain."""
+    if not (isinstance(e, ast.Call) and isinstance(e.fn, ast.Var) and e.fn.name == "default" and len(e.args) == 1):
+        raise SpecError(e.span, f"after input {name}'s domain, expected default(VALUE)",
+                        "An optional input is written: domain dt, float(0.01, 1), default(0.1)")
+    v = constant(e.args[0])
+    why = domain.check(v)
+    if why:
+        raise SpecError(e.args[0].span, f"the default of input {name} is outside its domain: {why}", "")
+    return domain.coerce(v)
 
 
 def read_goals(goals: list, inputs, constant) -> tuple[tuple, str]:
@@ -192,7 +226,7 @@ def read_goals(goals: list, inputs, constant) -> tuple[tuple, str]:
     return tuple(targets), (note_text or "the hidden target") if goals else ""
 
 
-def read_memory(items: dict, spec: ast.Spec, constant, names, params, mc) -> tuple[object, list[str]]:
+def read_memory(items: dict, spec: ast.Spec, constant, names, params, def_names: set) -> tuple[object, list[str]]:
     """(the memory at the start of a session or NO_STATE, the noise names)."""
     sg = one(items, "state", spec, required=False)
     memory = NO_STATE
@@ -205,7 +239,7 @@ def read_memory(items: dict, spec: ast.Spec, constant, names, params, mc) -> tup
         for a in g.args:
             if not isinstance(a, ast.Var):
                 raise SpecError(a.span, "noise names the uniform draws: noise u (or noise u, v)", "")
-            if a.name in names or a.name in params or a.name in mc.defs or a.name in RESERVED_NAMES \
+            if a.name in names or a.name in params or a.name in def_names or a.name in RESERVED_NAMES \
                     or a.name in noise:
                 raise SpecError(a.span, f"noise {a.name} clashes with another name", "Choose another name.")
             noise.append(a.name)
@@ -357,7 +391,7 @@ def goal_marks(gg) -> tuple[str, ...]:
 
 
 def read_tests(items: dict, spec: ast.Spec, goals, targets, inputs, mc: MetaCompiler,
-               constant) -> tuple[TestCase, ...]:
+               constant, defaults: tuple = ()) -> tuple[TestCase, ...]:
     """The test samples, their answers not yet computed (a goal box: one test per target)."""
     tests: list[TestCase] = []
     if goals:
@@ -370,9 +404,9 @@ def read_tests(items: dict, spec: ast.Spec, goals, targets, inputs, mc: MetaComp
         return tuple(tests)
     for i, g in enumerate(items["test"], 1):
         if g.name:
-            tests.append(read_test_block(g, inputs, mc, constant))
+            tests.append(read_test_block(g, inputs, mc, constant, defaults=defaults))
         else:
-            tests.append(TestCase(f"t{i}", query_values(g, g.args, inputs, constant), None, g.span.line))
+            tests.append(TestCase(f"t{i}", query_values(g, g.args, inputs, constant, defaults), None, g.span.line))
     if not tests:
         raise SpecError(spec.span, "this box has no test sample", "Add test lines (or a goal for a puzzle).")
     ids = [t.id for t in tests]
@@ -382,35 +416,89 @@ def read_tests(items: dict, spec: ast.Spec, goals, targets, inputs, mc: MetaComp
     return tuple(tests)
 
 
-def query_values(g, args, inputs, constant) -> tuple:
-    """One query's values (one per input, in order), coerced to the domains."""
+def query_values(g, args, inputs, constant, defaults: tuple = ()) -> tuple:
+    """One query's values (one per input, in order; the optional last ones may be left out), coerced to the
+    domains."""
     names = [n for n, _ in inputs]
-    if len(args) != len(names):
-        raise SpecError(g.span, f"this test gives {len(args)} value(s) for {len(names)} input(s) "
+    fewest = len(names) - len(defaults)
+    if not fewest <= len(args) <= len(names):
+        want = str(len(names)) if not defaults else f"{fewest} to {len(names)}"
+        raise SpecError(g.span, f"this test gives {len(args)} value(s) for {want} input(s) "
                         f"({', '.join(names)})", "Give one value per input, in order.")
-    return tuple(inputs[k][1].coerce(constant(a)) for k, a in enumerate(args))
+    given = tuple(inputs[k][1].coerce(constant(a)) for k, a in enumerate(args))
+    return given + tuple(defaults[len(defaults) - (len(names) - len(args)):])
 
 
-def read_test_block(g, inputs, mc: MetaCompiler, constant) -> TestCase:
-    """`test NAME "question" { given ... ask ... extract ... }`: queries in a fresh session, then the asked one."""
+def read_test_block(g, inputs, mc: MetaCompiler, constant, what: str = "test", defaults: tuple = ()) -> TestCase:
+    """`test NAME "question" { given ... ask ... extract ... }`: queries in a fresh session, then the asked one
+    (`what`: the block's word in errors, test or example)."""
     given, ask, extract = [], None, None
     for f in g.fields:
         if f.key not in TEST_FIELDS:
-            raise SpecError(f.span, f"unknown test field {f.key!r}",
-                            did_you_mean(f.key, TEST_FIELDS).strip() or "Test fields: given, ask, extract.")
+            raise SpecError(f.span, f"unknown {what} field {f.key!r}",
+                            did_you_mean(f.key, TEST_FIELDS).strip() or f"{what.capitalize()} fields: given, ask, extract.")
         if f.key == "given":
-            given.append(query_values(f, f.args, inputs, constant))
+            given.append(query_values(f, f.args, inputs, constant, defaults))
         elif f.key == "ask":
             if ask is not None:
-                raise SpecError(f.span, "a test asks one query", "Send the others with given lines.")
-            ask = query_values(f, f.args, inputs, constant)
+                raise SpecError(f.span, f"a {what} asks one query", "Send the others with given lines.")
+            ask = query_values(f, f.args, inputs, constant, defaults)
         else:
             if extract is not None or len(f.args) != 1:
-                raise SpecError(f.span, "a test has at most one extract EXPR (over `output`)", "")
+                raise SpecError(f.span, f"a {what} has at most one extract EXPR (over `output`)", "")
             extract = mc.unit(f"{g.name}.extract", ["output"], f.args[0])
     if ask is None:
-        raise SpecError(g.span, f"test {g.name} asks nothing", "Add: ask VALUE (one value per input).")
+        raise SpecError(g.span, f"{what} {g.name} asks nothing", "Add: ask VALUE (one value per input).")
     return TestCase(g.name, ask, None, g.span.line, tuple(given), extract, g.note)
+
+
+def read_examples(spec: ast.Spec, inputs, mc: MetaCompiler, constant, defaults: tuple = ()) -> tuple[tuple[TestCase, ast.Span], ...]:
+    """`example E1 "what it shows" { given ...  ask ... }`: worked examples whose outputs f computes (each in
+    a fresh session); their answers are not yet computed."""
+    out = []
+    for e in spec.examples:
+        if e.program:
+            raise SpecError(e.program_span, f"example {e.id}: a box's worked example is an input, not a program",
+                            "Write its queries: example E1 \"...\" { ask VALUE }, with given lines before it "
+                            "for a box with memory.")
+        block = ast.GenericItem(key="example", args=(), span=e.span, name=e.id, note=e.prompt, fields=e.fields)
+        out.append((read_test_block(block, inputs, mc, constant, "example", defaults), e.span))
+    ids = [c.id for c, _ in out]
+    for c, span in out:
+        if ids.count(c.id) > 1:
+            raise SpecError(span, f"two examples are named {c.id}", "Give each example its own name.")
+    return tuple(out)
+
+
+def worked_examples(w: BlackBoxWorld, examples) -> tuple[tuple[TestCase, str], ...]:
+    """((example, its output rendered), ...): each computed by the true f; an example that asks what a test
+    asks (its answer would be given away) or that f fails on is a located error."""
+    out = []
+    for case, span in examples:
+        queries = [list(q) for q in case.given + (case.values,)]
+        same_test = next((t.id for t in w.tests if same([list(q) for q in t.given + (t.values,)], queries)), None)
+        if same_test is not None and not w.has_goal:
+            raise SpecError(span, f"example {case.id} sends the queries of test {same_test}: the manual would "
+                            "give its answer away", "Show the box on another input.")
+        refused = not_admitted(w, case) or ("" if w.stateful else
+                                            next((f"its input is refused: {why}" for why in
+                                                  map(w.admits, case.given + (case.values,)) if why), ""))
+        if refused:
+            raise SpecError(span, f"example {case.id} cannot be shown: {refused}",
+                            "An example's queries must be inputs the box admits.")
+        value = recall(f"example:{case.id}", lambda case=case, span=span: example_output(w, case, span),
+                       encode_value, decode_value)
+        out.append((case, render(value)))
+    return tuple(out)
+
+
+def example_output(w: BlackBoxWorld, case: TestCase, span):
+    """A worked example's output under the true f; its failure is the example's SpecError."""
+    try:
+        return w.answer_of(case)
+    except EvalError as err:
+        raise SpecError(span, f"the hidden function fails on example {case.id}: {err.message}",
+                        more_steps(err) or "Each example's output is computed by f.") from None
 
 
 def not_admitted(w: BlackBoxWorld, case: TestCase) -> str:
@@ -511,13 +599,119 @@ def test_prompt(w: BlackBoxWorld, c: TestCase) -> str:
 # ---------------------------------------------------------------- base, rules and herrings
 
 
+def op_dependent_defs(spec: ast.Spec) -> tuple[ast.Def, ...]:
+    """The defs that call a base op, directly or through other defs (in spec order): compiled once per set
+    of applied rules, since what they compute changes with the ops beneath them."""
+    ops = {d.name for d in spec.base}
+    found: set[str] = set()
+    changed = True
+    while changed:  # a def reaching a dependent def depends on the ops too
+        changed = False
+        for d in spec.defs:
+            if d.name not in found and any(mentions(d.body, n) for n in ops | found):
+                found.add(d.name)
+                changed = True
+    return tuple(d for d in spec.defs if d.name in found)
+
+
+def box_compiler(spec: ast.Spec, params: dict) -> tuple[MetaCompiler, tuple[ast.Def, ...]]:
+    """(the compiler of the params and the defs that call no op, the defs that call ops); every def name once."""
+    dependent = op_dependent_defs(spec)
+    names = {d.name for d in dependent}
+    mc = meta_compiler(attrs.evolve(spec, defs=tuple(d for d in spec.defs if d.name not in names)), params)
+    for d in dependent:
+        if d.name in mc.defs or d.name in params or sum(x.name == d.name for x in dependent) > 1:
+            raise SpecError(d.span, f"{d.name} is defined twice", "Give each def a unique name.")
+    return mc, dependent
+
+
+def layers_of(spec: ast.Spec, applied: frozenset) -> dict[str, list]:
+    """op name -> the applied rules on it, in spec order (each a layer over the ones before it)."""
+    layers: dict[str, list] = {}
+    for r in spec.rules:
+        if r.override is not None and r.id in applied:
+            layers.setdefault(r.override.name, []).append(r)
+    return layers
+
+
 def compile_definitions(mc: MetaCompiler, spec: ast.Spec, applied: frozenset) -> None:
-    """Compile the base ops into `mc`, each replaced by its rule's override when that rule is applied."""
-    overrides = {r.override.name: r for r in spec.rules if r.override is not None and r.id in applied}
+    """Compile the base ops into `mc`, each under the applied rules on it, and the defs that call ops.
+
+    Rules on one op stack in spec order: a rule body's prior(...) is the op under the rules before it
+    (or the base line); a rule that does not call prior hides them. Ops and the defs that call them are
+    compiled on first use, so a def may call any op and an op any def (docs/language.md, box worlds)."""
+    layers = layers_of(spec, applied)
+    for d in op_dependent_defs(spec):
+        mc.add_def(d)
     for d in spec.base:
-        r = overrides.get(d.name)
-        body = r.override.body if r is not None else d.body
-        mc.defs[d.name] = mc.unit(d.name, [p.name for p in d.params], body)
+        mc.defs[d.name] = pending_op(mc, d, layers.get(d.name, []))
+    mc.finish()
+    for d in spec.base:  # an op nothing called yet: compiled now, so that its errors point at the spec
+        if mc.defs[d.name].pending is not None:
+            mc.defs[d.name].pending()
+
+
+def pending_op(mc: MetaCompiler, base: ast.Definition, rules: list) -> Unit:
+    """The Unit of one op, compiled (with its layers) on first use (check_op_cycles keeps ops from recursing)."""
+    u = Unit(base.name, len(base.params), False, 0, None, False)
+
+    def compile_now():
+        made = op_layer(mc, base, rules)
+        u.nslots, u.uses_ctx, u.reads, u.pending = made.nslots, made.uses_ctx, made.reads, None
+        u.body = made.body
+
+    u.pending = compile_now
+    return u
+
+
+def check_op_cycles(spec: ast.Spec) -> None:
+    """No op reaches itself through ops and defs (its base line or any rule on it): the layers of an op are
+    compiled beneath each other, so an op is not recursive; a def is (the recursion goes there)."""
+    bodies: dict[str, list] = {d.name: [d.body] for d in spec.defs}
+    for d in spec.base:
+        bodies[d.name] = [d.body] + [r.override.body for r in spec.rules
+                                     if r.override is not None and r.override.name == d.name]
+    calls = {n: {m for m in bodies if any(mentions(b, m) for b in bs)} for n, bs in bodies.items()}
+    for d in spec.base:
+        seen, todo = set(), list(calls[d.name])
+        while todo:
+            n = todo.pop()
+            if n == d.name:
+                raise SpecError(d.span, f"op {d.name} calls itself (directly or through a def)",
+                                "Ops do not recurse: write the recursion in a def and call the def from the op.")
+            if n not in seen:
+                seen.add(n)
+                todo += calls[n]
+
+
+def op_layer(mc: MetaCompiler, base: ast.Definition, rules: list) -> Unit:
+    """The op under these rules (the last on top): the top rule's body, its prior(...) the layers beneath."""
+    if not rules:
+        return mc.unit(base.name, [p.name for p in base.params], base.body)
+    top = rules[-1].override
+    if not mentions(top.body, PRIOR):
+        if len(rules) > 1:  # the top layer hides every layer beneath it
+            return op_layer(mc, base, rules[-1:])
+        return mc.unit(base.name, [p.name for p in top.params], top.body)
+    beneath = op_layer(mc, base, rules[:-1])
+    prior = Unit(PRIOR, beneath.arity, False, beneath.nslots, beneath.body, beneath.uses_ctx, reads=beneath.reads)
+    return MetaCompiler(mc.constants, {**mc.defs, PRIOR: prior}, mc.extra_vars, mc.compiler).unit(
+        base.name, [p.name for p in top.params], top.body)
+
+
+def mentions(e, name: str) -> bool:
+    """Whether an expression names `name` anywhere (a conservative syntactic test)."""
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, ast.Var):
+            if x.name == name:
+                return True
+        elif isinstance(x, ast.Expr):
+            todo += [getattr(x, f.name) for f in attrs.fields(type(x)) if f.name != "span"]
+        elif isinstance(x, tuple):
+            todo += list(x)
+    return False
 
 
 def check_base(spec: ast.Spec, reserved: set) -> None:
@@ -542,7 +736,7 @@ def check_base(spec: ast.Spec, reserved: set) -> None:
         if r.override is None:
             raise SpecError(r.span, f"rule {r.id} overrides nothing",
                             "Start the rule with the base line it replaces: op NAME(...) = ...")
-    check_definitions(spec, require_equation=False)
+    check_definitions(spec, require_equation=False, stacked=True)
 
 
 KIND = Kind("blackbox", compile_spec, "a hidden function answered query by query; tests ask its outputs",

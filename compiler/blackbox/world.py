@@ -150,6 +150,8 @@ class BlackBoxWorld(BoxWorld):
     solution_program: str = ""
     input_samples: tuple = ()  # (values, ...): example inputs for the manual and the probe generator
     max_steps: int = MAX_STEPS  # meta-language steps each call may take (`step_limit`, at most STEP_CEILING)
+    input_defaults: tuple = ()  # the values of the last inputs, which a query may leave out (`default(V)`)
+    worked: tuple = attrs.field(default=(), repr=False)  # ((TestCase, output rendered), ...): the manual's examples
 
     # ------------------------------------------------------------ inputs
 
@@ -239,7 +241,7 @@ class BlackBoxWorld(BoxWorld):
 
     def read_probe(self, text, state=NO_STATE) -> list:
         """Parse one input text and check it; raises InputError with the reason."""
-        values = parse_input(self.inputs, text)
+        values = parse_input(self.inputs, text, self.input_defaults)
         why = self.admits(values, state)
         if why:
             raise InputError(why)
