@@ -704,6 +704,25 @@ def test_code_boxes_of_the_other_readers_read_as_their_published_platforms():
     assert read(q, "(1,2)") == [1, 2] and read(q, "(1,  2) x") == [1, 2] and read(q, "( 1, 2)") is REFUSED
 
 
+def representable(v) -> bool:
+    """Whether the published readers can be sent v at all: a string holding ';' is split, edge quotes are
+    stripped, and surrounding spaces (`value.strip()`) are lost."""
+    strings = [x for x in v.values() if type(x) is str] if isinstance(v, dict) else []
+    return not any(";" in x or "=" in x or x != x.strip() or x[:1] in "'\"" or x[-1:] in "'\"" for x in strings)
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (ORACLE / "code").glob("cii-*.world")))
+def test_code_box_inputs_are_written_as_their_own_reader_reads_them(name):
+    """Every drawn query a published reader can be sent is written (as agents, probes and tests write it) in a
+    form the box reads back as itself: `;` after a lone assignment where the box needs it, strings unescaped."""
+    world = box("code", name)
+    d = world.inputs[0][1]
+    rng = random.Random(name)
+    for v in [d.draw(rng) for _ in range(40)] + [None, {}]:
+        if representable(v) and d.check(v) is None:  # {} only where `;` alone reads as no assignment
+            assert d.read(d.write(v), "q") == v, (v, d.write(v))
+
+
 # ---------------------------------------------------------------- GSI: the rps7 judges and move readers
 
 # platforms/game/easy/rps7_{cycle,beat_last,imitate_last}_final.py `platform`: a move is the reply

@@ -566,8 +566,9 @@ class BlankDomain(Domain):
 
 @attrs.frozen
 class PyAssignDomain(AssignDomain):
-    """`pyassign({...})`: assignments read as the published code boxes' `platform` (condition 2) reads them: only a
-    message holding ';' or '='; split at ';', blank pieces skipped, each piece split at its first '=', the name
+    """`pyassign({...}, MODE)`: assignments read as the published code boxes' `platform` (condition 2) reads them:
+    only a message the box's MODE takes (default "or": one holding ';' or '='); split at ';' (mode "whole": the
+    message is one piece), blank pieces skipped, each piece split at its first '=', the name
     stripped and one of the fields, an int field's value read by Python's int() (so Unicode digits, `1_0`, `+5`,
     surrounding whitespace; not `5.0`, `1e1`, `(5)`), a string field's value with surrounding quotes stripped; a
     later assignment of the same name wins, and a message of blank pieces (`;`) assigns nothing. List values are
@@ -578,8 +579,8 @@ class PyAssignDomain(AssignDomain):
     mode: str = "or"
 
     def check(self, v):
-        if v == {}:
-            return None  # `;` alone: the published box answers `Set {...}.` and changes nothing
+        if v == {} and self.mode == "or":
+            return None  # `;` alone: the published box answers `Set {...}.` and changes nothing (no other mode reads it)
         return super().check(v)
 
     def read(self, text, name):
@@ -601,7 +602,12 @@ class PyAssignDomain(AssignDomain):
         return self.accept(out, name)
 
     def write(self, v, alone=True):
-        text = super().write(v, alone)
+        if not v:
+            return ";"
+        names = dict(self.fields)
+        # a string goes between quotes as it is, no escapes: the published boxes strip the quotes, nothing more
+        text = "; ".join(f"{k} = '{x}'" if names[k].str_like and type(x) is str else f"{k} = {names[k].write(x, False)}"
+                         for k, x in v.items())
         # a box of mode "and" takes one assignment only with a ';' (the published condition 2 needs both)
         return text + ";" if self.mode == "and" and ";" not in text else text
 
