@@ -120,6 +120,8 @@ def test_predicates_that_admit_nothing_and_tests_outside_the_domain_are_problems
     (("difficulty easy", "difficulty medium"), "unknown difficulty"),
     (("list(int(-9, 9), 1, 8)", "lst(int(-9, 9), 1, 8)"), "unknown input domain 'lst'"),
     (("test [3, 1, 4]", "test [3, 1, 4], 2"), "1 input(s)"),
+    (("list(int(-9, 9), 1, 8)", 'pycheckpoint(int(0, 9), int(1, 9), "loose", "or")'), "MATCH is one of"),
+    (("list(int(-9, 9), 1, 8)", 'pyassign({"a": int(0, 9)}, "maybe")'), "MODE is one of"),
     (("test [3, 1, 4]", "test [3, 1, 4]\ngoal 3"), "tested on its target"),
     (("hidden fold", "hidden foldd"), "unknown name 'foldd'"),
     (("test [-2, 5, 1, 7]", "test [-2, 5, 1, 7]\ntest [\"a\", 1]"), "fails on this test"),

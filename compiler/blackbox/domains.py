@@ -6,6 +6,7 @@ call syntax and read structurally (never evaluated as code):
     int(lo, hi)   float(lo, hi)   pyfloat(lo, hi)   bool   bits(n)   str(lo, hi)   str(ALPHABET, lo, hi)
     text(lo, hi)  line(lo, hi)    message(lo, hi)   list(ELEMENT, lo, hi)   tuple(D1, D2, ...)
     choice(v1, v2, ...)   either(D1, D2, ...)   assign({"name": D, ...})
+    pyassign({"name": D, ...})   pycheckpoint(D1, D2)   blank      (the published Oracle code boxes' readings)
 
 Bounds may use params (`int(0, N)`). A domain types what an agent may send,
 draws sample inputs for the probe generator, enumerates small finite input
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 import string
 from typing import Iterator, Sequence
 
@@ -488,6 +490,162 @@ class AssignDomain(Domain):
         return f"assignments `{self.fields[0][0]} = ...; ...` to any of: {parts}"
 
 
+# The three readings of the published Oracle code boxes' `platform` (lemonsis/Oracle_Benchmark,
+# platforms/code/<level>/<box>_final.py, function `platform`; restated, never copied): condition 1, the empty
+# message (`blank`); condition 2, assignments (`pyassign`); condition 3, any other message is a checkpoint
+# query (`pycheckpoint`). Each form refuses the others' messages, so `either(...)` of them reads as the
+# published conditions do in whichever order they are written. The boxes differ in which messages condition 2
+# takes and how it splits them (MODE) and in the checkpoint pattern (MATCH):
+#   "or"    ';' or '=' in the message, split at ';'       (easy/exgcd_final.py)
+#   "and"   '=' and ';' in the message, split at ';'      (easy/algebraic_operations, highprecision_add/_divide, kmp)
+#   "eq"    '=' in the message, split at ';'              (easy/bubble_sort, factorial_recursion, fib_recursion,
+#                                                          most_frequent_char; hard/arithmetic_slices)
+#   "whole" '=' in the message, the whole message one assignment (easy/quicksort_recursion; hard/heap_sort,
+#                                                          mergesort_recursion, sieve_of_eratosthenes)
+#   "full"  the whole message `name = value` pieces joined by ';' (no trailing ';'), split at ';'
+#                                                         (easy/coins_for_fowls, hard/complex_algebraic_operations)
+#   "named" a message opening `name =` (re.match(r'^\s*[\w_]+\s*=')), split at ';'; a string value loses one
+#           pair of matching quotes only                   (hard/manacher)
+#   "prefix"  re.match(r'\(\s*(\d+)\s*,\s*(\d+)\s*\)', message)   (exgcd and the others of its condition 3)
+#   "tight"   re.match(r'\((\d+),\s*(\d+)\)', message.strip())  (highprecision_divide, kmp, quicksort, ...)
+#   "full"    the whole message `(\d+, \d+)` with any \s around the numbers (coins_for_fowls)
+#   "literal" as "full", then Python reads the pair as a tuple literal (complex_algebraic_operations evals it):
+#             ASCII digits without leading zeros, only Python's own whitespace between them
+ASSIGN_MODES = ("or", "and", "eq", "whole", "full", "named")
+_NAMED_ASSIGNMENT = re.compile(r"\s*\w+\s*=")
+_FULL_ASSIGNMENTS = re.compile(r"(\w+\s*=\s*[^;]+;\s*)*(\w+\s*=\s*[^;]+)")
+_PY_SPACE = "[ \t\f\n\r]*"
+CHECKPOINT_MATCHES = {"prefix": re.compile(r"\(\s*(\d+)\s*,\s*(\d+)\s*\)"), "tight": re.compile(r"\((\d+),\s*(\d+)\)"),
+                      "full": re.compile(r"\(\s*(\d+)\s*,\s*(\d+)\s*\)\Z"),
+                      "literal": re.compile(rf"\({_PY_SPACE}(0+|[1-9][0-9]*){_PY_SPACE},{_PY_SPACE}(0+|[1-9][0-9]*){_PY_SPACE}\)\Z")}
+
+
+def assignment_message(text: str, mode: str) -> bool:
+    """Whether the published condition 2 of a box of this MODE takes the message as assignments."""
+    if mode == "or":
+        return ";" in text or "=" in text
+    if mode == "and":
+        return "=" in text and ";" in text
+    if mode == "full":
+        return _FULL_ASSIGNMENTS.fullmatch(text) is not None
+    if mode == "named":
+        return _NAMED_ASSIGNMENT.match(text) is not None
+    return "=" in text
+
+
+@attrs.frozen
+class BlankDomain(Domain):
+    """`blank`: only the empty message, read as none (the published code boxes answer it with their inputs and
+    checkpoint count: `platform` condition 1, `player_output == ''`)."""
+
+    kind = "blank"
+
+    def check(self, v):
+        return None if v is None else f"expected the empty message, got {_kind(v)}"
+
+    def read(self, text, name):
+        if text != "":
+            raise InputError(f"{name}: expected the empty message")
+        return None
+
+    def write(self, v, alone=True):
+        return ""
+
+    def draw(self, rng):
+        return None
+
+    def describe(self):
+        return "the empty message"
+
+    def size(self):
+        return 1
+
+    def enumerate(self):
+        yield None
+
+
+@attrs.frozen
+class PyAssignDomain(AssignDomain):
+    """`pyassign({...}, MODE)`: assignments read as the published code boxes' `platform` (condition 2) reads them:
+    only a message the box's MODE takes (default "or": one holding ';' or '='); split at ';' (mode "whole": the
+    message is one piece), blank pieces skipped, each piece split at its first '=', the name
+    stripped and one of the fields, an int field's value read by Python's int() (so Unicode digits, `1_0`, `+5`,
+    surrounding whitespace; not `5.0`, `1e1`, `(5)`), a string field's value with surrounding quotes stripped; a
+    later assignment of the same name wins, and a message of blank pieces (`;`) assigns nothing. List values are
+    read by the literal reader, never by eval (the published box evals them: docs/oracle-published-code.md).
+    Deliberate: a message refused part-way assigns nothing (the published box keeps the pieces before the bad
+    one); values stay within the fields' ranges. `mode` is the box's condition 2 (ASSIGN_MODES above)."""
+
+    mode: str = "or"
+
+    def check(self, v):
+        if v == {} and self.mode == "or":
+            return None  # `;` alone: the published box answers `Set {...}.` and changes nothing (no other mode reads it)
+        return super().check(v)
+
+    def read(self, text, name):
+        if not assignment_message(text, self.mode):
+            need = "'=' and ';'" if self.mode == "and" else "'='"
+            raise InputError(f"{name}: an assignment holds {need} (as in {self.fields[0][0]} = ...;)")
+        fields = dict(self.fields)
+        out: dict = {}
+        for piece in [text] if self.mode == "whole" else text.split(";"):
+            if not piece.strip():
+                continue
+            if "=" not in piece:
+                raise InputError(f"cannot read the assignment {piece.strip()[:40]!r}: expected name = value")
+            key, raw = piece.split("=", 1)
+            key, raw = key.strip(), raw.strip()
+            if key not in fields:
+                raise InputError(f"{key[:40]!r} is not a variable here (variables: {', '.join(fields)})")
+            out[key] = _py_value(fields[key], raw, key, self.mode)
+        return self.accept(out, name)
+
+    def write(self, v, alone=True):
+        if not v:
+            return ";"
+        names = dict(self.fields)
+        # a string goes between quotes as it is, no escapes: the published boxes strip the quotes, nothing more
+        text = "; ".join(f"{k} = '{x}'" if names[k].str_like and type(x) is str else f"{k} = {names[k].write(x, False)}"
+                         for k, x in v.items())
+        # a box of mode "and" takes one assignment only with a ';' (the published condition 2 needs both)
+        return text + ";" if self.mode == "and" and ";" not in text else text
+
+
+def _py_value(d: Domain, raw: str, key: str, mode: str):
+    """One assigned value as the published `platform` converts it by the parameter's type annotation."""
+    if isinstance(d, IntDomain):
+        try:
+            return int(raw)  # int() of the text: never code, only digits, sign, underscores, whitespace
+        except ValueError:
+            raise InputError(f"{key}: cannot read {raw[:40]!r} as an integer") from None
+    if d.str_like and mode == "named":  # one pair of matching quotes (hard/manacher_final.py `platform`)
+        return raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'" else raw
+    if d.str_like:
+        return raw.strip("\"'")
+    values = parse_literals(raw)
+    if len(values) != 1:
+        raise InputError(f"{key}: expected 1 value, got {len(values)}")
+    return values[0]
+
+
+@attrs.frozen
+class PyCheckpointDomain(TupleDomain):
+    """`pycheckpoint(D1, D2)`: a checkpoint query `(idx, iter)` read as the published code boxes' `platform`
+    (condition 3) reads it: only a message the box's condition 2 (`mode`, ASSIGN_MODES) does not take, matched
+    by `re.match` of the box's pattern (`match`, CHECKPOINT_MATCHES: a prefix, text after the `)` ignored;
+    Unicode digits and spaces; no sign), each number read by int(); the box sees [idx, iter]."""
+
+    match: str = "prefix"
+    mode: str = "or"
+
+    def read(self, text, name):
+        m = None if assignment_message(text, self.mode) else CHECKPOINT_MATCHES[self.match].match(text.strip())
+        if m is None:
+            raise InputError(f"{name}: expected a checkpoint query (idx, iter) such as (1, 2)")
+        return self.accept([int(m.group(1)), int(m.group(2))], name)
+
+
 @attrs.frozen
 class EitherDomain(Domain):
     """One of several forms of input (the first form that reads the text wins)."""
@@ -566,7 +724,7 @@ def _num(x) -> str:
 
 
 DOMAIN_NAMES = ("int", "float", "pyfloat", "bool", "bits", "str", "text", "line", "message", "list", "tuple", "choice",
-                "either", "assign")
+                "either", "assign", "pyassign", "pycheckpoint", "blank")
 
 
 def domain_of(e: ast.Expr, constant) -> Domain:
@@ -606,6 +764,9 @@ def domain_of(e: ast.Expr, constant) -> Domain:
     elif name == "bool":
         arity(0)
         d = BoolDomain()
+    elif name == "blank":
+        arity(0)
+        d = BlankDomain()
     elif name == "bits":
         arity(1)
         n = const(0, int)
@@ -623,7 +784,24 @@ def domain_of(e: ast.Expr, constant) -> Domain:
             raise SpecError(e.span, f"{name}(...) needs at least one domain", _DOMAIN_HINT)
         parts = tuple(domain_of(a, constant) for a in args)
         d = TupleDomain(parts) if name == "tuple" else EitherDomain(parts)
-    elif name == "assign":
+    elif name == "pycheckpoint":
+        arity(2, 4)
+        parts = tuple(domain_of(a, constant) for a in args[:2])
+        if not all(isinstance(p, IntDomain) for p in parts):
+            raise SpecError(e.span, "pycheckpoint(...) takes two integer domains, as in pycheckpoint(int(0, 20), "
+                            "int(1, 100000))", "")
+        match, mode = (const(2), const(3)) if len(args) == 4 else ("prefix", "or")
+        if match not in CHECKPOINT_MATCHES or mode not in ASSIGN_MODES:
+            raise SpecError(e.span, f"pycheckpoint(D1, D2, MATCH, MODE): MATCH is one of {', '.join(CHECKPOINT_MATCHES)}"
+                            f", MODE one of {', '.join(ASSIGN_MODES)}", "")
+        d = PyCheckpointDomain(parts, match, mode)
+    elif name in ("assign", "pyassign"):
+        mode = "or"
+        if name == "pyassign" and len(args) == 2:
+            mode = const(1)
+            if mode not in ASSIGN_MODES:
+                raise SpecError(args[1].span, f"pyassign({{...}}, MODE): MODE is one of {', '.join(ASSIGN_MODES)}", "")
+            args = args[:1]
         arity(1)
         if not isinstance(args[0], ast.MapExpr) or not args[0].pairs:
             raise SpecError(args[0].span, "assign(...) takes a map of variable names to domains",
@@ -634,7 +812,7 @@ def domain_of(e: ast.Expr, constant) -> Domain:
             if type(key) is not str or not key.isidentifier() or any(key == n for n, _ in fields):
                 raise SpecError(k.span, "assign(...) names each variable once, as a string such as \"arr\"", "")
             fields.append((key, domain_of(v, constant)))
-        d = AssignDomain(tuple(fields))
+        d = AssignDomain(tuple(fields)) if name == "assign" else PyAssignDomain(tuple(fields), mode)
     elif name in ("str", "text"):
         arity(0, 2, 3)
         alphabet = LOWER if name == "str" else LOWER + " "
@@ -672,7 +850,7 @@ def domain_of(e: ast.Expr, constant) -> Domain:
 
 _DOMAIN_HINT = ("Domains: int(lo, hi), float(lo, hi), pyfloat(lo, hi), bool, bits(n), str(lo, hi), str(ALPHABET, lo, hi), "
                 "text(lo, hi), line(lo, hi), message(lo, hi), list(ELEMENT, lo, hi), tuple(D1, D2, ...), choice(v1, v2, ...), "
-                "either(D1, D2, ...), assign({\"name\": D, ...}).")
+                "either(D1, D2, ...), assign({\"name\": D, ...}), pyassign({\"name\": D, ...}), pycheckpoint(D1, D2), blank.")
 
 
 # ---------------------------------------------------------------- reading and writing values
