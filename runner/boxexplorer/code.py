@@ -173,6 +173,14 @@ class Fitter:
             return None
         ops = ("+", "-", "*", "/")
         for depth in (1, 2):
+            if depth == 2:  # (x op y) + (z op w), (x op y) - (z op w): a lookup per table entry
+                for k, e in list(self.table.items()):
+                    if ok(e) and all(number(v) for v in k):
+                        for op, rest in (("+", [y - x for x, y in zip(k, target)]),
+                                         ("-", [x - y for x, y in zip(k, target)])):
+                            f = self.table.get(key(rest))
+                            if ok(f) and size(f) > 1 and size(e) > 1:
+                                return (op, e, f)
             for op1 in ops:
                 for a in self.nums:
                     if ("v", banned) == a:
@@ -203,6 +211,18 @@ class Fitter:
             if None not in col:
                 out.append((side, col))
         return out
+
+
+def inputs_env(inputs: dict) -> dict:
+    """The inputs as leaves, with the length of each list or string input and each list input sorted (a
+    procedure over a sequence starts from its length; a sort ends at the sorted list)."""
+    env = {"in." + n: v for n, v in inputs.items()}
+    for n, v in inputs.items():
+        if isinstance(v, (list, str)):
+            env["len." + n] = len(v)
+        if isinstance(v, list) and all(number(x) for x in v):
+            env["sorted." + n] = sorted(v)
+    return env
 
 
 def parse_value(text: str):
@@ -276,14 +296,32 @@ class DebuggerFitter(Strategy):
             m = PAIR.match(q.strip())
             if m:
                 asked[(int(m.group(1)), int(m.group(2)))] = o
+        single = self.single_visit(history[:rounds[-1]])
         for c in range(1, self.k + 1):
-            for v in range(1, VISITS + 1):
+            for v in range(1, 2 if c in single else VISITS + 1):
                 o = asked.get((c, v))
                 if o is None:
                     return f"({c}, {v})"
                 if not o.startswith("{"):
                     break  # no such visit: the checkpoint's round is over
         return self.draw_inputs(len(rounds))
+
+    @staticmethod
+    def single_visit(history: History) -> set:
+        """Checkpoints every earlier round reached once ("exceeds maximum possible visits 1"): straight-line
+        code, whose second visit is not asked again."""
+        many, once = set(), set()
+        for q, o in history:
+            m = PAIR.match(q.strip())
+            if not m:
+                continue
+            c = int(m.group(1))
+            n = re.search(r"maximum possible visits (\d+)", o)
+            if n and int(n.group(1)) == 1:
+                once.add(c)
+            elif o.startswith("{") and int(m.group(2)) > 1 or n:
+                many.add(c)
+        return once - many
 
     # ---- observations ----
     def observations(self, history: History) -> dict:
@@ -314,7 +352,6 @@ class DebuggerFitter(Strategy):
 
     def fit(self, history: History):
         obs = self.observations(history)
-        inputs = sorted({n for n, _ in self.domain.fields})
         laws = {}
         for c in range(1, self.k + 1):
             names: list[str] = []
@@ -325,21 +362,21 @@ class DebuggerFitter(Strategy):
             steps = [(json.loads(s), obs[(s, cc, v - 1)], m) for (s, cc, v), m in obs.items()
                      if cc == c and v > 1 and (s, cc, v - 1) in obs]
             laws[c] = {"names": names, "first": self.fit_rows(
-                [({**{"in." + n: i.get(n) for n in inputs}, **{"new." + n: m.get(n) for n in names}}, m)
-                 for i, m in first], names, inputs, []),
+                [({**inputs_env(i), **{"new." + n: m.get(n) for n in names}}, m) for i, m in first], names, []),
                 "step": self.fit_rows(
-                [({**{"in." + n: i.get(n) for n in inputs}, **{"new." + n: m.get(n) for n in names},
-                   **{"old." + n: p.get(n) for n in names}}, m) for i, p, m in steps], names, inputs, names)}
+                [({**inputs_env(i), **{"new." + n: m.get(n) for n in names},
+                   **{"old." + n: p.get(n) for n in names}}, m) for i, p, m in steps], names, names)}
         return laws
 
-    def fit_rows(self, rows, names, inputs, old) -> dict:
+    def fit_rows(self, rows, names, old) -> dict:
         if not rows:
             return {}
         envs = [r for r, _ in rows]
         out = {}
         # the last visit and the inputs first (a step that carries a value is the simplest law); the other
         # names of the same map only for a variable they alone explain, so laws rarely define each other
-        base = ["old." + n for n in old] + ["in." + n for n in inputs]
+        derived = sorted({k for r in envs for k in r if k.split(".")[0] in ("in", "len", "sorted")})
+        base = ["old." + n for n in old] + derived
         fitters = (Fitter(envs, base), Fitter(envs, base + ["new." + n for n in names]))
         for n in names:
             target = [m.get(n) for _, m in rows]
@@ -356,7 +393,7 @@ class DebuggerFitter(Strategy):
         law = laws.get(c)
         if not law:
             return None
-        base = {"in." + n: v for n, v in inputs.items()}
+        base = inputs_env(inputs)
         prev = None
         for v in range(1, visit + 1):
             exprs = law["first"] if v == 1 else law["step"]
