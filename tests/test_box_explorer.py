@@ -11,12 +11,14 @@ from click.testing import CliRunner
 from worldspec.cli import main
 from worldspec.compiler import load_world
 from worldspec.runner.agents import BoxExplorer, box_agent
+from worldspec.runner.boxexplorer.code import DebuggerFitter, Fitter, evaluate
 from worldspec.runner.boxexplorer.history import exploration, output_text
 from worldspec.runner.boxexplorer.strategies import Nearest, run_box, strategy_for
 from worldspec.runner.boxexplorer.view import BoxView, box_view
 
 BOXES = ("worlds/oracle/circuit/cri-e-swap.world", "worlds/oracle/encryption/eri-e-caesar-cipher.world",
-         "worlds/oracle/puzzle/ipi-e-number-guessing.world", "worlds/oracle/puzzle/ipi-e-single-battleship.world")
+         "worlds/oracle/puzzle/ipi-e-number-guessing.world", "worlds/oracle/puzzle/ipi-e-single-battleship.world",
+         "worlds/oracle/code/cii-e-factorial-recursion.world", "worlds/oracle/code/cii-e-algebraic-operations.world")
 
 
 @pytest.fixture(scope="module", params=BOXES)
@@ -70,6 +72,28 @@ def test_the_view_holds_only_what_an_agent_sees(box):
         # manual lists every target it may hide)
         if len(t.solution) > 6:
             assert t.solution not in view.manual and all(t.solution not in x.prompt for x in view.tests)
+
+
+def test_the_debugger_fitter_finds_a_law_of_three_operations_by_lookup():
+    rows = [{"in.d": d, "in.e": e} for d, e in ((6, -1), (60, 269), (119, 1320), (90, 734))]
+    fitter = Fitter(rows, ["in.d", "in.e"])
+    target = [(r["in.e"] + r["in.d"] - 10) / 2 for r in rows]
+    law = fitter.fit(target, "new.f")
+    assert law is not None and [evaluate(law, r) for r in rows] == target
+    assert evaluate(law, {"in.d": 1368, "in.e": 55299}) == (55299 + 1368 - 10) / 2  # it generalises
+    assert fitter.fit(["x", "y", "z", "w"], "new.f") is None  # no arithmetic law for strings
+
+
+def test_the_code_boxes_answer_inputs_the_exploration_never_set():
+    """Every CII box gets the debugger fitter; on factorial it answers tests at inputs it never sent."""
+    box = load_world("worlds/oracle/code/cii-e-factorial-recursion.world")
+    view = box_view(box, turns=20, shots=2)
+    assert isinstance(strategy_for(view), DebuggerFitter)
+    sent: list[str] = []
+    query = query_of(box)
+    answers = run_box(view, lambda t, text: (sent.append(text), query(t, text))[1])
+    fresh = [t for t in view.tests if "n = %d" % DebuggerFitter.question(t)[0]["n"] not in sent]
+    assert fresh and sum(box.verify(t.id, answers[t.id][0], "lenient").passed for t in fresh) / len(fresh) >= 0.8
 
 
 def test_the_explorer_reads_its_history_from_the_protocols_messages():
