@@ -15,6 +15,7 @@ from worldspec.runner.boxexplorer.code import DebuggerFitter, Fitter, evaluate
 from worldspec.runner.boxexplorer.history import exploration, output_text
 from worldspec.runner.boxexplorer.strategies import Nearest, run_box, strategy_for
 from worldspec.runner.boxexplorer.view import BoxView, box_view
+from worldspec.runner.learnability import box_learnability
 
 BOXES = ("worlds/oracle/circuit/cri-e-swap.world", "worlds/oracle/encryption/eri-e-caesar-cipher.world",
          "worlds/oracle/puzzle/ipi-e-number-guessing.world", "worlds/oracle/puzzle/ipi-e-single-battleship.world",
@@ -118,3 +119,23 @@ def test_worldspec_run_plays_the_explorer_through_the_protocol_and_its_grader(tm
     assert res.exit_code == 0, res.output
     acc = json.loads((out / "summary.json").read_text())["accuracy"]
     assert acc["explorer"]["overall"] >= 90.0 > acc["memorise"]["overall"]
+
+
+def test_learnability_is_the_explorers_accuracy_within_the_boxs_budget():
+    box = load_world("worlds/oracle/code/cii-e-factorial-recursion.world")
+    found = box_learnability(box)
+    assert (found.turns, found.shots) == (box.budget.turns, box.budget.shots) and found.strategy == "debugger maps"
+    assert 80.0 <= found.accuracy <= 100.0 and "within 10@1" in found.line()
+    # a box outside the families scores low: the number is measured, not a constant
+    assert box_learnability(load_world("worlds/oracle/code/cii-h-mergesort-recursion.world")).accuracy < 50.0
+    program = box_learnability(load_world("aliencode"))
+    assert program.accuracy is None and "--agent explorer" in program.line()
+
+
+def test_check_prints_the_learnability_line_only_when_asked():
+    path = "worlds/oracle/circuit/cri-e-swap.world"
+    plain = CliRunner().invoke(main, ["check", path])
+    asked = CliRunner().invoke(main, ["check", path, "--learnability"])
+    assert plain.exit_code == 0 and asked.exit_code == 0, (plain.output, asked.output)
+    assert "learnability" not in plain.output
+    assert "learnability: the explorer (circuit gates) answers 100.0% of the tests within 10@1" in asked.output
