@@ -11,7 +11,8 @@ observation, in two families:
 - visit k+1: an expression over the map of visit k, the inputs and the other variables of the new map (a
   loop's or a recursion's step, iterated to reach a later visit).
 
-Expressions are leaves (a variable, 0, 1, 2, 10), one operation of two leaves (+ - * // % /), or up to two
+Expressions are leaves (a variable, a list or string input's length or sorted copy, 0, 1, 2, 10, false,
+true, an empty list or string), one operation of two leaves (+ - * // % /), or up to two
 more operations with a leaf, found by inverting the outer operations against a table of the one-operation
 expressions (meet in the middle), so `(e + d - 10) / 2` costs lookups, not an enumeration. A variable no
 expression explains is answered from the same visit at the nearest observed inputs (the memorising floor).
@@ -26,6 +27,8 @@ from .base import History, Strategy
 from .view import BoxView, TestView
 
 CONSTANTS = (0, 1, 2, 10)
+# a flag, an empty list or string, as JSON text: ("c", False) would equal ("c", 0) as a key
+VALUES = ("false", "true", "[]", '""')
 OPS = ("+", "-", "*", "//", "%", "/")
 VISITS = 3  # visits asked per checkpoint in a round: enough consecutive pairs to fit a step
 TICK = re.compile(r"`([^`]*)`")
@@ -93,12 +96,14 @@ def key(values) -> tuple:
     return tuple(out)
 
 
-# An expression: ("v", name) | ("c", const) | (op, left, right)
+# An expression: ("v", name) | ("c", number) | ("k", JSON value) | (op, left, right)
 def evaluate(expr, env):
     if expr[0] == "v":
         return env.get(expr[1])
     if expr[0] == "c":
         return expr[1]
+    if expr[0] == "k":
+        return json.loads(expr[1])
     a, b = evaluate(expr[1], env), evaluate(expr[2], env)
     return None if a is None or b is None else apply_op(expr[0], a, b)
 
@@ -106,13 +111,13 @@ def evaluate(expr, env):
 def names_of(expr) -> set:
     if expr[0] == "v":
         return {expr[1]}
-    if expr[0] == "c":
+    if expr[0] in ("c", "k"):
         return set()
     return names_of(expr[1]) | names_of(expr[2])
 
 
 def size(expr) -> int:
-    return 1 if expr[0] in ("v", "c") else size(expr[1]) + size(expr[2])
+    return 1 if expr[0] in ("v", "c", "k") else size(expr[1]) + size(expr[2])
 
 
 def inverses(op: str, a, y):
@@ -141,7 +146,8 @@ class Fitter:
     def __init__(self, rows: list[dict], leaves: list[str]):
         self.rows = rows
         self.table: dict[tuple, tuple] = {}
-        self.leaves = [("v", n) for n in leaves] + [("c", c) for c in CONSTANTS]
+        self.leaves = ([("v", n) for n in leaves] + [("c", c) for c in CONSTANTS]
+                       + [("k", v) for v in VALUES])
         cols = {e: [evaluate(e, r) for r in rows] for e in self.leaves}
         self.cols = cols
         for e in self.leaves:
@@ -248,11 +254,7 @@ def parse_assign(text: str) -> dict | None:
 
 def write(value) -> str:
     """A value as the box writes it: a number or a list as JSON, a string bare."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, float) and value == int(value) and abs(value) < 1e15:
-        return json.dumps(value)
-    return json.dumps(value)
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 class DebuggerFitter(Strategy):
@@ -275,6 +277,7 @@ class DebuggerFitter(Strategy):
                 lo = d.lo if d.lo is not None else -50
                 hi = d.hi if d.hi is not None else 50
                 small_lo = max(lo, 1) if lo <= 1 <= hi else lo
+                # small values: a loop's visits stay few enough to ask (larger spans by turns scored less)
                 value[name] = rng.randint(small_lo, min(hi, small_lo + 60))
             elif kind == "ListDomain" and type(d.element).__name__ == "IntDomain":
                 n = max(d.lo or 0, min(d.hi if d.hi is not None else 8, rng.randint(4, 7)))
