@@ -83,6 +83,10 @@ def test_the_debugger_fitter_finds_a_law_of_three_operations_by_lookup():
     assert law is not None and [evaluate(law, r) for r in rows] == target
     assert evaluate(law, {"in.d": 1368, "in.e": 55299}) == (55299 + 1368 - 10) / 2  # it generalises
     assert fitter.fit(["x", "y", "z", "w"], "new.f") is None  # no arithmetic law for strings
+    # a list grown by the string's i-th character: c = old c + [s[i]]
+    rows = [{"old.c": list(w[:i]), "in.s": w, "new.i": i} for w, i in (("abca", 2), ("xyz", 1), ("hello", 4))]
+    grown = Fitter(rows, ["old.c", "in.s", "new.i"]).fit([r["old.c"] + [r["in.s"][r["new.i"]]] for r in rows], "new.c")
+    assert grown == ("append", ("v", "old.c"), ("[]", ("v", "in.s"), ("v", "new.i")))
 
 
 def test_the_code_boxes_answer_inputs_the_exploration_never_set():

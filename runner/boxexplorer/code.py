@@ -12,7 +12,8 @@ observation, in two families:
   loop's or a recursion's step, iterated to reach a later visit).
 
 Expressions are leaves (a variable, a list or string input's length or sorted copy, 0, 1, 2, 10, false,
-true, an empty list or string), one operation of two leaves (+ - * // % /), or up to two
+true, an empty list or string), one operation of two leaves (+ - * // % /, or `s[i]`), a list grown by one
+such element, or up to two
 more operations with a leaf, found by inverting the outer operations against a table of the one-operation
 expressions (meet in the middle), so `(e + d - 10) / 2` costs lookups, not an enumeration. A variable no
 expression explains is answered from the same visit at the nearest observed inputs (the memorising floor).
@@ -61,7 +62,12 @@ def number(v) -> bool:
 
 
 def apply_op(op: str, x, y):
-    """x op y with Python's semantics, None when undefined (a zero divisor, a non-number)."""
+    """x op y with Python's semantics, None when undefined (a zero divisor, a non-number, an index outside)."""
+    if op == "[]":
+        ok = isinstance(x, (list, str)) and isinstance(y, int) and not isinstance(y, bool) and -len(x) <= y < len(x)
+        return x[y] if ok else None
+    if op == "append":
+        return list(x) + [y] if isinstance(x, list) else None
     if not (number(x) and number(y)):
         return None
     try:
@@ -162,6 +168,12 @@ class Fitter:
                     col = [apply_op(op, x, y) for x, y in zip(cols[a], cols[b])]
                     if None not in col:
                         self.add((op, a, b), col)
+        self.seqs = [e for e in self.leaves if all(isinstance(v, (list, str)) for v in cols[e])]
+        for a in self.seqs:  # an element of a list or a character of a string: s[i]
+            for b in nums:
+                col = [apply_op("[]", x, y) for x, y in zip(cols[a], cols[b])]
+                if None not in col:
+                    self.add(("[]", a, b), col)
 
     def add(self, expr, col) -> None:
         k = key(col)
@@ -175,6 +187,13 @@ class Fitter:
         e = self.table.get(key(target))
         if ok(e):
             return e
+        if all(isinstance(v, list) and v for v in target):  # a list grown by one element: L + [e]
+            for a in self.seqs:
+                grown = all(isinstance(x, list) and x == t[:-1] for x, t in zip(self.cols[a], target))
+                if ("v", banned) != a and grown:
+                    e = self.table.get(key([t[-1] for t in target]))
+                    if ok(e):
+                        return ("append", a, e)
         if not all(number(v) for v in target):
             return None
         ops = ("+", "-", "*", "/")
