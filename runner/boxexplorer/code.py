@@ -13,11 +13,10 @@ observation, in two families:
 
 Expressions are leaves (a variable, a list or string input's length or sorted copy, 0, 1, 2, 10, false,
 true, an empty list or string), one operation of two leaves (+ - * // % /, or `s[i]`), a list grown by one
-such element, or up to two
-more operations with a leaf, found by inverting the outer operations against a table of the one-operation
-expressions (meet in the middle), so `(e + d - 10) / 2` costs lookups, not an enumeration. A variable no
-expression explains is answered from the same visit at the nearest observed inputs (the memorising floor).
-Values that are lists or strings fit only as leaves (a list kept, or carried from the last visit).
+such element, or up to two more arithmetic operations with a leaf, found by inverting the outer operations
+against a table of the one-operation expressions (meet in the middle), so `(e + d - 10) / 2` costs lookups,
+not an enumeration. A variable no expression explains is answered from the same visit at the nearest
+observed inputs (the memorising floor).
 """
 from __future__ import annotations
 
