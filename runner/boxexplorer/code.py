@@ -7,13 +7,15 @@ drawn from the declared domains, then visits 1..3 of every checkpoint (a visit t
 that checkpoint's round). It fits, per checkpoint and variable, the simplest expression that reproduces every
 observation, in two families:
 
-- visit 1: an expression over the inputs and the other variables of the same map (straight-line code);
+- visit 1: an expression over the inputs, the previous checkpoint's first visit and the other variables of
+  the same map (straight-line code);
 - visit k+1: an expression over the map of visit k, the inputs and the other variables of the new map (a
   loop's or a recursion's step, iterated to reach a later visit).
 
 Expressions are leaves (a variable, a list or string input's length or sorted copy, 0, 1, 2, 10, false,
 true, an empty list or string), one operation of two leaves (+ - * // % /, or `s[i]`), a list grown by one
-such element, or up to two more arithmetic operations with a leaf, found by inverting the outer operations
+such element, a sum or difference of two one-operation expressions, or up to two more arithmetic operations
+with a leaf, found by inverting the outer operations
 against a table of the one-operation expressions (meet in the middle), so `(e + d - 10) / 2` costs lookups,
 not an enumeration. A variable no expression explains is answered from the same visit at the nearest
 observed inputs (the memorising floor).
@@ -197,14 +199,10 @@ class Fitter:
             return None
         ops = ("+", "-", "*", "/")
         for depth in (1, 2):
-            if depth == 2:  # (x op y) + (z op w), (x op y) - (z op w): a lookup per table entry
-                for k, e in list(self.table.items()):
-                    if ok(e) and all(number(v) for v in k):
-                        for op, rest in (("+", [y - x for x, y in zip(k, target)]),
-                                         ("-", [x - y for x, y in zip(k, target)])):
-                            f = self.table.get(key(rest))
-                            if ok(f) and size(f) > 1 and size(e) > 1:
-                                return (op, e, f)
+            if depth == 2:
+                e = self.two_sum(target, ok)
+                if e is not None:
+                    return e
             for op1 in ops:
                 for a in self.nums:
                     if ("v", banned) == a:
@@ -215,6 +213,9 @@ class Fitter:
                             if ok(e):
                                 return (op1, e, a) if side == "l" else (op1, a, e)
                             continue
+                        e = self.two_sum(xs, ok) if op1 in ("+", "-") else None
+                        if e is not None:
+                            return (op1, e, a) if side == "l" else (op1, a, e)
                         for op2 in ops:
                             for b in self.nums:
                                 if ("v", banned) == b:
@@ -224,6 +225,16 @@ class Fitter:
                                     if ok(e):
                                         inner = (op2, e, b) if side2 == "l" else (op2, b, e)
                                         return (op1, inner, a) if side == "l" else (op1, a, inner)
+        return None
+
+    def two_sum(self, target, ok):
+        """(x op y) + (z op w) or (x op y) - (z op w) equal to the target: a lookup per table entry."""
+        for k, e in list(self.table.items()):
+            if size(e) > 1 and ok(e) and all(number(v) for v in k):
+                for op, rest in (("+", [y - x for x, y in zip(k, target)]), ("-", [x - y for x, y in zip(k, target)])):
+                    f = self.table.get(key(rest))
+                    if ok(f) and size(f) > 1:
+                        return (op, e, f)
         return None
 
     def invert(self, op, a, target):
@@ -381,11 +392,15 @@ class DebuggerFitter(Strategy):
             for (_, cc, _), m in obs.items():
                 if cc == c:
                     names += [n for n in m if n not in names]
-            first = [(json.loads(s), m) for (s, cc, v), m in obs.items() if cc == c and v == 1]
+            # straight-line code: a first visit may follow from the previous checkpoint's first visit
+            first = [(json.loads(s), {**{"prev." + n: x for n, x in obs.get((s, c - 1, 1), {}).items()}}, m)
+                     for (s, cc, v), m in obs.items() if cc == c and v == 1]
+            before = sorted({k for _, p, _ in first for k in p})
             steps = [(json.loads(s), obs[(s, cc, v - 1)], m) for (s, cc, v), m in obs.items()
                      if cc == c and v > 1 and (s, cc, v - 1) in obs]
             laws[c] = {"names": names, "first": self.fit_rows(
-                [({**inputs_env(i), **{"new." + n: m.get(n) for n in names}}, m) for i, m in first], names, []),
+                [({**inputs_env(i), **{k: p.get(k) for k in before}, **{"new." + n: m.get(n) for n in names}}, m)
+                 for i, p, m in first], names, []),
                 "step": self.fit_rows(
                 [({**inputs_env(i), **{"new." + n: m.get(n) for n in names},
                    **{"old." + n: p.get(n) for n in names}}, m) for i, p, m in steps], names, names)}
@@ -398,7 +413,7 @@ class DebuggerFitter(Strategy):
         out = {}
         # the last visit and the inputs first (a step that carries a value is the simplest law); the other
         # names of the same map only for a variable they alone explain, so laws rarely define each other
-        derived = sorted({k for r in envs for k in r if k.split(".")[0] in ("in", "len", "sorted")})
+        derived = sorted({k for r in envs for k in r if k.split(".")[0] in ("in", "len", "sorted", "prev")})
         base = ["old." + n for n in old] + derived
         fitters = (Fitter(envs, base), Fitter(envs, base + ["new." + n for n in names]))
         for n in names:
@@ -413,10 +428,17 @@ class DebuggerFitter(Strategy):
         return out
 
     def predict(self, laws, inputs: dict, c: int, visit: int, var: str):
+        """The variable's value at this visit, from the fitted laws, or None."""
+        return (self.predict_map(laws, inputs, c, visit) or {}).get(var)
+
+    def predict_map(self, laws, inputs: dict, c: int, visit: int) -> dict | None:
         law = laws.get(c)
         if not law:
             return None
         base = inputs_env(inputs)
+        if c > 1 and any(k.startswith("prev.") for e in law["first"].values() for k in names_of(e)):
+            before = self.predict_map(laws, inputs, c - 1, 1) or {}
+            base.update({"prev." + n: x for n, x in before.items()})
         prev = None
         for v in range(1, visit + 1):
             exprs = law["first"] if v == 1 else law["step"]
@@ -434,7 +456,7 @@ class DebuggerFitter(Strategy):
                             new[n] = val
                             env["new." + n] = val
             prev = new
-        return prev.get(var) if prev else None
+        return prev
 
     # ---- tests ----
     @staticmethod
