@@ -254,9 +254,11 @@ def list_worlds(folder, compile_):
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=sandbox.Deadlines().certify,
               show_default=True, help="Seconds certification of one world may take (a folder gets this much per "
                                       "world); past them it is stopped (exit 1).")
+@click.option("--learnability", is_flag=True, help="Also play the built-in explorer within the world's budget "
+                                                    "and print its accuracy (black boxes; takes seconds).")
 @no_cache_option()
 @guarded
-def check(world, seed, as_json, timeout):
+def check(world, seed, as_json, timeout, learnability):
     """Certify WORLD: every rule observable and required, herrings unchanged,
     reference solutions passing; report the recall-only score. WORLD may be a
     folder: every .world file under it is certified and counted.
@@ -287,6 +289,8 @@ def check(world, seed, as_json, timeout):
     if not folder and not report.get("overrun"):
         report["spec_warnings"] = [d for w in spec_warnings(load_spec(path)) for d in w.diagnostics()]
         report["problems"] = all_problems(report)  # the exit status, --json and the rows read one verdict
+    if learnability and not folder and not report.get("overrun"):
+        report["learnability"] = learnability_of(path)
     if report.get("overrun") and not as_json:
         click.echo(f"{path}: 1 problem(s):\n  - {report['problems'][0]}")
         sys.exit(EXIT_PROBLEMS)
@@ -298,7 +302,16 @@ def check(world, seed, as_json, timeout):
         _print_folder(world, report)
     else:
         _print_report(report)
+        if "learnability" in report:
+            click.echo(report["learnability"]["line"])
     sys.exit(EXIT_PROBLEMS if report["problems"] or (folder and not report.get("worlds")) else 0)
+
+
+def learnability_of(path: str) -> dict:
+    """`check --learnability`: the explorer's accuracy within the world's budget (runner/learnability.py,
+    looked up only when asked, as LAZY commands are: a plain check loads none of the explorer)."""
+    found = importlib.import_module("worldspec.runner.learnability").box_learnability(load_world(path))
+    return {**found.as_json(), "line": found.line()}
 
 
 def certification(path: str, seed: int | None, say=None, timeout: float | None = None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 
-from . import circuit, cipher, games, physics, puzzles, search, wordle
+from . import circuit, cipher, code, games, physics, puzzles, search, wordle
 from .base import History, Strategy
 from .view import BoxView, TestView, plain_domain
 
@@ -58,6 +58,8 @@ def strategy_for(view: BoxView) -> Strategy:
         return cipher.CipherLearner(view)
     elif physics.applies(view):
         return physics.PhysicsFitter(view)
+    elif code.applies(view):
+        return code.DebuggerFitter(view)
     return Nearest(view)
 
 
