@@ -291,3 +291,18 @@ class Spec:
     generic: tuple[GenericItem, ...] = ()  # kind-specific items and blocks
     budget_spans: tuple[tuple[str, Span], ...] = attrs.field(eq=False, default=())
     kind_span: Span = attrs.field(eq=False, default=NOSPAN)
+
+
+def mentions(e, name: str) -> bool:
+    """Whether an expression names `name` anywhere (a conservative syntactic test)."""
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, Var):
+            if x.name == name:
+                return True
+        elif isinstance(x, Expr):
+            todo += [getattr(x, f.name) for f in attrs.fields(type(x)) if f.name != "span"]
+        elif isinstance(x, tuple):
+            todo += list(x)
+    return False

@@ -39,6 +39,7 @@ from __future__ import annotations
 import attrs
 
 from worldspec import ast
+from worldspec.ast import mentions
 from worldspec.compiler.api import InputError, Kind, Rule, Task
 from worldspec.compiler.artefacts import decode_text, decode_value, encode_value, recall
 from worldspec.compiler.blackbox.certify import cross_checks
@@ -697,21 +698,6 @@ def op_layer(mc: MetaCompiler, base: ast.Definition, rules: list) -> Unit:
     prior = Unit(PRIOR, beneath.arity, False, beneath.nslots, beneath.body, beneath.uses_ctx, reads=beneath.reads)
     return MetaCompiler(mc.constants, {**mc.defs, PRIOR: prior}, mc.extra_vars, mc.compiler).unit(
         base.name, [p.name for p in top.params], top.body)
-
-
-def mentions(e, name: str) -> bool:
-    """Whether an expression names `name` anywhere (a conservative syntactic test)."""
-    todo = [e]
-    while todo:
-        x = todo.pop()
-        if isinstance(x, ast.Var):
-            if x.name == name:
-                return True
-        elif isinstance(x, ast.Expr):
-            todo += [getattr(x, f.name) for f in attrs.fields(type(x)) if f.name != "span"]
-        elif isinstance(x, tuple):
-            todo += list(x)
-    return False
 
 
 def check_base(spec: ast.Spec, reserved: set) -> None:

@@ -18,6 +18,7 @@ import re
 import attrs
 
 from worldspec import ast
+from worldspec.ast import mentions
 from worldspec.compiler.common import interpolate
 from worldspec.compiler.program.equations import check_equation
 from worldspec.compiler.program.kernel import call_deep, on_deep_stack
@@ -201,21 +202,6 @@ class Semantics:
         """Whether some body in force reads `iteration` (only then do loops count their passes)."""
         return any(op is not None and op.unit.uses_ctx and "iteration" in op.unit.reads
                    for op in (*self.ops.values(), *self.hooks.values()))
-
-
-def mentions(e, name: str) -> bool:
-    """Whether an expression names `name` anywhere (a conservative syntactic test)."""
-    todo = [e]
-    while todo:
-        x = todo.pop()
-        if isinstance(x, ast.Var):
-            if x.name == name:
-                return True
-        elif isinstance(x, ast.Expr):
-            todo += [getattr(x, f.name) for f in attrs.fields(type(x)) if f.name != "span"]
-        elif isinstance(x, tuple):
-            todo += list(x)
-    return False
 
 
 def _located(d: ast.Definition, message: str, hint: str) -> SpecError:
