@@ -15,7 +15,7 @@ from worldspec.runner.boxexplorer.code import DebuggerFitter, Fitter, evaluate
 from worldspec.runner.boxexplorer.history import exploration, output_text
 from worldspec.runner.boxexplorer.strategies import Nearest, run_box, strategy_for
 from worldspec.runner.boxexplorer.view import BoxView, box_view
-from worldspec.runner.learnability import box_learnability
+from worldspec.runner.learnability import box_learnability, box_query
 
 BOXES = ("worlds/oracle/circuit/cri-e-swap.world", "worlds/oracle/encryption/eri-e-caesar-cipher.world",
          "worlds/oracle/puzzle/ipi-e-number-guessing.world", "worlds/oracle/puzzle/ipi-e-single-battleship.world",
@@ -27,16 +27,7 @@ def box(request):
     return load_world(request.param)
 
 
-def query_of(world):
-    """The box as a query function: a puzzle's tests each get a session of their own (as turn@shot runs)."""
-    sessions = {}
-
-    def query(test_id, text):
-        if test_id not in sessions:
-            sessions[test_id] = world.session(world.task(test_id) if test_id else None)
-        fb = sessions[test_id].probe(text)
-        return None if fb.status == "rejected" else fb.text
-    return query
+query_of = box_query  # the production query function (runner/learnability.py)
 
 
 def accuracy(world, answers) -> float:
