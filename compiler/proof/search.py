@@ -131,6 +131,23 @@ class Instance:
     fresh: frozenset  # constant names that must be fresh in the context
     dup: int  # a formula index cited twice under `distinct` (-1: none)
     nontrivial: bool
+    # the line premises as one bit mask: the saturation loop tests them all with one `&`
+    linemask: int = attrs.field(init=False, eq=False, repr=False)
+
+    @linemask.default
+    def _linemask(self) -> int:
+        m = 0
+        for i in self.lines:
+            m |= 1 << i
+        return m
+
+
+# A rule's instances over a universe, kept between searches: a certification searches one task
+# under many rule tables that differ in one rule (each knockout of `requires`), so all but one
+# rule's instances are already known. Bounded; keyed by content (the universe's formulas, the
+# rule id and its schema), so a hit is the very list the enumeration would build.
+_RULE_INSTANCES: dict = {}  # universe formulas -> {(rule id, schema): instances}
+_RULE_INSTANCES_MAX = 512
 
 
 def instances(rules: dict[str, Schema], formulas: list, limit: int = 200_000) -> list[Instance]:
@@ -141,47 +158,64 @@ def instances(rules: dict[str, Schema], formulas: list, limit: int = 200_000) ->
         key = (f[0], f[1]) if f[0] == "atom" else f[0]
         buckets.setdefault(key, []).append(f)
         buckets.setdefault("*", []).append(f)
+    known = _RULE_INSTANCES.get(tuple(formulas))
+    if known is None:
+        if len(_RULE_INSTANCES) >= _RULE_INSTANCES_MAX:
+            _RULE_INSTANCES.clear()
+        known = _RULE_INSTANCES[tuple(formulas)] = {}
+    out: list[Instance] = []
+    for rid, schema in rules.items():
+        mine = known.get((rid, schema))
+        if mine is None:
+            mine = known[(rid, schema)] = _rule_instances(rid, schema, index, buckets, limit)
+        out.extend(mine)
+        if len(out) > limit:
+            return out[:limit + 1]
+    return out
+
+
+def _rule_instances(rid: str, schema: Schema, index: dict, buckets: dict, limit: int) -> list[Instance]:
+    """One rule's instances (at most limit + 1), in enumeration order."""
     out: list[Instance] = []
     seen = set()
-    for rid, schema in rules.items():
-        pats = list(schema.lines) + [p for ac in schema.subs for p in ac] + [schema.conclusion]
-        order = sorted(range(len(pats)), key=lambda i: (pats[i][0] in ("meta", "subst"), -F.size(pats[i])
-                                                        if pats[i][0] not in ("meta", "subst") else 0))
-        for sigma in _enumerate([pats[i] for i in order], 0, {}, index, buckets):
-            forms = [build(p, sigma) for p in pats]
-            if any(f is None or f not in index for f in forms):
+    pats = list(schema.lines) + [p for ac in schema.subs for p in ac] + [schema.conclusion]
+    order = sorted(range(len(pats)), key=lambda i: (pats[i][0] in ("meta", "subst"), -F.size(pats[i])
+                                                    if pats[i][0] not in ("meta", "subst") else 0))
+    for sigma in _enumerate([pats[i] for i in order], 0, {}, index, buckets):
+        forms = [build(p, sigma) for p in pats]
+        if any(f is None or f not in index for f in forms):
+            continue
+        nl = len(schema.lines)
+        lines = tuple(index[f] for f in forms[:nl])
+        subs = tuple((index[forms[nl + 2 * k]], index[forms[nl + 2 * k + 1]]) for k in range(len(schema.subs)))
+        conc = index[forms[-1]]
+        fresh = set()
+        bad = False
+        for c in schema.fresh:
+            v = sigma.get(c)
+            if v is None:
                 continue
-            nl = len(schema.lines)
-            lines = tuple(index[f] for f in forms[:nl])
-            subs = tuple((index[forms[nl + 2 * k]], index[forms[nl + 2 * k + 1]]) for k in range(len(schema.subs)))
-            conc = index[forms[-1]]
-            fresh = set()
-            bad = False
-            for c in schema.fresh:
-                v = sigma.get(c)
-                if v is None:
-                    continue
-                fresh.add(v[1])
-                if c not in constant_metas(schema.conclusion) and v[1] in F.constants(forms[-1]):
+            fresh.add(v[1])
+            if c not in constant_metas(schema.conclusion) and v[1] in F.constants(forms[-1]):
+                bad = True
+            for p, f in zip(schema.lines, forms[:nl]):
+                if c not in constant_metas(p) and v[1] in F.constants(f):
                     bad = True
-                for p, f in zip(schema.lines, forms[:nl]):
-                    if c not in constant_metas(p) and v[1] in F.constants(f):
-                        bad = True
-            if bad:
-                continue
-            dup = -1
-            if schema.distinct and len(set(lines)) < len(lines):
-                dups = [i for i in lines if lines.count(i) > 1]
-                if len(set(dups)) > 1 or lines.count(dups[0]) > 2:
-                    continue  # needs three copies: not modelled, and never useful
-                dup = dups[0]
-            key = (rid, lines, subs, conc, frozenset(fresh))
-            if key in seen:
-                continue
-            seen.add(key)
-            out.append(Instance(rid, lines, subs, conc, frozenset(fresh), dup, schema.nontrivial))
-            if len(out) > limit:
-                return out
+        if bad:
+            continue
+        dup = -1
+        if schema.distinct and len(set(lines)) < len(lines):
+            dups = [i for i in lines if lines.count(i) > 1]
+            if len(set(dups)) > 1 or lines.count(dups[0]) > 2:
+                continue  # needs three copies: not modelled, and never useful
+            dup = dups[0]
+        key = (lines, subs, conc, frozenset(fresh))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(Instance(rid, lines, subs, conc, frozenset(fresh), dup, schema.nontrivial))
+        if len(out) > limit:
+            return out
     return out
 
 
@@ -267,6 +301,7 @@ class Search:
                 self.watch.setdefault(i, []).append(n)
             if inst.dup >= 0:
                 self.rwatch.setdefault(inst.dup, []).append(n)
+        self.discharging = [n for n, inst in enumerate(self.instances) if inst.subs]
         self.nodes = 0
         self.contexts: list[_Ctx] = []
         self.clock = 0
@@ -316,7 +351,8 @@ class Search:
                     if ctx.rmask & bit:
                         continue
                     mask = ctx.mask
-                    if any(not mask >> i & 1 for i in inst.lines):
+                    need = inst.linemask
+                    if mask & need != need:
                         continue
                     if inst.fresh and inst.fresh & ctx.occupied:
                         continue
@@ -380,6 +416,13 @@ class Search:
             return child
         child.mask = ctx.mask
         child.rmask = ctx.rmask
+        # semi-naive from birth: whatever fires on the enclosing context's lines alone fires there
+        # (its constraints are looser: fewer occupied constants, less depth) and is inherited, so a
+        # new context tests only the instances watching what it adds (its assumption, later lines)
+        # and the discharging instances, whose subproofs open deeper here and may succeed only here.
+        child.seen, child.rseen = ctx.mask, ctx.rmask
+        child.fresh = False
+        child.pending = set(self.discharging)
         if ctx.mask >> a & 1:  # assumed again: this line is the assumption, the other inherited
             child.reason[a] = ("assume",)
         else:
