@@ -134,3 +134,36 @@ def test_search_is_sound_and_certifies_invalid_sequents(premises, goal):
         assert r.accepted and r.conclusion == goal, out.proof
     elif not _valid(premises, goal):
         assert out.certified_unprovable
+
+
+# extending a saturated search by rules decides as a fresh search of the union does (requires' chain)
+EXTEND_CASES = [
+    (["P | Q", "~P"], "Q", ["orE", "botE", "negE"]),  # disjunctive syllogism needs the ex falso rules
+    (["P -> Q"], "~Q -> ~P", ["negI", "negE"]),
+    (["~~P"], "P", ["dne"]),
+    ([], "P | ~P", ["raa", "negE", "orI1", "orI2"]),
+    (["forall x (P(x) -> Q(x))", "P(a)"], "exists x Q(x)", ["allE", "exI"]),
+    (["P"], "Q", ["botE"]),  # still invalid with every rule
+]
+
+
+@pytest.mark.parametrize("premises, goal, added", EXTEND_CASES)
+def test_extending_a_search_decides_as_a_fresh_search_of_the_union(premises, goal, added):
+    base = {k: v for k, v in CLASSICAL.items() if k not in added}
+    ps, g = [F.parse(p) for p in premises], F.parse(goal)
+    fresh = search(CLASSICAL, ps, g, Bounds(size=7))
+    s = Search(base, ps, g, Bounds(size=7))
+    s.run()
+    grown = s.extend({k: CLASSICAL[k] for k in added})
+    assert (grown.found, grown.complete) == (fresh.found, fresh.complete)
+    assert not s.extend({}).found or grown.found  # nothing added: the same decision again
+
+
+def test_an_extension_counts_its_nodes_against_the_one_bound():
+    ps, g = [F.parse("P | Q"), F.parse("~P")], F.parse("Q")
+    s = Search({k: v for k, v in CLASSICAL.items() if k != "botE"}, ps, g, Bounds(size=7, nodes=300))
+    first = s.run()
+    grown = s.extend({"botE": CLASSICAL["botE"]})
+    assert first.nodes <= grown.nodes <= 300
+    assert not grown.complete and not grown.found  # the fresh search of the union needs more than 300
+    assert search(CLASSICAL, ps, g, Bounds(size=7)).found

@@ -307,13 +307,42 @@ class Search:
         self.clock = 0
 
     def run(self) -> Outcome:
-        b = self.bounds
-        goal = self.index[self.goal]
         root = _Ctx(0, None, -1, 0, frozenset().union(*[F.constants(p) for p in self.premises]))
         for p in self.premises:
             i = self.index[p]
             self._set(root, i, ("premise",), rederivable=False)
         self.contexts = [root]
+        return self._saturate()
+
+    def extend(self, rules: dict[str, Schema]) -> Outcome:
+        """Add `rules` to a search that has run and saturate again from where it stopped: the
+        outcome under the union of the rules (a proof is not extracted).
+
+        For deciding only: a complete run of a superset that misses the goal proves that no subset
+        of its rules reaches it (saturation is monotone in the rules), so a leave-one-out caller
+        searches afresh only where a superset finds the goal. The node bound counts every run, so an
+        extended search is incomplete no later than a fresh search of the union."""
+        more = instances(rules, self.formulas, INSTANCE_LIMIT)
+        first = len(self.instances)
+        self.instances = self.instances + more
+        self.truncated = self.truncated or len(self.instances) > INSTANCE_LIMIT
+        for n, inst in enumerate(more, start=first):
+            for i in set(inst.lines):
+                self.watch.setdefault(i, []).append(n)
+            if inst.dup >= 0:
+                self.rwatch.setdefault(inst.dup, []).append(n)
+            if inst.subs:
+                self.discharging.append(n)
+        added = range(first, len(self.instances))
+        for ctx in self.contexts:
+            if ctx.alias is None and not ctx.fresh:
+                ctx.pending.update(added)
+        return self._saturate(extract=False)
+
+    def _saturate(self, extract: bool = True) -> Outcome:
+        b = self.bounds
+        goal = self.index[self.goal]
+        root = self.contexts[0]
         insts = self.instances
         complete = not self.truncated
         changed = True
@@ -391,7 +420,7 @@ class Search:
             if not complete:
                 break
         found = bool(root.mask >> goal & 1)
-        proof = self.extract(root, goal) if found else ""
+        proof = self.extract(root, goal) if found and extract else ""
         return Outcome(found, found or complete, self.nodes, len(self.formulas), len(self.contexts), proof)
 
     def _set(self, ctx: _Ctx, i: int, reason, rederivable: bool) -> None:

@@ -250,6 +250,11 @@ class ProofWorld(WorldHeader):
             # Every knockout's rules are among the true rules plus the base ones: when even
             # that union cannot prove an unprovable goal, no knockout can.
             hopeless = data.unprovable and self._union_search(tid).certified_unprovable
+            # A chain: the true rules plus the base rules of the knockouts decided since it began,
+            # saturated. Each knockout's rules lie within the chain plus its own base rule, so where
+            # that misses the goal the knockout does too; where it finds the goal, the knockout is
+            # searched afresh and the chain begins again from the true rules alone.
+            chain = None
             for rid in sorted(self.patches):
                 knocked = true.knockout(rid)
                 if naive_proof and knocked.verify(tid, naive_proof).passed != naive_passes:
@@ -257,6 +262,15 @@ class ProofWorld(WorldHeader):
                 elif data.unprovable:
                     if hopeless:
                         continue
+                    if chain is None:
+                        chain = search.Search(true.schemas, data.premises, data.goal, data.bounds,
+                                              notation=self.notation)
+                        if not chain.run().certified_unprovable:
+                            chain = False  # the true rules alone are no sound start
+                    if chain:
+                        if chain.extend({f"{rid}~base": self.infer[rid].schema}).certified_unprovable:
+                            continue
+                        chain = None
                     outcome = knocked.search(tid)
                     if (outcome.found and len(proofs.clean(outcome.proof)) <= data.bounds.lines
                             and knocked.verify(tid, outcome.proof).passed):
