@@ -3,6 +3,7 @@
 in rule bodies (the base line of what the rule changes, beneath every other rule)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import attrs
@@ -157,3 +158,48 @@ def test_base_in_a_program_rule_skips_the_layers_beneath():
     assert w.knockout("L1").probe(program).text == "a\nc"
     original = load_world(str(LAYERS), cache=False)
     assert original.probe(program).text == "c"  # prior(v) reaches L1
+
+
+def test_check_prints_the_witness_sequence_and_refuses_an_unobservable_rule(tmp_path):
+    from click.testing import CliRunner
+
+    from worldspec.cli import main
+    r = CliRunner().invoke(main, ["check", "--no-cache", str(METER)])
+    assert r.exit_code == 0, r.output
+    assert "seen after the queries `5`, then `2`, then `7` (in a fresh session)" in r.output
+    hidden = tmp_path / "hidden-fee.world"
+    hidden.write_text(meter_text().replace('get(s, "n") >= 2', 'get(s, "n") >= 40'))
+    r = CliRunner().invoke(main, ["check", "--no-cache", str(hidden)])
+    assert r.exit_code != 0 and "rule R1 (a fee from the third deposit) is not observable" in r.output
+
+
+def test_the_language_references_memory_examples_compile_and_certify():
+    """docs/language.md, "Box worlds: rules seen through a sequence of queries": the box, and its rule with a
+    witness line of forty deposits (beyond the searched sequences)."""
+    doc = (HERE.parent / "docs" / "language.md").read_text(encoding="utf-8")
+    box = re.search(r"```\n(param FEE.*?)\n```", doc, re.S).group(1)
+    late = re.search(r"```\n(rule R1 \"a fee from the fortieth deposit\".*?)\n```", doc, re.S).group(1)
+    head = ('world "Doc box" version 1\nkind blackbox\nseed 1\nsummary "A meter."\nfamily CII\ndifficulty easy\n')
+    tests = "test 3\ntest t2 \"q\" { given 1  given 1  ask 3 }\nbudget { turns 8 shots 1 }\n"
+    w = compile_spec(parse_spec(head + box + "\n" + tests, "doc.world"))
+    assert w.certify()["problems"] == []
+    rule = re.search(r"rule R1 .*?\n}", box, re.S).group(0)
+    w = compile_spec(parse_spec(head + box.replace(rule, late) + "\n" + tests, "doc.world"))
+    report = w.certify()
+    assert report["rule_table"][0]["witness_sequence"] == ["1"] * 40
+    assert report["problems"] == ["rule R1 (a fee from the fortieth deposit) is required by no test: every answer "
+                                  "stays the same with it reverted"]
+
+
+@pytest.mark.parametrize("body", ["a * b", "deposit({\"n\": 0, \"b\": a}, b)"])
+def test_a_box_def_named_like_a_builtin_compiles_with_a_warning(body):
+    """A def named like a builtin (pow, a third-edition one) shadows it in a box world too, whether or not the
+    def calls the world's ops, and check warns at the def."""
+    head = 'def pow(a, b) = ' + body + '\n'
+    hidden = ('hidden get(deposit(state, d), "b") + pow(2, 3)' if body == "a * b" else
+              'hidden get(pow(get(state, "b"), d), "b")')
+    text = meter_text().replace('hidden get(deposit(state, d), "b")', head + hidden)
+    w = meter(text)
+    assert w.tests[0].expected == (7 + 6 if body == "a * b" else 7)  # the builtin would give 7 + 8
+    (warning,) = spec_warnings(parse_spec(text, str(METER)))
+    assert warning.message == "def pow shadows the builtin of the same name"
