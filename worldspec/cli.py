@@ -437,6 +437,8 @@ def report_lines(report: dict) -> list[str]:
         mark = "BAD" if verdict[r["id"]] else "ok "
         title = textwrap.shorten(r.get("title", ""), 48, placeholder="…")  # cut at a word, never inside one
         lines.append(f"  {mark} {r['id']:<6} {title:<48} tasks: {len(r.get('tasks', ()))}")
+        if r.get("witness_sequence"):  # a box with memory: the sequence of queries that shows the rule
+            lines.append(f"         seen after the queries {r['witness']} (in a fresh session)")
     for h in report.get("herring_table", ()):
         lines.append(f"  {'BAD' if verdict[h['id']] else 'ok '} {h['id']:<6} herring on {h.get('target', '')}")
     lines += [f"  {line}" for line in report.get("notes", ())]

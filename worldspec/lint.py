@@ -11,6 +11,7 @@ import re
 from worldspec import ast
 from worldspec.builtins import BUILTINS
 from worldspec.diagnostics import SpecError, SpecWarning, did_you_mean
+from worldspec.meta import BASE
 from worldspec.sources import read_source
 
 # `{K}` in prose is replaced by param K's value; an uppercase name in braces that no param has is left
@@ -26,6 +27,10 @@ def spec_warnings(spec: ast.Spec) -> list[SpecWarning]:
             found.append(SpecWarning(d.span, f"def {d.name} shadows the builtin of the same name",
                                      f"Everywhere this world calls {d.name}(...) it calls this def, not the builtin "
                                      "of docs/language.md; rename the def if that is not what you mean."))
+        elif d.name == BASE:
+            found.append(SpecWarning(d.span, "def base shadows base(...), the base line a rule body reaches",
+                                     "A rule body that calls base(...) calls this def, not the base line of what the "
+                                     "rule changes; rename the def if that is not what you mean."))
     found += placeholder_warnings(spec)
     return sorted(found, key=lambda w: (w.span.file, w.span.line, w.span.col))
 

@@ -36,7 +36,7 @@ from worldspec.meta_ast import CTX_VARS, native_body
 from worldspec.values import (MAX_INT_BITS, MAX_META_DEPTH, Ctx, EvalError, Function, LimitError, Thunk,
                               collection)
 
-__all__ = ["CTX_VARS", "MAX_META_DEPTH", "PRIOR", "COMPILERS", "MetaCompiler", "Thunk", "Unit", "compiler_mode"]
+__all__ = ["BASE", "CTX_VARS", "MAX_META_DEPTH", "PRIOR", "COMPILERS", "MetaCompiler", "Thunk", "Unit", "compiler_mode"]
 
 COMPILERS = ("ast", "closure")  # the meta-language's two compilers: worldspec/meta_ast.py, this module
 
@@ -76,6 +76,9 @@ _CTX_READERS = {
     "iteration": lambda f: f[1].iteration,
 }
 PRIOR = "prior"  # in a rule body: the semantics beneath the rule (worldspec.compiler.program.semantics)
+# in a rule body: the base line of what the rule changes, beneath every rule (third edition); a world's own
+# def named base keeps its meaning (the def is looked up first), so the name is not reserved
+BASE = "base"
 _BIG = 1 << MAX_INT_BITS
 _FAST_INT = {"+": operator.add, "-": operator.sub, "*": operator.mul, "<": operator.lt,
              "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
@@ -359,6 +362,9 @@ class MetaCompiler:
         if name == PRIOR:
             raise SpecError(e.span, "prior(...) is only known in a rule body",
                             "A rule calls prior(...) for the semantics beneath it; a base line has none.")
+        if name == BASE:
+            raise SpecError(e.span, "base(...) is only known in a rule body",
+                            "A rule calls base(...) for the base line it changes; a base line or a def has none.")
         known = list(s.slots) + list(self.constants) + list(self.defs) + list(BUILTINS) + list(CTX_VARS)
         raise SpecError(e.span, f"unknown name {name!r}", did_you_mean(name, known).strip()
                         or "Declare it as a param, a def, a parameter or a let binding.")

@@ -6,7 +6,9 @@
   inputs) find enough distinct admitted inputs, and f is defined on them;
 * tests are not all answered alike;
 * every perturbed rule (a box with a flawed description) is observable on some
-  admitted input and changes the answer of some test; herrings are unchanged;
+  admitted input (a box with memory: on some sequence of queries from a fresh
+  session, searched within bounds and reported) and changes the answer of some
+  test; each of its `witness` lines tells it apart; herrings are unchanged;
 * simple hypotheses fail: each declared `hypothesis`, and on hard boxes each of
   the family's stock hypotheses (identity, sorting, Caesar shifts, constant
   outputs...), gets at least one test wrong;
@@ -41,6 +43,10 @@ SAMPLED_CANDIDATES = 2000  # candidates drawn when a target's domain is too larg
 CONFIDENCE = 0.95
 SESSION_QUERIES = 30  # queries of the session that checks a box's memory and noise
 NOISE_STREAMS = 6
+# A box with memory: the bounds of the search for a sequence that tells a rule apart (witness_sequence)
+SEQ_LENGTH = 8  # queries in a repeated or drawn sequence
+SEQ_REPEATS = 20  # pool inputs each tried repeated SEQ_LENGTH times
+SEQ_DRAWS = 200  # seeded sequences drawn from the pool
 
 
 def outcome(w, values, **how) -> tuple:
@@ -227,23 +233,108 @@ def admitted_inputs(w, problems: list[str]) -> dict:
 
 
 def check_rules(w, pool: list, requires: dict, problems: list[str]) -> list[dict]:
-    """Each perturbed rule is observable on some input of `pool` and required by some test."""
+    """Each perturbed rule is observable and required by some test; each of its `witness` lines tells it apart.
+
+    A box without memory: observable on some input of `pool`, sent alone. A box with memory: on some sequence
+    of queries sent in a fresh session (its rule may show only after earlier queries moved the memory on),
+    searched as `witness_sequence` says; the report gives the sequence found."""
     all_rules = frozenset(r.id for r in w.rules)
+    declared = dict(w.rule_witnesses)
     table = []
     for r in w.rules:
-        knocked = w.variant_hidden(all_rules - {r.id})
-        witness = next((w.format(v) for v in pool
-                        if _differs(outcome(w, v), outcome(w, v, unit=knocked))), None)
+        applied = all_rules - {r.id}
+        own = declared.get(r.id, ())
+        for n, seq in enumerate(own, start=1):
+            if first_difference(w, applied, seq) is None:
+                problems.append(f"rule {r.id}: witness {n} ({said(w, seq)}) does not tell it apart from the "
+                                "documented behaviour (a witness is a claim: fix or remove it)")
+        if w.stateful:
+            found = witness_sequence(w, r.id, applied, pool, own)
+            witness = said(w, found) if found is not None else None
+        else:
+            knocked = w.variant_hidden(applied)
+            found = next(([v] for v in pool if _differs(outcome(w, v), outcome(w, v, unit=knocked))), None)
+            if found is None:
+                found = next((seq for seq in own if first_difference(w, applied, seq) is not None), None)
+            witness = (w.format(found[0]) if len(found) == 1 else said(w, found)) if found is not None else None
         used_by = [tid for tid, req in requires.items() if r.id in req]
-        if witness is None:
+        if witness is None and w.stateful:
+            problems.append(f"rule {r.id} ({r.title}) is not observable: no sequence of queries tried tells it "
+                            f"apart from the documented behaviour. The box has memory, so sequences were "
+                            f"searched, each sent from the start state of a fresh session: {searched(w, pool, own)}. "
+                            "If a sequence shows it, add it to the rule as: witness Q1, Q2, ... (the queries in "
+                            "order)")
+        elif witness is None:
             problems.append(f"rule {r.id} ({r.title}) is not observable: no admitted input tried tells it "
                             "apart from the documented behaviour")
         if not used_by:
             problems.append(f"rule {r.id} ({r.title}) is required by no test: every answer stays the same "
                             "with it reverted")
-        table.append({"id": r.id, "title": r.title, "target": r.target, "observable": witness is not None,
-                      "witness": witness, "tasks": used_by})
+        row = {"id": r.id, "title": r.title, "target": r.target, "observable": witness is not None,
+               "witness": witness, "tasks": used_by}
+        if w.stateful:
+            row["witness_sequence"] = [w.format(v) for v in found] if found is not None else None
+        table.append(row)
     return table
+
+
+def said(w, seq) -> str:
+    """A sequence of queries as a report writes it: `3`, then `5`."""
+    return ", then ".join(f"`{w.format(v)}`" for v in seq)
+
+
+def first_difference(w, applied: frozenset, seq) -> int | None:
+    """The index of the first query of `seq` (sent in a fresh session) that the true box and the box with only
+    `applied` rules answer differently, or None. Both sessions run the same noise stream; a query one box
+    admits and the other refuses (a predicate may read the memory) is a difference an agent sees."""
+    true = w.session_under(frozenset(r.id for r in w.rules))
+    other = w.session_under(applied)
+    for k, values in enumerate(seq):
+        values = list(values)
+        a, b = w.admits(values, true.state), w.admits(values, other.state)
+        if (a is None) != (b is None):
+            return k
+        if a is not None:  # both refuse it: the sequence cannot be sent further
+            return None
+        if _differs(sent(true, values), sent(other, values)):
+            return k
+    return None
+
+
+def candidate_sequences(w, rule_id: str, pool: list, own: tuple):
+    """The sequences a box with memory is searched over, in order (bounded and seeded): the rule's witness
+    lines, each test's queries, every pool input alone, the first pool inputs each repeated SEQ_LENGTH times,
+    then SEQ_DRAWS sequences of SEQ_LENGTH queries drawn from the pool."""
+    yield from own
+    for c in w.tests:
+        if c.values:
+            yield tuple(c.given) + (c.values,)
+    for v in pool:
+        yield (v,)
+    for v in pool[:SEQ_REPEATS]:
+        yield (v,) * SEQ_LENGTH
+    rng = random.Random(f"sequences:{w.name}:{w.seed}:{rule_id}")
+    for _ in range(SEQ_DRAWS if pool else 0):
+        yield tuple(rng.choice(pool) for _ in range(SEQ_LENGTH))
+
+
+def witness_sequence(w, rule_id: str, applied: frozenset, pool: list, own: tuple = ()) -> list | None:
+    """The first searched sequence (cut after its first differing query) that tells the rule apart, or None."""
+    for seq in candidate_sequences(w, rule_id, pool, own):
+        k = first_difference(w, applied, seq)
+        if k is not None:
+            return [list(v) for v in seq[:k + 1]]
+    return None
+
+
+def searched(w, pool: list, own: tuple) -> str:
+    """What witness_sequence tried, said."""
+    parts = [f"its {len(own)} witness line(s)"] if own else []
+    asked = sum(1 for c in w.tests if c.values)
+    parts += [f"the queries of its {asked} test(s)", f"{len(pool)} admitted inputs each alone and the first "
+              f"{min(len(pool), SEQ_REPEATS)} repeated {SEQ_LENGTH} times",
+              f"{SEQ_DRAWS if pool else 0} seeded sequences of {SEQ_LENGTH} queries drawn from them"]
+    return ", ".join(parts)
 
 
 def check_hypotheses(w, problems: list[str], notes: list[str]) -> list[dict]:

@@ -32,7 +32,10 @@ Where the box has a plausible but wrong description, `base { op f(...) = ... "do
 gives the documented behaviour (printed in the manual) and `rule` blocks the true
 one, exactly as in program worlds; `hidden` may then call the ops by name (or is
 the single op applied to the inputs), and so may defs. Rules on one op stack in spec
-order, a rule's prior(...) being the op beneath it (compile_definitions).
+order, a rule's prior(...) being the op beneath it and its base(...) the base line
+alone (compile_definitions); `next` may call the ops too, so a rule may change what
+a box remembers. A rule's `witness Q1, Q2, ...` lines are query sequences, sent in a
+fresh session, that tell it apart (certification checks each and tries them first).
 """
 from __future__ import annotations
 
@@ -51,7 +54,7 @@ from worldspec.compiler.common import check_definitions, draw_params, interpolat
 from worldspec.compiler.items import (box_budget, box_labels, chosen_word, chosen_words, constant_reader,
                                       family_and_difficulty, group_items, note, one, reject_program_sections, switch)
 from worldspec.diagnostics import SpecError, did_you_mean
-from worldspec.meta import PRIOR, MetaCompiler, Unit
+from worldspec.meta import BASE, PRIOR, MetaCompiler, Unit
 from worldspec.values import MAX_STEPS, EvalError, same, show
 
 ITEMS = ("family", "difficulty", "domain", "hidden", "predicate", "test", "goal", "within", "normalise",
@@ -60,6 +63,7 @@ ITEMS = ("family", "difficulty", "domain", "hidden", "predicate", "test", "goal"
 BLOCKS = ("test",)
 TEST_FIELDS = ("given", "ask", "extract")
 RESERVED_NAMES = ("target", "state", "output")
+RULE_FIELDS = ("statement", "equation", "witness")
 GOAL_MARKS = ("again", "defect")
 
 
@@ -83,13 +87,15 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
     targets, goal_note = read_goals(goals, inputs, constant)
     memory, noise = read_memory(items, spec, constant, names, params, def_names)
     unit_params = names + (["target"] if goals else []) + (["state"] if memory is not NO_STATE else []) + noise
-    variant = hidden_variants(spec, params, mc, unit_params, read_hidden(items, spec, unit_params))
+    next_expr = read_next(items, spec, memory)
+    variant, variant_next = hidden_variants(spec, params, mc, unit_params, read_hidden(items, spec, unit_params),
+                                            next_expr)
     all_rules = frozenset(r.id for r in spec.rules)
     hidden = variant(all_rules)
     variant(frozenset())  # compile the documented version too, so errors point at the spec now
     true_mc = MetaCompiler(params, dict(mc.defs))
     compile_definitions(true_mc, spec, all_rules)
-    next_state = read_next(items, spec, true_mc, unit_params, memory)
+    next_state = variant_next(all_rules)
     predicates = read_predicates(items, true_mc, names + (["state"] if memory is not NO_STATE else []))
     grading = read_grading(items, spec, constant)
     hypotheses = read_hypotheses(items, true_mc, unit_params)
@@ -106,7 +112,8 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
         tasks=(), rules=rules, herrings=herrings, budget=box_budget(spec), family=family, difficulty=difficulty,
         inputs=inputs, goal_note=goal_note, grading=grading, source=spec.file, hidden=hidden,
         variant_hidden=variant, predicates=predicates, targets=targets, tests=tests, hypotheses=hypotheses,
-        memory=memory, next_state=next_state, noise=tuple(noise),
+        memory=memory, next_state=next_state, noise=tuple(noise), variant_next=variant_next,
+        rule_witnesses=read_rule_witnesses(spec, inputs, constant, input_defaults),
         rejection_costs=switch(items, spec, "rejection", "turn", "free"),
         answer_domain=answer_domain, program_answer=program_answer, solution_program=solution,
         input_samples=read_samples(items, inputs, constant), max_steps=max_steps, input_defaults=input_defaults)
@@ -247,7 +254,7 @@ def read_memory(items: dict, spec: ast.Spec, constant, names, params, def_names:
     return memory, noise
 
 
-def read_next(items: dict, spec: ast.Spec, mc: MetaCompiler, unit_params: list[str], memory):
+def read_next(items: dict, spec: ast.Spec, memory) -> ast.Expr | None:
     """The memory after a query: `next EXPR` over f's arguments and `output` (None: the memory never changes)."""
     ng = one(items, "next", spec, required=False)
     if ng is None:
@@ -257,7 +264,7 @@ def read_next(items: dict, spec: ast.Spec, mc: MetaCompiler, unit_params: list[s
                         'Add, for example: state {"count": 0}')
     if len(ng.args) != 1:
         raise SpecError(ng.span, "next takes one expression (the memory after a query)", "")
-    return mc.unit("next", unit_params + ["output"], ng.args[0])
+    return ng.args[0]
 
 
 def read_answer(items: dict, spec: ast.Spec, constant, goal: bool) -> tuple[Domain | None, bool]:
@@ -325,19 +332,22 @@ def read_hidden(items: dict, spec: ast.Spec, unit_params: list[str]) -> ast.Expr
                     span=op.span)
 
 
-def hidden_variants(spec: ast.Spec, params: dict, mc: MetaCompiler, unit_params: list[str], hidden_expr):
-    """applied rule ids -> f compiled with those rules' overrides (each set compiled once)."""
+def hidden_variants(spec: ast.Spec, params: dict, mc: MetaCompiler, unit_params: list[str], hidden_expr,
+                    next_expr: ast.Expr | None = None):
+    """(applied rule ids -> f, applied rule ids -> the memory update or None), each compiled with those rules'
+    overrides (each set compiled once): `next` may call the ops too, so a rule may change what a box remembers."""
     cache: dict = {}
 
-    def variant(applied: frozenset) -> Unit:
+    def both(applied: frozenset) -> tuple:
         applied = frozenset(applied)
         if applied not in cache:
             m = MetaCompiler(params, dict(mc.defs))
             compile_definitions(m, spec, applied)
-            cache[applied] = m.unit("hidden", unit_params, hidden_expr)
+            nxt = None if next_expr is None else m.unit("next", unit_params + ["output"], next_expr)
+            cache[applied] = (m.unit("hidden", unit_params, hidden_expr), nxt)
         return cache[applied]
 
-    return variant
+    return (lambda applied: both(applied)[0]), (lambda applied: both(applied)[1])
 
 
 def read_predicates(items: dict, mc: MetaCompiler, names: list[str]) -> tuple:
@@ -366,6 +376,41 @@ def read_grading(items: dict, spec: ast.Spec, constant) -> Grading:
             mode = chosen_word(tol.args[1], "tolerance mode", TOLERANCE_MODES, "Write absolute or relative.")
     normalise = chosen_words(items["normalise"], "normalisation", NORMALISATIONS, "Normalisations: spaces, case.")
     return Grading(float(tolerance), mode, normalise)
+
+
+def read_rule_witnesses(spec: ast.Spec, inputs, constant, defaults: tuple = ()) -> tuple:
+    """((rule id, (sequence, ...)), ...): each rule's `witness Q1, Q2, ...` lines, a sequence of queries sent in
+    a fresh session that tells the rule apart. A query is its input's value (a box of one input) or the list
+    of its values, one per input (a box of several); the optional last inputs may be left out."""
+    out = []
+    for r in spec.rules:
+        seqs = []
+        for f in r.fields:
+            if f.key != "witness":
+                continue
+            if not f.args:
+                raise SpecError(f.span, f"rule {r.id}'s witness sends no query",
+                                "Write the queries in order: witness Q1, Q2, ... (each an input value).")
+            seq = []
+            for a in f.args:
+                if len(inputs) == 1:
+                    seq.append(query_values(f, [a], inputs, constant, defaults))
+                    continue
+                v = constant(a)
+                if not isinstance(v, list):
+                    raise SpecError(a.span, f"a query of rule {r.id}'s witness is a list of one value per input "
+                                    f"({', '.join(n for n, _ in inputs)})", "For example: witness [1, 2], [3, 4]")
+                seq.append(query_values(f, [ast.Const(span=a.span, value=x) for x in v], inputs, constant, defaults))
+            for a, values in zip(f.args, seq):
+                for (name, domain), v in zip(inputs, values):
+                    why = domain.check(v)
+                    if why:
+                        raise SpecError(a.span, f"a query of rule {r.id}'s witness is not an input: {name}: {why}",
+                                        "A witness is queries an agent could send: values in the inputs' domains.")
+            seqs.append(tuple(seq))
+        if seqs:
+            out.append((r.id, tuple(seqs)))
+    return tuple(out)
 
 
 def read_hypotheses(items: dict, mc: MetaCompiler, unit_params: list[str]) -> tuple:
@@ -571,7 +616,7 @@ def box_tasks(w: BlackBoxWorld, base_unit: Unit) -> tuple[Task, ...]:
 def naive_answer(w: BlackBoxWorld, c: TestCase, base_unit: Unit) -> str:
     """A test's answer under the documented (manual's) f, rendered; "" where that f fails."""
     try:
-        return render(w.answer_of(c, base_unit))
+        return render(w.answer_of(c, base_unit, w.next_under(frozenset())))
     except EvalError:
         return ""
 
@@ -686,18 +731,27 @@ def check_op_cycles(spec: ast.Spec) -> None:
 
 
 def op_layer(mc: MetaCompiler, base: ast.Definition, rules: list) -> Unit:
-    """The op under these rules (the last on top): the top rule's body, its prior(...) the layers beneath."""
+    """The op under these rules (the last on top): the top rule's body, its prior(...) the layers beneath,
+    its base(...) the base line alone (unless the world has a def named base, which keeps its meaning)."""
     if not rules:
         return mc.unit(base.name, [p.name for p in base.params], base.body)
     top = rules[-1].override
-    if not mentions(top.body, PRIOR):
-        if len(rules) > 1:  # the top layer hides every layer beneath it
-            return op_layer(mc, base, rules[-1:])
+    extra = {}
+    if mentions(top.body, BASE) and BASE not in mc.defs:
+        extra[BASE] = renamed(op_layer(mc, base, []), BASE)
+    if mentions(top.body, PRIOR):
+        extra[PRIOR] = renamed(op_layer(mc, base, rules[:-1]), PRIOR)
+    elif len(rules) > 1:  # the top layer hides every layer beneath it
+        return op_layer(mc, base, rules[-1:])
+    if not extra:
         return mc.unit(base.name, [p.name for p in top.params], top.body)
-    beneath = op_layer(mc, base, rules[:-1])
-    prior = Unit(PRIOR, beneath.arity, False, beneath.nslots, beneath.body, beneath.uses_ctx, reads=beneath.reads)
-    return MetaCompiler(mc.constants, {**mc.defs, PRIOR: prior}, mc.extra_vars, mc.compiler).unit(
+    return MetaCompiler(mc.constants, {**mc.defs, **extra}, mc.extra_vars, mc.compiler).unit(
         base.name, [p.name for p in top.params], top.body)
+
+
+def renamed(u: Unit, name: str) -> Unit:
+    """A compiled layer of an op as a rule body calls it: prior(...) or base(...)."""
+    return Unit(name, u.arity, False, u.nslots, u.body, u.uses_ctx, reads=u.reads)
 
 
 def check_base(spec: ast.Spec, reserved: set) -> None:
@@ -718,7 +772,9 @@ def check_base(spec: ast.Spec, reserved: set) -> None:
         seen[d.name] = d
     for r in spec.rules:
         for f in r.fields:
-            raise SpecError(f.span, f"unknown rule field {f.key!r}", "Rule fields: statement, equation.")
+            if f.key != "witness":
+                raise SpecError(f.span, f"unknown rule field {f.key!r}",
+                                did_you_mean(f.key, RULE_FIELDS).strip() or "Rule fields: statement, equation, witness.")
         if r.override is None:
             raise SpecError(r.span, f"rule {r.id} overrides nothing",
                             "Start the rule with the base line it replaces: op NAME(...) = ...")

@@ -73,10 +73,12 @@ class BoxSession:
 
     opening = ""  # a box tells nothing before the first query
 
-    def __init__(self, world: "BlackBoxWorld", target=NO_GOAL, stream=0, unit: Unit | None = None):
+    def __init__(self, world: "BlackBoxWorld", target=NO_GOAL, stream=0, unit: Unit | None = None,
+                 next_unit: Unit | None = None):
         self.world = world
         self.target = world.targets[0] if target is NO_GOAL and world.has_goal else target
         self.unit = unit or world.hidden
+        self.next_unit = next_unit or world.next_state
         self.state = world.memory
         self.queries = 0
         self.stream = stream
@@ -97,8 +99,8 @@ class BoxSession:
         noise = [self.rng.random() for _ in w.noise] if self.rng is not None else []
         args = w.arguments(values, self.target, self.state, noise)
         out = call_unit(self.unit, args, w.max_steps)
-        if w.next_state is not None:
-            self.state = call_unit(w.next_state, args + [out], w.max_steps)
+        if self.next_unit is not None:
+            self.state = call_unit(self.next_unit, args + [out], w.max_steps)
         self.queries += 1
         return out
 
@@ -152,6 +154,9 @@ class BlackBoxWorld(BoxWorld):
     max_steps: int = MAX_STEPS  # meta-language steps each call may take (`step_limit`, at most STEP_CEILING)
     input_defaults: tuple = ()  # the values of the last inputs, which a query may leave out (`default(V)`)
     worked: tuple = attrs.field(default=(), repr=False)  # ((TestCase, output rendered), ...): the manual's examples
+    # applied rule ids -> the `next` Unit under those rules (None: the true one); `next` may call the ops
+    variant_next: object = attrs.field(default=None, repr=False)
+    rule_witnesses: tuple = attrs.field(default=(), repr=False)  # ((rule id, ((values, ...), ...)), ...)
 
     # ------------------------------------------------------------ inputs
 
@@ -198,6 +203,16 @@ class BlackBoxWorld(BoxWorld):
             stream = f"{stream}:{self.test_of(task).id}"
         return BoxSession(self, self.target_of(task), stream)
 
+    def next_under(self, applied) -> Unit | None:
+        """The memory update with only the `applied` rules in force (None: the box's own)."""
+        return self.variant_next(frozenset(applied)) if self.variant_next is not None else None
+
+    def session_under(self, applied, stream=0) -> BoxSession:
+        """A fresh session of the box with only the `applied` rules in force (f and its memory update both:
+        `next` may call the ops the rules change); certification compares it with the true box."""
+        applied = frozenset(applied)
+        return BoxSession(self, NO_GOAL, stream, self.variant_hidden(applied), self.next_under(applied))
+
     def session_for(self, target, stream=0) -> BoxSession:
         """A fresh session against any target (certification asks what other targets would answer)."""
         return BoxSession(self, target, stream)
@@ -215,9 +230,10 @@ class BlackBoxWorld(BoxWorld):
         """f(values) as the first query of a fresh session (or under another compiled f); raises EvalError."""
         return BoxSession(self, target, 0, unit).send(values)
 
-    def answer_of(self, case: TestCase, unit: Unit | None = None):
-        """A test's answer: its queries in a fresh session of its own, the last output extracted; raises EvalError."""
-        s = BoxSession(self, NO_GOAL, f"test:{case.id}", unit)
+    def answer_of(self, case: TestCase, unit: Unit | None = None, next_unit: Unit | None = None):
+        """A test's answer: its queries in a fresh session of its own, the last output extracted (under another
+        compiled f and memory update when given); raises EvalError."""
+        s = BoxSession(self, NO_GOAL, f"test:{case.id}", unit, next_unit)
         for given in case.given:
             s.send(given)
         out = s.send(case.values)
@@ -488,10 +504,11 @@ class BlackBoxWorld(BoxWorld):
         cases = self.tests if self.program_answer else (self.test_of(task),)
         needed = set()
         for r in self.rules:
-            unit = self.variant_hidden(frozenset(x.id for x in self.rules if x.id != r.id))
+            applied = frozenset(x.id for x in self.rules if x.id != r.id)
+            unit, nxt = self.variant_hidden(applied), self.next_under(applied)
             for case in cases:
                 try:
-                    v = self.answer_of(case, unit)
+                    v = self.answer_of(case, unit, nxt)
                 except EvalError:
                     needed.add(r.id)
                     continue

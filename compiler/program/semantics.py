@@ -23,7 +23,7 @@ from worldspec.compiler.common import interpolate
 from worldspec.compiler.program.equations import check_equation
 from worldspec.compiler.program.kernel import call_deep, on_deep_stack
 from worldspec.diagnostics import SpecError
-from worldspec.meta import PRIOR, MetaCompiler, Unit
+from worldspec.meta import BASE, PRIOR, MetaCompiler, Unit
 from worldspec.parser import parse_expr
 from worldspec.values import Ctx, EvalError, Function, LimitError, show
 
@@ -246,31 +246,34 @@ def lazy_params(params) -> bool:
 
 
 def compile_definition(mc: MetaCompiler, d: ast.Definition, rule: str | None = None,
-                       base: ast.Definition | None = None, prior: Unit | None = None) -> Op:
+                       base: ast.Definition | None = None, prior: Unit | None = None,
+                       base_unit: Unit | None = None) -> Op:
     """Compile one base line or override (carrying the id of its rule, if any).
 
     An override takes its signature (types, defaults, lazy, mutates) from its base line; `prior`
-    is what the override's prior(...) calls.
+    is what the override's prior(...) calls, `base_unit` what its base(...) calls (the base line alone).
     """
     base = base or d
     params = tuple(attrs.evolve(b, name=o.name) for b, o in zip(base.params, d.params))
     defaults, lazy, mutated = signature(mc, base)
-    if prior is not None:
-        mc = MetaCompiler(mc.constants, {**mc.defs, PRIOR: prior})
+    layers = {**({PRIOR: prior} if prior is not None else {}), **({BASE: base_unit} if base_unit is not None else {})}
+    if layers:  # compiled here only (the native kernel reads no source for a body that calls a layer)
+        mc = MetaCompiler(mc.constants, {**mc.defs, **layers})
     unit = mc.unit(d.name, [p.name for p in params], d.body, bool(params) and params[-1].variadic,
                    defaults, lazy)
     updater = None
     if base.updates is not None:  # the base line's, under its own parameter names
         updater = mc.unit(f"{d.name} update", [p.name for p in base.params], base.updates,
                           bool(params) and params[-1].variadic, defaults)
-    return Op(d.name, params, unit, rule, mutated, source=None if prior is not None else (d.body, mc),
+    return Op(d.name, params, unit, rule, mutated, source=None if layers else (d.body, mc),
               updater=updater)
 
 
-def as_prior(op: Op) -> Unit:
-    """The layer beneath a rule, as its prior(...): called with every parameter (a * one as a list)."""
+def as_prior(op: Op, name: str = PRIOR) -> Unit:
+    """The layer beneath a rule, as its prior(...) (or the base line, as its base(...)): called with every
+    parameter (a * one as a list)."""
     u = op.unit
-    return Unit(PRIOR, u.arity, False, u.nslots, u.body, u.uses_ctx, u.defaults, u.lazy, reads=u.reads)
+    return Unit(name, u.arity, False, u.nslots, u.body, u.uses_ctx, u.defaults, u.lazy, reads=u.reads)
 
 
 def is_standard(d: ast.Definition) -> bool:
@@ -360,12 +363,17 @@ class SemanticsBuilder:
         if not rules:
             return None if is_standard(base) else compile_definition(mc, base)
         top = self.rules[rules[-1]].override
+        base_unit = None
+        if mentions(top.body, BASE) and BASE not in self.mc.defs:  # a world's own def named base keeps its meaning
+            base_unit = as_prior(self.op(target, (), truthy) or self.standard_op(base.name), BASE)
         if not mentions(top.body, PRIOR):
             if len(rules) > 1:  # the top layer hides every layer beneath it
                 return self.op(target, rules[-1:], truthy)
-            return None if is_standard(top) else compile_definition(mc, top, rules[-1], base)
+            if base_unit is None:
+                return None if is_standard(top) else compile_definition(mc, top, rules[-1], base)
+            return compile_definition(mc, top, rules[-1], base, base_unit=base_unit)
         beneath = self.op(target, rules[:-1], truthy) or self.standard_op(base.name)
-        return compile_definition(mc, top, rules[-1], base, as_prior(beneath))
+        return compile_definition(mc, top, rules[-1], base, as_prior(beneath), base_unit)
 
     def rule_op(self, rule: str) -> Op | None:
         """The compiled override of one rule, over the base line alone."""
