@@ -76,18 +76,30 @@ def _differs(a, b) -> bool:
 class Elimination:
     """A consistent-guess solver's view of a goal box: the candidates still consistent with what it saw."""
 
-    def __init__(self, w, candidates: list, target):
+    def __init__(self, w, candidates: list, target, replies: dict | None = None):
         self.w = w
         self.cands = list(candidates)
         # a box with memory answers a guess after the earlier guesses: keep one session per candidate
         self.sessions = [w.session_for(c) for c in self.cands] if w.stateful else None
         self.truth = w.session_for(target)
         self.guesses: list = []
+        # A box without memory answers a guess by a function of (guess, candidate) alone; the solvers
+        # of one box's targets share most candidates and guesses, so its replies are kept in `replies`
+        # (shared by the caller across targets), keyed by what the values render as.
+        self.replies = replies if replies is not None else {}
 
     def reply(self, i: int, guess) -> tuple:
         if self.sessions is None:
-            return outcome(self.w, [guess], target=self.cands[i])
+            return self.stateless_reply(self.cands[i], guess)
         return sent(self.sessions[i].fork(), [guess])
+
+    def stateless_reply(self, candidate, guess) -> tuple:
+        """What a box without memory answers `guess` when `candidate` is the target (memoised)."""
+        key = (render(guess), render(candidate))
+        got = self.replies.get(key)
+        if got is None:
+            got = self.replies[key] = outcome(self.w, [guess], target=candidate)
+        return got
 
     def guess(self, g) -> tuple:
         """Make a guess: keep the candidates that would have answered it as the target did."""
@@ -103,12 +115,14 @@ class Elimination:
 
     def consistent(self, candidate) -> bool:
         """Whether a candidate outside the solver's list would have answered every guess as the target did."""
+        if self.sessions is None:
+            return all(not _differs(self.stateless_reply(candidate, g), fb) for g, fb in self.guesses)
         s = self.w.session_for(candidate)
         return all(not _differs(sent(s, [g]), fb) for g, fb in self.guesses)
 
 
 def solve_by_elimination(w, candidates: list, turns: int, target=None, queries: list | None = None,
-                         budget: int = SOLVER_EVALS):
+                         budget: int = SOLVER_EVALS, replies: dict | None = None):
     """(turns a consistent-guess solver needs to pin the target down or None, its Elimination).
 
     Each turn guesses, among the middle candidate and a few seeded others (or, when the box's queries
@@ -116,7 +130,7 @@ def solve_by_elimination(w, candidates: list, turns: int, target=None, queries: 
     candidates (as many as `budget` evaluations allow); then it keeps the candidates that would have
     given the feedback actually seen."""
     target = w.goal if target is None else target
-    e = Elimination(w, candidates, target)
+    e = Elimination(w, candidates, target, replies)
     rng = random.Random(f"solver:{w.name}")
     for k in range(1, turns + 1):
         if not e.cands:
@@ -455,13 +469,14 @@ def check_puzzles(w, problems: list[str], notes: list[str], warnings: list[str])
             return None
     admit = (lambda v: d.check(v) is None) if w.answer_domain is not None else (lambda v: w.admits([v]) is None)
     worst = 0
+    replies: dict = {}  # the box's replies to (guess, candidate), shared by its targets' solvers
     for c in distinct:
         kept = "defect" in c.marks
         found: list[str] = []
         if size is not None and size <= MAX_ENUM:
-            turns = check_enumerated(w, d, admit, c.expected, queries, found, notes)
+            turns = check_enumerated(w, d, admit, c.expected, queries, found, notes, replies)
         else:
-            turns = check_sampled(w, d, size, admit, c.expected, queries, found, notes)
+            turns = check_sampled(w, d, size, admit, c.expected, queries, found, notes, replies)
         if not kept:
             problems += found
             if turns is None:
@@ -475,10 +490,10 @@ def check_puzzles(w, problems: list[str], notes: list[str], warnings: list[str])
     return worst
 
 
-def check_enumerated(w, d, admit, target, queries, problems, notes) -> int | None:
+def check_enumerated(w, d, admit, target, queries, problems, notes, replies=None) -> int | None:
     """The solver over every candidate; on a hard box the candidates cannot simply be tried in order."""
     cands = [v for v in d.enumerate() if admit(v)]
-    turns, _ = solve_by_elimination(w, cands, w.budget.turns, target, queries)
+    turns, _ = solve_by_elimination(w, cands, w.budget.turns, target, queries, replies=replies)
     shown = w.format_answer(target)
     if turns is None:
         problems.append(f"a consistent-guess solver does not pin the target {shown} down within "
@@ -493,13 +508,14 @@ def check_enumerated(w, d, admit, target, queries, problems, notes) -> int | Non
     return turns
 
 
-def check_sampled(w, d, size, admit, target, queries, problems, notes) -> int | None:
+def check_sampled(w, d, size, admit, target, queries, problems, notes, replies=None) -> int | None:
     """A domain too large to enumerate: the solver over sampled candidates, then an independent sample
     says, with a stated confidence, how much of the domain its queries leave consistent."""
     shown = w.format_answer(target)
     rng = random.Random(f"candidates:{w.name}:{w.seed}")
     pool = _distinct(d, admit, rng, SAMPLED_CANDIDATES, exclude=target)
-    turns, e = solve_by_elimination(w, sorted(pool + [target], key=_order), w.budget.turns, target, queries)
+    turns, e = solve_by_elimination(w, sorted(pool + [target], key=_order), w.budget.turns, target, queries,
+                                    replies=replies)
     what = f"{magnitude(size)} values" if size is not None else "unboundedly many values"
     if turns is None:
         problems.append(f"a consistent-guess solver does not pin the target {shown} down within "
