@@ -404,9 +404,10 @@ class GameWorld(BoxWorld):
         """False: the released game platforms ask again for a move they cannot read, spending nothing."""
         return False
 
-    def requires(self, task) -> frozenset[str]:
-        """No rules to require: a game perturbs none."""
-        return frozenset()
+    @property
+    def rejection_costs(self) -> bool:
+        """False: a move sequence the game cannot read is charged nothing (`charge`), as a box's rejection."""
+        return False
 
     @property
     def open_book(self) -> str:
