@@ -577,6 +577,15 @@ def test_a_protocol_module_reaches_its_world_only_through_its_face(short):
                        + "\n  ".join(found))
 
 
+def test_the_face_check_follows_inherited_classes(monkeypatch):
+    """Were pool.py Hold'em's, the probe its protocol inherits from base.ProbesTheWorld would be undeclared
+    (HoldemFace has no probe); its ScheduleLineup's `schedule` would not (HoldemFace has one)."""
+    monkeypatch.setitem(PROTOCOL_OF_MODULE, "pool", "holdem")
+    [use] = inherited_uses("pool")
+    assert use.startswith("Pool inherits worldspec.runner.protocols.base.ProbesTheWorld: line ")
+    assert use.endswith("world.probe (in ProbesTheWorld)")
+
+
 def test_the_registry_and_base_use_the_core_only_outside_inherited_classes():
     """The registry reads only core members; base.py's world uses are all in classes (checked where inherited)."""
     assert undeclared_uses(world_uses(TREES[PROTOCOLS_PACKAGE]), face_members(World)) == []

@@ -1,6 +1,6 @@
 """The compiled game: a repeated two-player game, its opponents, and its test games or its pool.
 
-`GameWorld` implements the `World` protocol (compiler/api.py). A Game Strategy
+`GameWorld` implements the `World` core, `TurnShotFace` and `PoolFace` (compiler/api.py). A Game Strategy
 Inference box (a world with test games) is run by the turn@shot protocol. By
 default each turn plays a fresh game with a sequence of moves against the hidden
 opponent, and each test game is answered with all its moves at once, scored

@@ -1,6 +1,6 @@
 """The compiled Hold'em world: its table, opponents and schedule of duplicate deals; hands a runner plays.
 
-`HoldemWorld` implements the `World` protocol (compiler/api.py) for the "holdem"
+`HoldemWorld` implements the `World` core and `HoldemFace` (compiler/api.py) for the "holdem"
 run protocol (runner/protocols/holdem.py). The runner never touches pokerkit: it
 asks the world for a `Seat` (one hand from one seat against one opponent), reads
 its observation, hands it the reply text, and gets the hand's result. A world has

@@ -1,6 +1,6 @@
 """The compiled judge world: a surface the player sees, a hidden truth, key facts, and how moves are judged.
 
-`JudgeWorld` implements the `World` protocol (compiler/api.py) for the judge
+`JudgeWorld` implements the `World` core and `JudgeFace` (compiler/api.py) for the judge
 run protocol (runner/protocols/judge.py), InteractiveBench's interactive proofs
 (the seed's sections 3 and 4): in each of T turns (20 by default) the player
 asks one question or submits an answer, and both cost a turn. A question is
