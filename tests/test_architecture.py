@@ -27,7 +27,9 @@ Every world implements the core of compiler/api.py's World and the faces its kin
 only through the core and its protocol's face: each attribute used on the world object (`world`, `w`,
 `*.world`, a name bound to one of them, `getattr(world, "x")`) is a member the face declares. A class a
 module inherits from a shared module (base.py's ProbesTheWorld and ScheduleLineup, turnshot.py's lineup)
-brings its own uses, which the inheriting protocol's face must declare too.
+brings its own uses, which the inheriting protocol's face must declare too. No world class defines a
+member of a face its kind does not declare with a constant body (a stub: `return False`, `return ""`,
+`return frozenset()`, a literal Feedback).
 
 The cycle check reads the imports of worldspec/cli.py's lazy command table (module names in strings,
 imported on first use) as edges too.
@@ -51,7 +53,7 @@ from click.testing import CliRunner
 
 import tinykind
 from worldspec.cli import main
-from worldspec.compiler import KINDS, World, load_world, register_kind
+from worldspec.compiler import KINDS, Feedback, World, load_world, register_kind
 from worldspec.compiler.api import CAPABILITIES, FACES, PROTOCOLS, face_members, missing_from_face
 from worldspec.compiler.build import RESERVED
 from worldspec.parser import load_spec
@@ -444,6 +446,67 @@ def test_every_kind_implements_the_core_and_the_faces_it_declares(kind):
     assert offered_faces(KINDS[kind], world) == []
     assert isinstance(world, World) and isinstance(world, FACES[world.protocol])
     assert world.protocol in PROTOCOLS
+
+
+def constant_body(fn) -> bool:
+    """Whether a function only returns a constant: a literal, an empty collection, `frozenset()`, `iter(())`,
+    or a call of literals only (`Feedback("rejected: ...", 0, "rejected")`): a stub."""
+    fn = fn.fget if isinstance(fn, property) else getattr(fn, "__func__", fn)
+    try:
+        tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(fn)))
+    except (OSError, TypeError):
+        return False
+    body = tree.body[0].body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return False
+    return all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Dict, ast.Set, ast.Load, ast.Call, ast.Name))
+               for n in ast.walk(body[0].value)) and \
+        not any(isinstance(n, ast.Name) and n.id not in ("frozenset", "iter", "Feedback", "Verdict", "tuple")
+                for n in ast.walk(body[0].value))
+
+
+def stub_members(world, faces) -> list[str]:
+    """Members of a face the kind does not declare that its world class defines with a constant body."""
+    foreign = set().union(*(face_members(f) for f in FACES.values())) - set().union(
+        *(face_members(f) for f in (World, *faces)))
+    found = []
+    for cls in type(world).__mro__:
+        if not cls.__module__.startswith("worldspec.compiler.") or cls.__module__ == "worldspec.compiler.api":
+            continue
+        found += [f"{cls.__name__}.{name}" for name in sorted(foreign & set(vars(cls)))
+                  if constant_body(vars(cls)[name])]
+    return found
+
+
+def test_a_stub_is_recognised():
+    class Stubby:
+        def grade_equation(self, rule_id, text):
+            """Always False."""
+            return False
+
+        @property
+        def report_instructions(self):
+            return ""
+
+        def requires(self, task):
+            return frozenset()
+
+        def probe(self, text):
+            return Feedback("rejected: no probing", 0, "rejected")
+
+        def charge(self, text):
+            return len(text)
+
+    assert [n for n in ("grade_equation", "report_instructions", "requires", "probe", "charge")
+            if constant_body(vars(Stubby)[n])] == ["grade_equation", "report_instructions", "requires", "probe"]
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_no_kind_fills_another_faces_members_with_stubs(kind):
+    world = load_world(bundled_world_of(kind))
+    assert stub_members(world, KINDS[kind].faces) == []
 
 
 def test_every_bundled_world_offers_its_protocols_face():
