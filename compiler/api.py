@@ -5,7 +5,7 @@ Everything here is a frozen attrs class; the runner depends on these and on
 """
 from __future__ import annotations
 
-from typing import Iterator, Protocol, runtime_checkable
+from typing import Generic, Iterator, Protocol, runtime_checkable
 
 import attrs
 
@@ -185,19 +185,19 @@ def capped(text: str, chars: int) -> tuple[str, bool]:
     return text[: max(0, chars - len(notice))] + notice, True
 
 
-# ---------------------------------------------------------------- the World protocol
-
-# The run protocols a world may name; the runner keeps one implementation of each in a registry.
-PROTOCOLS = ("milestone", "turn@shot", "pool", "holdem", "judge")
+# ---------------------------------------------------------------- the World protocol: a core and one face per protocol
 
 
 @runtime_checkable
 class World(Protocol):
-    """What every compiled world offers, whatever its kind; the runner sees nothing else.
+    """The core every compiled world offers, whatever its kind: identity, manual, budget, rules, tasks,
+    grading, certification and the name of its run protocol.
 
-    `protocol` names how a world is run: "milestone" (ExplorationBench: rounds of probes, milestones
-    with rule reports and held-out tasks), "turn@shot" (the Oracle benchmark: turns of inputs, then
-    test samples with shots) or "pool" (a repeated game against an opponent pool).
+    `protocol` names how a world is run ("milestone", "turn@shot", "pool", "holdem" or "judge": the keys of
+    FACES). What that protocol reaches beyond the core is its face (MilestoneFace, TurnShotFace, PoolFace,
+    HoldemFace, JudgeFace below); a kind declares the faces its worlds offer (`Kind.faces`) and implements
+    every member of them, and the runner's module for a protocol touches a world only through the core and
+    that face (tests/test_architecture.py reads them and checks).
     """
 
     # The data members are WorldHeader's fields (name, version, kind, seed, ..., budget), declared once
@@ -206,6 +206,20 @@ class World(Protocol):
 
     @property
     def protocol(self) -> str: ...
+
+    def task(self, task) -> Task: ...
+
+    def rule(self, rule_id: str) -> Rule: ...
+
+    def verify(self, task, answer: str) -> Verdict: ...
+
+    def certify(self, progress=None) -> dict: ...
+
+
+@runtime_checkable
+class MilestoneFace(World, Protocol):
+    """ExplorationBench's rounds (runner/protocols/milestone.py): a tool of probes charged in units, rule
+    reports graded by equation, held-out tasks whose required rules are known by knockout."""
 
     @property
     def tool(self) -> ToolSpec: ...
@@ -220,19 +234,233 @@ class World(Protocol):
 
     def charge(self, text: str) -> int: ...
 
-    def verify(self, task, answer: str) -> Verdict: ...
-
     def requires(self, task) -> frozenset[str]: ...
-
-    def task(self, task) -> Task: ...
-
-    def rule(self, rule_id: str) -> Rule: ...
 
     def grade_equation(self, rule_id: str, text: str) -> bool: ...
 
     def probe_generator(self, seed: int = 0) -> Iterator[str]: ...
 
-    def certify(self, progress=None) -> dict: ...
+
+@runtime_checkable
+class TurnShotFace(World, Protocol):
+    """The Oracle benchmark's turn@shot sessions (runner/protocols/turnshot.py, the box agents and the box
+    explorer): exploration through a world session, then test samples with shots, asked and graded as the
+    released harness does under published grading."""
+
+    family: str
+    difficulty: str
+
+    @property
+    def tool(self) -> ToolSpec: ...
+
+    @property
+    def turn_instructions(self) -> str: ...
+
+    @property
+    def explore_each_test(self) -> bool: ...
+
+    @property
+    def rejection_costs(self) -> bool: ...
+
+    @property
+    def published_rejection_costs(self) -> bool: ...
+
+    def probe(self, text: str) -> Feedback: ...
+
+    def charge(self, text: str) -> int: ...
+
+    def probe_generator(self, seed: int = 0) -> Iterator[str]: ...
+
+    def session(self, task=None): ...  # probe(text) -> Feedback, opening: what one exploration sees
+
+    def test_of(self, task): ...
+
+    def answer_from(self, task, observed) -> str: ...
+
+    def published_applies(self, task) -> bool: ...
+
+    def published_question(self, task, first: bool, shots: int, attempt: int = 1) -> str: ...
+
+    def published_reask(self, task, text, stage: str = "first") -> str: ...
+
+    def published_next(self, passed: bool, last: str) -> str: ...
+
+    def published_solution(self, task) -> str: ...
+
+
+@runtime_checkable
+class PlayedTests(Protocol):
+    """What a turn@shot world adds whose tests are games played round by round (tasks of shape "play": a game
+    box); turnshot.py plays such a test through it and asks nothing else of it."""
+
+    def test_play(self, task, attempt: int = 1): ...  # the game: opening, play(move) -> Feedback, done, verdict()
+
+
+@runtime_checkable
+class PoolFace(World, Protocol):
+    """Repeated games against an opponent pool, or a round robin of the run's systems
+    (runner/protocols/pool.py, matches.py, tournament.py)."""
+
+    opponents: tuple
+    baselines: tuple
+    seats: tuple
+    matches: int
+    round_robin: bool
+    horizon: int
+    delta: float
+    max_rounds: int
+    fallback: str
+
+    def probe(self, text: str) -> Feedback: ...
+
+    def schedule(self) -> list: ...
+
+    def strategy(self, name: str): ...
+
+    def horizon_for(self, opponent: str, seat: str, k: int) -> int: ...
+
+    def new_match(self, opponent: str, seat: str, k: int): ...
+
+    def play_strategy(self, strategy, opponent: str, seat: str, k: int) -> list: ...
+
+    def moves_for(self, seat: str) -> tuple: ...
+
+    def parse_moves(self, text, seat: str) -> list: ...
+
+    def read_anywhere(self, text) -> str | None: ...
+
+    def payoff_lines(self, seat: str) -> list: ...
+
+    def cooperation_stats(self, rounds) -> dict: ...
+
+    def tournament(self, names) -> list: ...
+
+    def other_seat(self, seat: str) -> str: ...
+
+    def pair_horizon(self, a: str, b: str, r: int) -> int: ...
+
+    def pair_rng(self, a: str, b: str, r: int, seat: str, who: str): ...
+
+    def seat_player(self, strategy, seat: str, horizon: int, rng): ...
+
+    def round_for(self, t: int, seat: str, mine: str, theirs: str): ...
+
+
+@runtime_checkable
+class HoldemFace(World, Protocol):
+    """Hold'em hands against baseline bots, heads-up duplicate deals or ring tables
+    (runner/protocols/holdem.py, holdem_ring.py): a world is played, never probed."""
+
+    table: object  # blinds and stacks
+    hands: int
+    seats: tuple
+    opponents: tuple
+    baselines: tuple
+    recent: int
+    players: int
+    tables: int
+
+    @property
+    def ring(self) -> bool: ...
+
+    def schedule(self) -> list: ...
+
+    def seat(self, opponent: str, k: int, seat: str): ...  # one hand, waiting for the player's decision
+
+    def play_bot(self, name: str, opponent: str, k: int, seat: str) -> dict: ...
+
+    def bot(self, name: str): ...
+
+    def ring_table(self, index: int, names): ...
+
+    def read_json(self, text, legal): ...
+
+    def fold_or_check(self, legal): ...
+
+
+@runtime_checkable
+class JudgeFace(World, Protocol):
+    """Questions to a judge and submitted answers, and pass@k* samples (runner/protocols/judge.py): the
+    world gives the judge's messages and label readers, the keyword judge and the answer check."""
+
+    setting: str
+    surface: str
+    truth: str
+    answer: str
+    facts: tuple
+    grading: str
+
+    @property
+    def pass_at_k(self) -> bool: ...
+
+    @property
+    def task_id(self) -> str: ...
+
+    @property
+    def strict_grading(self) -> bool: ...
+
+    @property
+    def reference_answer(self) -> str: ...
+
+    @property
+    def surface_guess(self) -> str: ...
+
+    def probe(self, text: str) -> Feedback: ...
+
+    def read_move(self, reply, default: str = "question"): ...
+
+    def normalise_label(self, reply, move) -> str | None: ...
+
+    def fallback_label(self, move) -> str: ...
+
+    def keyword_label(self, question: str) -> str: ...
+
+    def judge_message(self, move) -> dict: ...
+
+    def judge_messages(self, history, move) -> list: ...
+
+    def reask_message(self, move) -> dict: ...
+
+    def grader_messages(self, answer: str) -> list: ...
+
+    def read_grade(self, reply) -> bool | None: ...
+
+    def session_manual(self, turns: int) -> str: ...
+
+    def solve_messages(self) -> list: ...
+
+    def ask_line(self, question: str) -> str: ...
+
+    def answer_line(self, answer: str) -> str: ...
+
+    def oracle_questions(self) -> list: ...
+
+
+# The run protocols a world may name, each with its face; the runner keeps one implementation of each in
+# a registry (runner/protocols/__init__.py) whose protocols name these faces.
+FACES: dict[str, type] = {"milestone": MilestoneFace, "turn@shot": TurnShotFace, "pool": PoolFace,
+                          "holdem": HoldemFace, "judge": JudgeFace}
+PROTOCOLS = tuple(FACES)
+# What some worlds of a protocol add to its face, and the protocol's module may reach on those worlds only
+# (the test's shape says which: a task of shape "play" is played through PlayedTests).
+CAPABILITIES: dict[str, tuple[type, ...]] = {"turn@shot": (PlayedTests,)}
+
+
+def face_members(face: type) -> frozenset[str]:
+    """Every member a face (or the core, World) declares: its own and the core's, data and methods."""
+    names: set[str] = set()
+    for cls in face.__mro__:
+        if cls is object or cls is Protocol or cls is Generic:
+            continue
+        names |= set(getattr(cls, "__annotations__", {}))
+        names |= {n for n, v in vars(cls).items()
+                  if not n.startswith("_") and (callable(v) or isinstance(v, property))}
+    return frozenset(names)
+
+
+def missing_from_face(world, face: type) -> list[str]:
+    """The members of `face` a world does not have (empty: it offers the whole face)."""
+    return sorted(m for m in face_members(face) if not hasattr(world, m))
 
 
 # ---------------------------------------------------------------- optional capabilities
@@ -276,3 +504,6 @@ class Kind:
     summary: str = ""
     # (worlds of this kind in one folder) -> [problem, ...]: checks that need more than one world
     cross_checks: object = None
+    # the faces its worlds offer (MilestoneFace, ...): each world implements every member of them, and
+    # the face of the protocol it names is one of them
+    faces: tuple = ()

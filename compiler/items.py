@@ -211,7 +211,8 @@ FENCE_TAIL = ", in a fenced code block."
 
 @attrs.frozen(eq=False)
 class BoxWorld(WorldHeader):
-    """The World members a black box and a game answer alike (turn@shot worlds whose tests are not rules).
+    """The World members a black box and a game answer alike (compiler/api.py's TurnShotFace: worlds whose
+    tests are not rules, so they state no rule report).
 
     A subclass reads one probe with `read_probe(text)`, raising InputError when it is rejected.
     """
@@ -269,15 +270,6 @@ class BoxWorld(WorldHeader):
     def rule(self, rule_id: str) -> Rule:
         """The perturbed rule or herring with this id (KeyError when there is none)."""
         return by_id(self.rules + self.herrings, rule_id, self.name)
-
-    @property
-    def report_instructions(self) -> str:
-        """No rule report: a box's tests ask outputs, targets or moves, never rules."""
-        return ""
-
-    def grade_equation(self, rule_id: str, text: str) -> bool:
-        """Always False: a box's rules are graded through its tests, not through stated equations."""
-        return False
 
 
 class StatelessSession:

@@ -20,7 +20,7 @@ import sys
 import click
 
 from worldspec.bounded import TooLarge
-from worldspec.cli import EXIT_PROBLEMS, BadInput, guarded
+from worldspec.commands import EXIT_PROBLEMS, BadInput, guarded
 from worldspec.runner import sandbox
 
 from .authoring import (AUTHOR_KINDS, Author, AuthorSetupError, Outcome, Transcript, include_files, kind_material,

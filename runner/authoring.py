@@ -40,7 +40,7 @@ from typing import Callable
 import attrs
 
 from worldspec.bounded import TooLarge, read_capped, read_capped_text
-from worldspec.cli import certification
+from worldspec.commands import certification
 from worldspec.compiler import resolve_world_path
 from worldspec.diagnostics import SpecError, SpecErrors
 from worldspec.sources import MAX_SOURCE_BYTES, is_inside

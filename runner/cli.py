@@ -17,7 +17,7 @@ import warnings
 
 import click
 
-from worldspec.cli import EXIT_INVALID, BadInput, guarded, load, no_cache_option
+from worldspec.commands import EXIT_INVALID, BadInput, guarded, load, no_cache_option
 from worldspec.compiler.suite import world_files
 
 from . import experiment, report as reports

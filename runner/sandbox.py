@@ -249,6 +249,15 @@ def worker_world(o: Origin):
     return entry[0]
 
 
+def probe_of(world, text: str) -> Feedback:
+    """The world's answer to one probe; a world whose face has no probing (a Hold'em world: compiler/api.py,
+    HoldemFace) rejects it unrun, as `worldspec play` does."""
+    if not callable(getattr(world, "probe", None)):
+        return Feedback(f"rejected: this world has no probing; a {world.protocol} world is played, not probed",
+                        0, "rejected")
+    return world.probe(text)
+
+
 @_portable_errors
 def evaluate(o: Origin, call: str, *args):
     """One world call in a worker: probe, verify, requires or rules (rule-report grading)."""
@@ -257,6 +266,8 @@ def evaluate(o: Origin, call: str, *args):
         return grade_rule_report(world, *args)
     if call == "requires":
         return frozenset(world.requires(*args))
+    if call == "probe":
+        return probe_of(world, *args)
     return getattr(world, call)(*args)
 
 
@@ -537,7 +548,7 @@ def probe_once(path: str, seed: int | None, text: str, sandbox: Sandbox | None =
         cap = sandbox.call(sandbox.deadlines.probe, unit_cap, o)
     except (RemoteSpecError, Unavailable) as e:
         world, note = _here_instead(e, o.path, seed, sandbox)
-        return world.probe(text), world.budget.units_per_call, note
+        return probe_of(world, text), world.budget.units_per_call, note
     try:
         return sandbox.call(sandbox.deadlines.probe, evaluate, o, "probe", text), cap, None
     except Overrun as e:

@@ -43,7 +43,7 @@ from pathlib import Path
 import attrs
 import click
 
-from worldspec.cli import BadInput, guarded
+from worldspec.commands import BadInput, guarded
 from worldspec.safejson import loads as json_loads
 
 from . import report as reports

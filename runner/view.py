@@ -27,7 +27,7 @@ from pathlib import Path
 import click
 
 from worldspec import safejson
-from worldspec.cli import BadInput, guarded, load
+from worldspec.commands import BadInput, guarded, load
 
 from . import report as reports
 from .answers import parse_rule_report, reportable_rules, statements

@@ -30,7 +30,7 @@ import re
 import sys
 from typing import Iterator
 
-from worldspec.compiler.api import Budget, Example, Feedback, Kind, Rule, Task, ToolSpec, Verdict, by_id
+from worldspec.compiler.api import Budget, Example, Feedback, Kind, MilestoneFace, Rule, Task, ToolSpec, Verdict, by_id
 from worldspec.runner.config import RunConfig
 from worldspec.runner.experiment import run_experiment
 from worldspec.runner.models import Reply, ScriptedModel, ToolCall, Usage
@@ -182,7 +182,7 @@ class FakeWorld:
 
 
 FAKE_KIND = Kind("fake", lambda spec, seed: FakeWorld(name=spec.name, seed=spec.seed if seed is None else seed),
-                 "a test world of two perturbed operators")
+                 "a test world of two perturbed operators", faces=(MilestoneFace,))
 FAKE_SPEC = 'world "Fake" version 1\nkind fake\nseed 7\nsummary "A toy world."\n'
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from runner_fakes import FAKE_SPEC, FakeWorld
-from worldspec.compiler.api import Kind
+from worldspec.compiler.api import Kind, MilestoneFace
 
 MARK = "HANG"
 
@@ -47,5 +47,5 @@ class SlowWorld(FakeWorld):
 
 
 KIND = Kind("slow", lambda spec, seed: SlowWorld(name=spec.name, seed=spec.seed if seed is None else seed),
-            "a test world whose code can hang in C")
+            "a test world whose code can hang in C", faces=(MilestoneFace,))
 SPEC = FAKE_SPEC.replace("kind fake", "kind slow").replace('"Fake"', '"Slow"')

@@ -8,8 +8,10 @@ from click.testing import CliRunner
 
 from worldspec.cli import main
 from worldspec.compiler import InputError, load_world
+from worldspec.compiler.api import HoldemFace
 from worldspec.compiler.holdem.engine import Action, Hand, Legal, Table, deal_cards, parse_action
 from worldspec.runner.models import Reply, ScriptedModel
+from worldspec.runner.protocols import PROTOCOLS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the heads-up duplicate-deal world (the bundled holdem.world is the six-seat ring game: test_fidelity_interactive.py)
@@ -35,7 +37,10 @@ def test_the_bundled_world_compiles_with_its_schedule():
     assert (w.table.small_blind, w.table.big_blind, w.table.stack) == (1, 2, 200)
     assert [b.name for b in w.opponents] == ["caller", "tag", "random"]
     assert len(w.schedule()) == 3 * 6 * 2
-    assert w.probe("CALL").status == "rejected" and w.charge("CALL") == 0 and list(w.probe_generator()) == []
+    # played, never probed: the Hold'em face has no probe, and `worldspec play` is told so, charged nothing
+    assert isinstance(w, HoldemFace) and not hasattr(w, "probe") and not hasattr(w, "probe_generator")
+    fb = PROTOCOLS["holdem"].play_session(w).probe("CALL")
+    assert fb.status == "rejected" and fb.units == 0 and "no probing" in fb.text
 
 
 def test_duplicate_deals_give_the_player_each_seat_of_the_same_cards(tmp_path):

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from worldspec.cli import main
 from worldspec.compiler import World, compile_spec, load_world
+from worldspec.compiler.api import JudgeFace, MilestoneFace
 from worldspec.compiler.judge.keywords import number, same_answer, words
 from worldspec.compiler.judge.world import normalise_label, read_move
 from worldspec.compiler.suite import certify_folder, world_files
@@ -74,7 +75,9 @@ def test_a_judge_world_implements_the_world_protocol(short_man):
     assert short_man.probe("ANSWER: he likes stairs").text == "incorrect"
     assert short_man.probe("   ").status == "rejected" and short_man.charge("   ") == 0
     assert short_man.charge("Is he short?") == 1
-    assert short_man.requires("answer") == frozenset() and not short_man.grade_equation("x", "y")
+    # no perturbed rules: a judge world offers the judge face, not the milestone one, and has no rule
+    assert isinstance(short_man, JudgeFace) and not isinstance(short_man, MilestoneFace)
+    assert not hasattr(short_man, "requires") and not hasattr(short_man, "grade_equation")
     with pytest.raises(KeyError):
         short_man.rule("R1")
     gen = short_man.probe_generator(3)

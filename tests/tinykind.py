@@ -22,8 +22,8 @@ from typing import Iterator
 import attrs
 
 from worldspec import ast
-from worldspec.compiler.api import (Budget, CaseResult, Feedback, InputError, Kind, Rule, Task, ToolSpec, Verdict,
-                                    WorldHeader, by_id, capped)
+from worldspec.compiler.api import (Budget, CaseResult, Feedback, InputError, Kind, MilestoneFace, Rule, Task, ToolSpec,
+                                    Verdict, WorldHeader, by_id, capped)
 from worldspec.diagnostics import SpecError, did_you_mean
 
 ITEMS = ("inputs", "step", "ask")
@@ -247,4 +247,5 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> TallyWorld:
     return attrs.evolve(world, tasks=tasks, manual=manual)
 
 
-KIND = Kind("tally", compile_spec, "a hidden integer function whose documented step is wrong for some inputs")
+KIND = Kind("tally", compile_spec, "a hidden integer function whose documented step is wrong for some inputs",
+            faces=(MilestoneFace,))

@@ -29,7 +29,7 @@ import click
 
 from worldspec import safejson
 from worldspec.bounded import TooLarge, read_capped_text
-from worldspec.cli import EXIT_PROBLEMS, BadInput, guarded
+from worldspec.commands import EXIT_PROBLEMS, BadInput, guarded
 from worldspec.compiler import load_world
 from worldspec.compiler.judge.keywords import STOP_WORDS, words
 from worldspec.parser import unquote

@@ -23,7 +23,7 @@ try:  # line editing and history for input() (absent on some platforms: plain in
 except ImportError:  # pragma: no cover
     readline = None
 
-from worldspec.cli import guarded, load, no_cache_option, seed_option
+from worldspec.commands import guarded, load, no_cache_option, seed_option
 from worldspec.compiler.api import UNFINISHED_PROGRAM
 from worldspec.runner.answers import read_answer
 from worldspec.runner.protocols import PROTOCOLS

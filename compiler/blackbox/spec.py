@@ -43,7 +43,7 @@ import attrs
 
 from worldspec import ast
 from worldspec.ast import mentions
-from worldspec.compiler.api import InputError, Kind, Rule, Task
+from worldspec.compiler.api import InputError, Kind, Rule, Task, TurnShotFace
 from worldspec.compiler.artefacts import decode_text, decode_value, encode_value, recall
 from worldspec.compiler.blackbox.certify import cross_checks
 from worldspec.compiler.blackbox.domains import Domain, domain_of, render
@@ -782,4 +782,4 @@ def check_base(spec: ast.Spec, reserved: set) -> None:
 
 
 KIND = Kind("blackbox", compile_spec, "a hidden function answered query by query; tests ask its outputs",
-            cross_checks=cross_checks)
+            cross_checks=cross_checks, faces=(TurnShotFace,))

@@ -39,7 +39,7 @@ from __future__ import annotations
 import attrs
 
 from worldspec import ast
-from worldspec.compiler.api import Kind, Task
+from worldspec.compiler.api import Kind, PlayedTests, PoolFace, Task, TurnShotFace
 from worldspec.compiler.artefacts import recall
 from worldspec.compiler.common import draw_params, interpolate, meta_compiler
 from worldspec.compiler.game.certify import cross_checks
@@ -371,4 +371,4 @@ def game_tasks(tests, family: str, difficulty: str, row_moves, rounds: bool) -> 
 
 
 KIND = Kind("game", compile_spec, "a repeated game: pool play, or strategy inference against one opponent",
-            cross_checks=cross_checks)
+            cross_checks=cross_checks, faces=(TurnShotFace, PlayedTests, PoolFace))

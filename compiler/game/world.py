@@ -1,6 +1,6 @@
 """The compiled game: a repeated two-player game, its opponents, and its test games or its pool.
 
-`GameWorld` implements the `World` protocol (compiler/api.py). A Game Strategy
+`GameWorld` implements the `World` core, `TurnShotFace` and `PoolFace` (compiler/api.py). A Game Strategy
 Inference box (a world with test games) is run by the turn@shot protocol. By
 default each turn plays a fresh game with a sequence of moves against the hidden
 opponent, and each test game is answered with all its moves at once, scored
@@ -404,9 +404,10 @@ class GameWorld(BoxWorld):
         """False: the released game platforms ask again for a move they cannot read, spending nothing."""
         return False
 
-    def requires(self, task) -> frozenset[str]:
-        """No rules to require: a game perturbs none."""
-        return frozenset()
+    @property
+    def rejection_costs(self) -> bool:
+        """False: a move sequence the game cannot read is charged nothing (`charge`), as a box's rejection."""
+        return False
 
     @property
     def open_book(self) -> str:

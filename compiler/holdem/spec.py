@@ -23,7 +23,7 @@ from __future__ import annotations
 import attrs
 
 from worldspec import ast
-from worldspec.compiler.api import Budget, Kind
+from worldspec.compiler.api import Budget, HoldemFace, Kind
 from worldspec.compiler.common import draw_params, interpolate, meta_compiler
 from worldspec.compiler.holdem.bots import STYLES, Bot
 from worldspec.compiler.holdem.engine import SEATS, Table
@@ -125,4 +125,5 @@ def read_bots(items: dict, spec: ast.Spec, constant) -> tuple[Bot, ...]:
     return tuple(bots)
 
 
-KIND = Kind("holdem", compile_spec, "heads-up no-limit Texas Hold'em on pokerkit against baseline bots")
+KIND = Kind("holdem", compile_spec, "heads-up no-limit Texas Hold'em on pokerkit against baseline bots",
+            faces=(HoldemFace,))

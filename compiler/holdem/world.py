@@ -1,6 +1,6 @@
 """The compiled Hold'em world: its table, opponents and schedule of duplicate deals; hands a runner plays.
 
-`HoldemWorld` implements the `World` protocol (compiler/api.py) for the "holdem"
+`HoldemWorld` implements the `World` core and `HoldemFace` (compiler/api.py) for the "holdem"
 run protocol (runner/protocols/holdem.py). The runner never touches pokerkit: it
 asks the world for a `Seat` (one hand from one seat against one opponent), reads
 its observation, hands it the reply text, and gets the hand's result. A world has
@@ -9,11 +9,9 @@ no probing and no held-out tasks: a player is measured by the hands it plays.
 from __future__ import annotations
 
 import random
-from typing import Iterator
-
 import attrs
 
-from worldspec.compiler.api import Feedback, Rule, Task, ToolSpec, Verdict, WorldHeader, by_id
+from worldspec.compiler.api import Task, Verdict, WorldHeader, by_id
 from worldspec.compiler.holdem.bots import Bot
 from worldspec.compiler.holdem.certify import certify_holdem
 from worldspec.compiler.holdem.engine import (POSITION, Action, Hand, Legal, Table, card_text, deal_cards, parse_action,
@@ -144,52 +142,22 @@ class HoldemWorld(WorldHeader):
             s.act(player.decide(s.hand, s.position, rng))
         return s.result()
 
-    # ------------------------------------------------------------ the World protocol
-
-    @property
-    def tool(self) -> ToolSpec:
-        """No exploration tool is offered; this names the one reply a decision takes, for completeness."""
-        return ToolSpec("act", "Take one poker action at the current decision point.", "action",
-                        "FOLD, CHECK, CALL, RAISE <total bet this street> or ALL_IN.")
+    # ------------------------------------------------------------ the World core (compiler/api.py); rule() is
+    # WorldHeader's. A Hold'em world has no probing, tool or rule report: its face is HoldemFace.
 
     @property
     def open_book(self) -> str:
         """The opponents' strategies."""
         return "\n".join("- " + b.describe() for b in self.opponents)
 
-    @property
-    def report_instructions(self) -> str:
-        """No rule report: a poker player is measured by its winnings."""
-        return ""
-
-    def probe(self, text: str) -> Feedback:
-        """No probing: a Hold'em world is played, not probed (every hand counts)."""
-        return Feedback("rejected: this world has no probing; it is played hand by hand", 0, "rejected")
-
-    def charge(self, text: str) -> int:
-        """Nothing is ever charged: there is no probing."""
-        return 0
-
-    def probe_generator(self, seed: int = 0) -> Iterator[str]:
-        """No probes (an empty stream)."""
-        return iter(())
-
     def task(self, task) -> Task:
+        """The task with this id (a Hold'em world has none: KeyError)."""
         return by_id(self.tasks, task, self.name)
 
     def verify(self, task, answer: str) -> Verdict:
         """No held-out tasks: by_id raises KeyError for any task asked."""
         t = self.task(task)
         return Verdict(t.id, False, "a Hold'em world grades hands, not tasks")
-
-    def requires(self, task) -> frozenset[str]:
-        return frozenset()
-
-    def rule(self, rule_id: str) -> Rule:
-        return by_id(self.rules + self.herrings, rule_id, self.name)
-
-    def grade_equation(self, rule_id: str, text: str) -> bool:
-        return False
 
     def certify(self, progress=None) -> dict:
         """Seeded random play on pokerkit (compiler/holdem/certify.py)."""

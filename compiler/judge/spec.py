@@ -26,7 +26,7 @@ and the normaliser of its replies (compiler/judge/world.py).
 from __future__ import annotations
 
 from worldspec import ast
-from worldspec.compiler.api import Kind, Task
+from worldspec.compiler.api import JudgeFace, Kind, Task
 from worldspec.compiler.common import meta_compiler
 from worldspec.compiler.items import constant_reader, group_items, one, reject_program_sections, word
 from worldspec.compiler.judge.manual import render_manual
@@ -147,4 +147,5 @@ def read_budget(spec: ast.Spec) -> JudgeBudget:
     return JudgeBudget(**values)
 
 
-KIND = Kind("judge", compile_spec, "a situation puzzle or interactive math problem with a hidden truth and a judge")
+KIND = Kind("judge", compile_spec, "a situation puzzle or interactive math problem with a hidden truth and a judge",
+            faces=(JudgeFace,))

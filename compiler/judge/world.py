@@ -1,6 +1,6 @@
 """The compiled judge world: a surface the player sees, a hidden truth, key facts, and how moves are judged.
 
-`JudgeWorld` implements the `World` protocol (compiler/api.py) for the judge
+`JudgeWorld` implements the `World` core and `JudgeFace` (compiler/api.py) for the judge
 run protocol (runner/protocols/judge.py), InteractiveBench's interactive proofs
 (the seed's sections 3 and 4): in each of T turns (20 by default) the player
 asks one question or submits an answer, and both cost a turn. A question is
@@ -23,7 +23,7 @@ from typing import Iterator
 
 import attrs
 
-from worldspec.compiler.api import CaseResult, Feedback, Rule, Task, ToolSpec, Verdict, WorldHeader, by_id, capped
+from worldspec.compiler.api import CaseResult, Feedback, Task, ToolSpec, Verdict, WorldHeader, by_id, capped
 from worldspec.compiler.judge.certify import certify_judge
 from worldspec.compiler.judge.keywords import (Words, affirmed, final_value, function_words, hedged, keyword_label,
                                                mentions, same_answer, words)
@@ -358,7 +358,8 @@ class JudgeWorld(WorldHeader):
         ordered = sorted(self.facts, key=lambda f: not f.required)
         return [f.yes[0] for f in ordered if f.yes]
 
-    # ------------------------------------------------------------ the World protocol
+    # ------------------------------------------------------------ the World core and probing (compiler/api.py:
+    # JudgeFace); a judge world hides a story or a derivation, not perturbed rules: rule() is WorldHeader's
 
     def probe(self, text) -> Feedback:
         """One move put to the keyword judge: a question's label, or a submission's verdict."""
@@ -386,21 +387,9 @@ class JudgeWorld(WorldHeader):
         return Verdict(t.id, ok, ("correct: " if ok else "incorrect: ") + why,
                        (CaseResult((), expected, str(answer or "")[:200], ok),))
 
-    def requires(self, task) -> frozenset[str]:
-        """No rules to require: a judge world hides a story or a derivation, not perturbed rules."""
-        return frozenset()
-
     def task(self, task) -> Task:
         """The task with this id (or the task itself)."""
         return by_id(self.tasks, task, self.name)
-
-    def rule(self, rule_id: str) -> Rule:
-        """No rules: always KeyError."""
-        return by_id((), rule_id, self.name)
-
-    def grade_equation(self, rule_id: str, text: str) -> bool:
-        """Always False: a judge world states no rule equations."""
-        return False
 
     def probe_generator(self, seed: int = 0) -> Iterator[str]:
         """An endless seeded stream of questions: the facts' phrasings and questions about the surface."""
@@ -423,11 +412,6 @@ class JudgeWorld(WorldHeader):
     def open_book(self) -> str:
         """The key facts' statements (the open-book condition of a judge world)."""
         return "\n".join(f"- {f.statement}" for f in self.facts)
-
-    @property
-    def report_instructions(self) -> str:
-        """No rule report: a judge world's answer is graded as a whole."""
-        return ""
 
     def certify(self, progress=None) -> dict:
         """The world's certification report (compiler/judge/certify.py)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import attrs
 
 from worldspec import ast
-from worldspec.compiler.api import Budget, Example, Kind, Rule, Task
+from worldspec.compiler.api import Budget, Example, Kind, MilestoneFace, Rule, Task
 from worldspec.compiler.common import (HOST_LIMITS, allow_reason, check_definitions, check_type, draw_params,
                                        field_text, interpolate, meta_compiler, read_budget, why)
 from worldspec.compiler.program import kernel
@@ -273,7 +273,8 @@ def with_predictions(world: ProgramWorld) -> dict[str, TaskData]:
     return out
 
 
-KIND = Kind("program", compile_spec, "a language whose manual is wrong: probes and answers are programs")
+KIND = Kind("program", compile_spec, "a language whose manual is wrong: probes and answers are programs",
+            faces=(MilestoneFace,))
 
 
 def check_operator_ops(spec: ast.Spec, surface: Surface) -> None:

@@ -14,7 +14,7 @@ import re
 import attrs
 
 from worldspec import ast
-from worldspec.compiler.api import Budget, Example, Kind, Rule, Task
+from worldspec.compiler.api import Budget, Example, Kind, MilestoneFace, Rule, Task
 from worldspec.compiler.common import allow_reason, draw_params, interpolate, read_budget
 from worldspec.compiler.proof import checker, formula as F, proofs, search
 from worldspec.compiler.proof.formula import FormulaError
@@ -495,4 +495,5 @@ def _proof_line_span(span: ast.Span, text: str, n: int, col: int) -> ast.Span:
     return span
 
 
-KIND = Kind("proof", compile_spec, "a natural-deduction system whose rules are patched: probes are proofs")
+KIND = Kind("proof", compile_spec, "a natural-deduction system whose rules are patched: probes are proofs",
+            faces=(MilestoneFace,))

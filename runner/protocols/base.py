@@ -82,7 +82,8 @@ class PlaySession:
 
 
 class ProbesTheWorld:
-    """A protocol whose player probes the world itself (no session): `worldspec play` does the same."""
+    """A protocol whose player probes the world itself (no session): `worldspec play` does the same. Its
+    world's face declares `probe` (compiler/api.py)."""
 
     def play_session(self, world, task=None) -> PlaySession:
         """Probes of the world, one call each unless the world rejects them unrun (the milestone
@@ -90,7 +91,7 @@ class ProbesTheWorld:
         return PlaySession(world.probe, lambda fb: 0 if fb.status == "rejected" else 1)
 
 
-class OneWorld(ProbesTheWorld):
+class OneWorld:
     """A protocol that runs one world at a time: subclasses write the `*_for` methods on that world."""
 
     many_worlds = False
@@ -115,7 +116,8 @@ class OneWorld(ProbesTheWorld):
 @attrs.define
 class ScheduleLineup:
     """Every model and local player (a bot, a strategy) plays every entry of the world's schedule; model sessions
-    run concurrently, local players in process. Subclasses say how each plays and how a session is named."""
+    run concurrently, local players in process. Subclasses say how each plays and how a session is named. Its
+    world's face declares `schedule` (compiler/api.py: PoolFace, HoldemFace)."""
 
     world: object
     models: list

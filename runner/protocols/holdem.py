@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import time
 
-from worldspec.compiler import InputError
+from worldspec.compiler import Feedback, InputError
 
 from ..models import FatalError, LostError, Model, Request
 from ..report import LAYOUTS
-from .base import OneWorld, Plan, ScheduleLineup, fingerprint
+from .base import OneWorld, Plan, PlaySession, ScheduleLineup, fingerprint
 from .holdem_report import LAYOUT
 from .holdem_ring import ring_lineup
 
 CONDITION = "holdem"
+# What a probe of a Hold'em world is told: a player is measured by the hands it plays (every hand counts)
+NOT_PROBED = Feedback("rejected: this world has no probing; it is played hand by hand", 0, "rejected")
 
 
 def conv_id(system: str, opponent: str, k: int, seat: str) -> str:
@@ -181,6 +183,10 @@ class Holdem(OneWorld):
     def exploration_calls(self, world) -> int:
         """No exploration: a Hold'em world is played, not probed."""
         return 0
+
+    def play_session(self, world, task=None) -> PlaySession:
+        """No probing (HoldemFace has none): every probe `worldspec play` is given is rejected, unrun."""
+        return PlaySession(lambda text: NOT_PROBED, lambda fb: 0)
 
 
 HOLDEM = Holdem()

@@ -74,29 +74,29 @@ def ring_row(system: str, tables: Sequence[dict], baselines) -> dict:
             "auto_folds": sum(t.get("auto_folds", 0) for t in tables)}
 
 
-def ring_summary(records: Sequence[dict], world: dict) -> dict:
+def ring_summary(records: Sequence[dict], identity: dict) -> dict:
     by_system: dict[str, list[dict]] = defaultdict(list)
     for r in records:
         if r.get("status") == "complete" and "table" in r:
             by_system[r["system"]].append(r)
-    rows = [ring_row(s, ts, world.get("baselines", ())) for s, ts in by_system.items()]
+    rows = [ring_row(s, ts, identity.get("baselines", ())) for s, ts in by_system.items()]
     rows.sort(key=lambda r: -(r["winnings"]["mean"] or 0))
     return {"lineup": "ring", "results": rows,
-            **{k: world.get(k) for k in ("pool", "players", "tables", "hands", "blinds", "stack", "seed")}}
+            **{k: identity.get(k) for k in ("pool", "players", "tables", "hands", "blinds", "stack", "seed")}}
 
 
 def holdem_summary(records: Sequence[dict], header: dict) -> dict:
-    world = header.get("world", {})
-    if world.get("lineup") == "ring":
-        return ring_summary(records, world)
-    baselines = world.get("baselines", ())
+    identity = header.get("world", {})  # the log header's world identity (Holdem.identity_for)
+    if identity.get("lineup") == "ring":
+        return ring_summary(records, identity)
+    baselines = identity.get("baselines", ())
     by_system: dict[str, list[dict]] = defaultdict(list)
     for r in records:
         if r.get("status") == "complete" and "bb" in r:
             by_system[r["system"]].append(r)
     rows = [system_row(s, hs, hs[0]["world"], baselines) for s, hs in by_system.items()]
     rows.sort(key=lambda r: -(r["bb_per_hand"] or 0))
-    return {"results": rows, **{k: world.get(k) for k in ("pool", "seats", "hands", "blinds", "stack", "seed")}}
+    return {"results": rows, **{k: identity.get(k) for k in ("pool", "seats", "hands", "blinds", "stack", "seed")}}
 
 
 def _pct(x) -> str:

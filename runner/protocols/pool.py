@@ -17,7 +17,7 @@ from worldspec.compiler import InputError
 from ..agents import strategy_agents
 from ..answers import extract_answer
 from ..models import FatalError, LostError, Model, Request
-from .base import OneWorld, Plan, ScheduleLineup, fingerprint
+from .base import OneWorld, Plan, ProbesTheWorld, ScheduleLineup, fingerprint
 from .matches import conv_id, finish, round_prompt, rules_prompt
 from .tournament import RoundRobinLineup
 
@@ -105,7 +105,7 @@ class PoolLineup(ScheduleLineup):
                     "one call per round, and one retry per unreadable move; strategies play locally")
 
 
-class Pool(OneWorld):
+class Pool(OneWorld, ProbesTheWorld):
     name = "pool"
 
     def agents_for(self, world) -> tuple[str, ...]:

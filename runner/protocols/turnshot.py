@@ -178,8 +178,8 @@ class BoxSession:
         """T turns against one world session; (turns used, the last output, why it was lost or None)."""
         w = self.world
         c.add({"role": "system", "content": system_prompt()})
-        costs = self.published and getattr(w, "published_rejection_costs", True)
-        opening = opening_prompt(w, self.turns, self.shots, costs or getattr(w, "rejection_costs", False))
+        costs = self.published and w.published_rejection_costs
+        opening = opening_prompt(w, self.turns, self.shots, costs or w.rejection_costs)
         if session.opening:
             opening += "\n\n" + session.opening
         c.add({"role": "user", "content": opening})
