@@ -361,6 +361,18 @@ def scope_contexts() -> list:
     return out
 
 
+BOUNDARY = (1, -2, 2)  # small integers a threshold family turns on (`v > 0` and `v > 1` differ at 1 only)
+
+
+def boundary_samples(params, drawn) -> list[list]:
+    """Argument lists with every integer-or-any parameter at a small boundary value (the rest as in the first
+    drawn list): the drawn pools of an `any` parameter hold no 1, so `v > 0` and `v > 1` merged there."""
+    if not drawn or not any(p.type.name in ("int", "any") and not p.variadic for p in params):
+        return []
+    return [[k if p.type.name in ("int", "any") and not p.variadic else a for p, a in zip(params, drawn[0])]
+            for k in BOUNDARY]
+
+
 def build_space(world, families=None, seed: int = 0) -> dict[str, list[Hypothesis]]:
     """target -> its hypotheses (the base line first), built from the world's base lines only."""
     families = families_for(world) if families is None else families
@@ -372,6 +384,7 @@ def build_space(world, families=None, seed: int = 0) -> dict[str, list[Hypothesi
         variadic = bool(d.params) and d.params[-1].variadic
         rng = random.Random(f"explorer:{seed}:{target}")
         drawn = list(curated_values(d.params, rng, SAMPLES // 2)) + list(values_for(d.params, rng, SAMPLES // 2))
+        drawn += boundary_samples(d.params, drawn)
         samples = [a[:-1] + list(a[-1]) if variadic else a for a in drawn]
         candidates = [("base", "", "top", d.body, BASE_WEIGHT)]
         for fam in families:
