@@ -129,20 +129,28 @@ def program_learnability(world, seed: int = 0) -> Learnability:
     correct = set(report["correct"])
     return Learnability(100.0 * passed / max(1, len(world.tasks)), calls, world.budget.answers,
                         "information gain", kind=world.kind, rules_correct=len(correct), rules_total=len(rules),
-                        missed={r.id: why_missed(session, r.target) for r in rules if r.id not in correct})
+                        missed={r.id: why_missed(world, session, r) for r in rules if r.id not in correct})
 
 
-def why_missed(session, target: str) -> str:
-    """Why the explorer did not state a rule on `target` right: its space holds nothing for the target but
-    the manual's line (outside its families), several hypotheses are left (the budget ran out first), or the
-    one it believes is not the rule."""
-    space = getattr(session, "space", {})
-    if len(space.get(target, ())) <= 1:
-        return f"outside its families (no hypothesis for {target})"
-    left = len(session.weights.get(target, ()))
-    if left > 1:
-        return f"budget spent ({left} hypotheses left for {target})"
-    return f"its one surviving hypothesis for {target} is not the rule"
+def why_missed(world, session, rule) -> str:
+    """Why the explorer did not state `rule` right (the check reads the rule here, after the explorer is done):
+    no hypothesis of its space states it (outside its families), it survives among others (the budget ran out
+    first), or the feedback pruned it while a hypothesis that is not the rule survived."""
+    target = rule.target
+    space = getattr(session, "space", {}).get(target, ())
+
+    def states(h) -> bool:
+        try:
+            return bool(world.grade_equation(rule.id, h.equation()))
+        except Exception:  # noqa: BLE001 — an ungradable hypothesis does not state the rule
+            return False
+    right = {h.id for h in space if not h.is_base and states(h)}
+    if not right:
+        return f"outside its families (no hypothesis for {target} states it)"
+    left = set(session.weights.get(target, ()))
+    if left & right and len(left) > 1:
+        return f"budget spent ({len(left)} hypotheses left for {target}, the rule among them)"
+    return f"its surviving hypothesis for {target} is not the rule"
 
 
 def game_learnability(world, seed: int = 0) -> Learnability:

@@ -55,7 +55,11 @@ def test_the_same_seed_gives_the_same_figure_and_a_missed_rule_says_why():
     assert a.rules_total == len([r for r in world.rules if not r.herring])
 
     assert len(a.missed) == a.rules_total - a.rules_correct
-    assert all(why.startswith(("outside its families", "budget spent", "its one surviving")) for why in a.missed.values())
+    # the explorer states truthiness and the closure rule (it scored 0 with none of them before its control
+    # probes); a while-only else block and a depth-conditioned break are outside its families
+    assert a.rules_correct >= 3 and a.accuracy > 0.0
+    assert set(a.missed) <= {"E1", "B1"} and all("outside its families" in a.missed[r] for r in a.missed)
+    assert all(why.startswith(("outside its families", "budget spent", "its surviving")) for why in a.missed.values())
 
 
 def test_check_prints_the_program_line_and_its_json():
