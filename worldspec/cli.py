@@ -167,7 +167,8 @@ def list_worlds(folder, compile_):
               show_default=True, help="Seconds certification of one world may take (a folder gets this much per "
                                       "world); past them it is stopped (exit 1).")
 @click.option("--learnability", is_flag=True, help="Also play the built-in explorer within the world's budget "
-                                                    "and print its accuracy (black boxes; takes seconds).")
+                                                    "and print its accuracy (program worlds, black boxes and "
+                                                    "game boxes; seconds to a minute).")
 @no_cache_option()
 @guarded
 def check(world, seed, as_json, timeout, learnability):
@@ -202,7 +203,7 @@ def check(world, seed, as_json, timeout, learnability):
         report["spec_warnings"] = [d for w in spec_warnings(load_spec(path)) for d in w.diagnostics()]
         report["problems"] = all_problems(report)  # the exit status, --json and the rows read one verdict
     if learnability and not folder and not report.get("overrun"):
-        report["learnability"] = learnability_of(path)
+        report["learnability"] = learnability_of(path, seed)
     if report.get("overrun") and not as_json:
         click.echo(f"{path}: 1 problem(s):\n  - {report['problems'][0]}")
         sys.exit(EXIT_PROBLEMS)
@@ -219,10 +220,11 @@ def check(world, seed, as_json, timeout, learnability):
     sys.exit(EXIT_PROBLEMS if report["problems"] or (folder and not report.get("worlds")) else 0)
 
 
-def learnability_of(path: str) -> dict:
-    """`check --learnability`: the explorer's accuracy within the world's budget (runner/learnability.py,
-    looked up only when asked, as LAZY commands are: a plain check loads none of the explorer)."""
-    found = importlib.import_module("worldspec.runner.learnability").box_learnability(load_world(path))
+def learnability_of(path: str, seed: int | None = None) -> dict:
+    """`check --learnability`: the explorer's accuracy within the world's budget, on the world variant
+    `seed` names (runner/learnability.py, looked up only when asked, as LAZY commands are: a plain check
+    loads none of the explorer)."""
+    found = importlib.import_module("worldspec.runner.learnability").learnability(load_world(path, seed=seed))
     return {**found.as_json(), "line": found.line()}
 
 

@@ -22,6 +22,7 @@ import weakref
 import attrs
 
 from worldspec.compiler.program.believed import Believed, call, context
+from worldspec.compiler.program.controlprobes import control_programs
 from worldspec.compiler.program.hypotheses import build_space
 from worldspec.compiler.program.probegen import quote
 from worldspec.compiler.program.repair import Repairer, declared_bools
@@ -184,8 +185,11 @@ class Explorer:
         if isinstance(v, str):
             return self._str_text(v, world)
         if isinstance(v, (list, tuple)):
-            if self.list_maker is None:
-                return None
+            if self.list_maker is None:  # the syntax's own list literal, when it has one
+                if not self.surface.has("list"):
+                    return None
+                parts = [self.text_of(x, world) for x in v]
+                return None if None in parts else f"[{', '.join(parts)}]"
             op = world.sem.ops[self.list_maker]
             for order in (list(v), list(v)[::-1]):
                 try:
@@ -290,7 +294,11 @@ class Explorer:
 
     def _scope_ok(self, scope: str) -> bool:
         keys = ("function", "return") if scope == "in_function" else ("for", "assign")
-        return all(self.surface.has(k) for k in keys) and self.list_maker is not None
+        return all(self.surface.has(k) for k in keys) and (self.list_maker is not None or self.surface.has("list"))
+
+    def one_list(self, text: str) -> str:
+        """A one-element list of the element text: the list-making operator's call or the list literal."""
+        return f"{self.list_maker}({text})" if self.list_maker else f"[{text}]"
 
     def wrap(self, expr: str, scope: str, k: int, world) -> tuple[str | None, set]:
         """One-line-printing program text that evaluates expr in a scope (and the targets it adds)."""
@@ -305,7 +313,7 @@ class Explorer:
         if zero is None:
             return None, set()
         lines = [s.render("assign", name=f"zr{k}", expr=zero),
-                 s.render("for", name=f"zq{k}", expr=f"{self.list_maker}({zero})"),
+                 s.render("for", name=f"zq{k}", expr=self.one_list(zero)),
                  "    " + s.render("assign", name=f"zr{k}", expr=expr), f"{out}(zr{k})"]
         return "\n".join(lines), {"hook iterate", "hook assign", "hook lookup", f"op {self.list_maker}",
                                   "hook int_literal"}
@@ -347,6 +355,8 @@ class Explorer:
                                   {"hook int_literal", "hook assign", "hook lookup", *self.deps_of([v])}))
         elif name in ("assign", "lookup") and s.has("assign"):
             progs += self._binding_programs(k, world)
+        elif name in ("position", "loop_else", "jump", "enclosed"):
+            progs += control_programs(name, s, k, t, out)
         deps_all = {"hook show", "hook output"}
         return [Segment(target, text, tuple(sorted((deps | deps_all) & set(self.weights) - {target})), hook=True)
                 for text, deps in progs]
@@ -361,12 +371,12 @@ class Explorer:
         a, g = f"za{k}", f"zg{k}"
         progs = [("\n".join([s.render("assign", name=a, expr=t(-3)), f"{out}({a})"]), deps),
                  ("\n".join([s.render("assign", name=a, expr=yes), f"{out}({a})"]), deps)]
-        if s.has("for") and self.list_maker:
+        if s.has("for") and (self.list_maker or s.has("list")):
             progs += [("\n".join([s.render("assign", name=a, expr=t(0)),
-                                  s.render("for", name=f"zq{k}", expr=f"{self.list_maker}({t(0)})"),
+                                  s.render("for", name=f"zq{k}", expr=self.one_list(t(0))),
                                   "    " + s.render("assign", name=a, expr=t(-3)), f"{out}({a})"]),
                        deps | {f"op {self.list_maker}", "hook iterate"}),
-                      ("\n".join([s.render("for", name=a, expr=f"{self.list_maker}({t(-3)})"),
+                      ("\n".join([s.render("for", name=a, expr=self.one_list(t(-3))),
                                   "    " + s.render("assign", name=f"zb{k}", expr=a), f"{out}({a})"]),
                        deps | {f"op {self.list_maker}", "hook iterate"})]
         if s.has("function") and s.has("return"):
@@ -448,11 +458,12 @@ class Explorer:
         for seg in segs:
             if (seg.target, seg.text) in self.unexplained:
                 continue
-            units = self.world.charge(seg.text)
-            if not 0 < units <= cost_cap:
-                continue
+            # the gain first: a segment that cannot win (units are at least 1) is never parsed to be charged
             g = self.gain(seg)
-            if g > 1e-9 and (best is None or g / units > best[0] / best[1] + 1e-12):
+            if g <= 1e-9 or (best is not None and g <= best[0] / best[1] + 1e-12):
+                continue
+            units = self.world.charge(seg.text)
+            if 0 < units <= cost_cap and (best is None or g / units > best[0] / best[1] + 1e-12):
                 best = (g, units, seg)
         return best
 

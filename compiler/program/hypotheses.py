@@ -45,6 +45,7 @@ class Family:
     param: tuple[str, ...] = ()  # P's allowed types (empty: no P)
     param2: tuple[str, ...] = ()  # Q's allowed types (empty: no Q)
     consts: tuple[int, ...] = ()  # C's values (empty: no C)
+    words: tuple[str, ...] = ()  # S's values, strings (empty: no S)
     weight: float = 1.0
     scopes: tuple[str, ...] = ("top",)
 
@@ -113,6 +114,8 @@ def read_families(text: str, file: str = "<families>") -> tuple[Family, ...]:
                 cur[key] = _types(rest)
             elif key == "const":
                 cur["consts"] = _consts(rest)
+            elif key == "words":
+                cur["words"] = tuple(w.strip() for w in rest.split(",") if w.strip())
             elif key == "weight":
                 cur["weight"] = float(rest)
             elif key == "scopes":
@@ -321,17 +324,20 @@ def family_bodies(fam: Family, d: ast.Definition) -> list[tuple[str, ast.Expr]]:
             if fam.param2 and params.index(q) < params.index(p) and fam.name.startswith("swapped"):
                 continue  # a swap is symmetric
             for c in fam.consts or (None,):
-                env = {"$params": d.params}
-                if p is not None:
-                    env["P"] = ast.Var(p.name)
-                if q is not None:
-                    env["Q"] = ast.Var(q.name)
-                if c is not None:
-                    env["C"] = ast.Const(c)
-                label = ",".join(str(x) for x in (p and p.name, q and q.name, c) if x is not None)
-                for template in fam.bodies:
-                    for body in _expand(template, d.body, env):
-                        out.append((label, body))
+                for w in fam.words or (None,):
+                    env = {"$params": d.params}
+                    if p is not None:
+                        env["P"] = ast.Var(p.name)
+                    if q is not None:
+                        env["Q"] = ast.Var(q.name)
+                    if c is not None:
+                        env["C"] = ast.Const(c)
+                    if w is not None:
+                        env["S"] = ast.Const(w)
+                    label = ",".join(str(x) for x in (p and p.name, q and q.name, c, w) if x is not None)
+                    for template in fam.bodies:
+                        for body in _expand(template, d.body, env):
+                            out.append((label, body))
     return out
 
 
@@ -358,6 +364,29 @@ def scope_contexts() -> list:
         ctx.in_function, ctx.in_loop = in_function, in_loop
         ctx.call_depth, ctx.loop_depth = int(in_function), int(in_loop)
         out.append(ctx)
+    nested = Ctx()  # inside two loops: where a hypothesis on loop_depth > 1 shows (last: the quick key skips it)
+    nested.in_loop, nested.loop_depth = True, 2
+    out.append(nested)
+    return out
+
+
+BOUNDARY = (1, -2, 2)  # small integers a threshold family turns on (`v > 0` and `v > 1` differ at 1 only)
+
+
+def boundary_samples(params, drawn, words=()) -> list[list]:
+    """Argument lists with every integer-or-any parameter at a small boundary value, and every string
+    parameter at each of the families' words, with either truth value (the rest as in the first drawn list): the drawn pools of an
+    `any` parameter hold no 1, so `v > 0` and `v > 1` merged there, and none holds "while"."""
+    if not drawn:
+        return []
+    out = []
+    if any(p.type.name in ("int", "any") and not p.variadic for p in params):
+        out += [[k if p.type.name in ("int", "any") and not p.variadic else a for p, a in zip(params, drawn[0])]
+                for k in BOUNDARY]
+    if any(p.type.name == "str" and not p.variadic for p in params):
+        flags = (True, False) if any(p.type.name == "bool" for p in params) else (None,)
+        out += [[w if p.type.name == "str" and not p.variadic else f if p.type.name == "bool" and f is not None
+                 else a for p, a in zip(params, drawn[0])] for w in words for f in flags]
     return out
 
 
@@ -367,11 +396,13 @@ def build_space(world, families=None, seed: int = 0) -> dict[str, list[Hypothesi
     mc = MetaCompiler(world.builder.mc.constants, world.builder.mc.defs)
     space: dict[str, list[Hypothesis]] = {}
     contexts = scope_contexts()
+    words = tuple(dict.fromkeys(w for fam in families for w in fam.words))
     for target, d in world.builder.base.items():
         names = [p.name for p in d.params]
         variadic = bool(d.params) and d.params[-1].variadic
         rng = random.Random(f"explorer:{seed}:{target}")
         drawn = list(curated_values(d.params, rng, SAMPLES // 2)) + list(values_for(d.params, rng, SAMPLES // 2))
+        drawn += boundary_samples(d.params, drawn, words)
         samples = [a[:-1] + list(a[-1]) if variadic else a for a in drawn]
         candidates = [("base", "", "top", d.body, BASE_WEIGHT)]
         for fam in families:

@@ -1,0 +1,94 @@
+"""Probes of the control hooks (positions, a loop's else block, break and continue, closures).
+
+Each program is written in the world's own syntax (its `syntax` block: `Surface.render`, the forms it has
+switched on) from the values the explorer can write, and prints one line, so that the explorer reads it as
+one segment of a call (compiler/program/explorer.py `hook_segments`). A form the world does not have gives
+no program: the hook is then probed by nothing (docs/explorer.md says which).
+"""
+from __future__ import annotations
+
+# What running one of these programs relies on besides the hook it tests (kept when they are targets).
+DEPS = frozenset({"hook int_literal", "hook str_literal", "hook assign", "hook lookup", "hook iterate",
+                  "hook truthy", "hook show", "hook output"})
+
+
+def control_programs(name: str, s, k: int, t, out: str) -> list[tuple[str, set]]:
+    """(program, dependencies) probing the hook `name` (position, loop_else, jump, enclosed); `s` is the
+    world's surface, `k` the segment's number (its variable names), `t(value)` the text of a value (None when
+    the explorer cannot write it), `out` the output statement's word."""
+    texts = {v: t(v) for v in (0, 1, 2, 3, 4, 5, 6, 7, 9)}
+    lists = {v: t(list(v)) for v in ((5, 6, 7), (5, 6, 7, 8), (1, 2), (3, 4))}
+    word = t("abc")
+    if None in texts.values() or None in lists.values() or not s.has("assign"):
+        return []
+    make = {"position": _positions, "loop_else": _loop_else, "jump": _jumps, "enclosed": _closures}[name]
+    return [(p, set(DEPS)) for p in make(s, k, texts, lists, word, out)]
+
+
+def _block(*lines: str) -> str:
+    return "\n".join(lines)
+
+
+def _positions(s, k, n, lists, word, out) -> list[str]:
+    if not s.has("index"):
+        return []
+    seven, eight = lists[(5, 6, 7)], lists[(5, 6, 7, 8)]
+    progs = [f"{out}({seven}[{n[1]}])", f"{out}({seven}[{n[0]}])", f"{out}({eight}[{n[1]}:{n[3]}])"]
+    if word is not None:
+        progs.append(f"{out}({word}[{n[1]}])")
+    if s.has("set_index"):
+        v = f"zx{k}"
+        progs.append(_block(s.render("assign", name=v, expr=seven),
+                            s.render("set_index", name=v, index=n[1], expr=n[9]), f"{out}({v})"))
+    return progs
+
+
+def _loop_else(s, k, n, lists, word, out) -> list[str]:
+    if not (s.has("loop_else") and s.has("break")):
+        return []
+    v, c, i = f"ze{k}", f"zc{k}", "    "
+    brk, els = s.word("break"), s.render("loop_else")
+    yes, no = s.word("true"), s.word("false")
+    progs = [_block(s.render("assign", name=v, expr=n[0]), s.render("for", name=c, expr=lists[(1, 2)]),
+                    i + brk, els, i + s.render("assign", name=v, expr=n[1]), f"{out}({v})"),
+             _block(s.render("assign", name=v, expr=n[0]), s.render("for", name=c, expr=lists[(1, 2)]),
+                    i + s.render("assign", name=v, expr=n[2]), els, i + s.render("assign", name=v, expr=n[1]),
+                    f"{out}({v})")]
+    if s.has("while"):
+        progs += [_block(s.render("assign", name=v, expr=n[0]), s.render("while", expr=yes), i + brk, els,
+                         i + s.render("assign", name=v, expr=n[1]), f"{out}({v})"),
+                  _block(s.render("assign", name=v, expr=n[0]), s.render("while", expr=no),
+                         i + s.render("assign", name=v, expr=n[2]), els, i + s.render("assign", name=v, expr=n[1]),
+                         f"{out}({v})")]
+    return progs
+
+
+def _jumps(s, k, n, lists, word, out) -> list[str]:
+    if not s.has("break"):
+        return []
+    v, a, b, i = f"zj{k}", f"za{k}", f"zb{k}", "    "
+    outer, inner = s.render("for", name=a, expr=lists[(1, 2)]), s.render("for", name=b, expr=lists[(3, 4)])
+    progs = []
+    for stop in [s.word("break")] + ([s.word("continue")] if s.has("continue") else []):
+        progs.append(_block(s.render("assign", name=v, expr=n[0]), inner, i + s.render("assign", name=v, expr=b),
+                            i + stop, f"{out}({v})"))
+        progs.append(_block(s.render("assign", name=v, expr=n[0]), outer, i + inner,
+                            i + i + s.render("assign", name=v, expr=b), i + i + stop, f"{out}({v})"))
+    if s.has("break_many") and s.has("list"):
+        progs.append(_block(s.render("assign", name=v, expr=n[0]), outer, i + inner,
+                            i + i + s.render("assign", name=v, expr=f"[{a}, {b}]"),
+                            i + i + s.render("break_many", count="2"), f"{out}({v})"))
+    return progs
+
+
+def _closures(s, k, n, lists, word, out) -> list[str]:
+    if not (s.has("function") and s.has("return")):
+        return []
+    f, g, v, i = f"zf{k}", f"zg{k}", f"zk{k}", "    "
+    return [_block(s.render("function", name=f, params=""), i + s.render("assign", name=v, expr=n[1]),
+                   i + s.render("function", name=g, params=""), i + i + s.render("return", expr=v),
+                   i + s.render("assign", name=v, expr=n[2]), i + s.render("return", expr=f"{g}()"),
+                   f"{out}({f}())"),
+            _block(s.render("function", name=f, params="zp"), i + s.render("function", name=g, params=""),
+                   i + i + s.render("return", expr="zp"), i + s.render("return", expr=f"{g}()"),
+                   f"{out}({f}({n[7]}))")]
