@@ -114,7 +114,7 @@ def test_both_kernels_agree_on_every_world_variant(worlds, name, monkeypatch):
 @pytest.mark.parametrize("name", [*WORLD_FILES, "hooked"])
 def test_both_kernels_agree_on_thousands_of_probes(worlds, name, monkeypatch):
     """10,000 generated probes over the worlds under WORLDSPEC_FULL_SUITE=1, 2,500 otherwise."""
-    per = full_or(10_000, 2_500) // (len(WORLD_FILES) + 1)
+    per = full_or(10_000, 1_000) // (len(WORLD_FILES) + 1)
     world_variants = variants(worlds[name])
     for k, world in enumerate(world_variants):
         same_on_both(world, programs(world, per // len(world_variants), seed=100 + k), monkeypatch)
