@@ -466,3 +466,13 @@ def test_check_a_folder_says_each_world_off_a_terminal_and_a_timeout_names_where
     slow = CliRunner().invoke(main, ["check", str(tmp_path), "--timeout", "0.01"])
     assert slow.exit_code == 1
     assert "the machine may be slow" in slow.stdout and "--timeout" in slow.stdout
+
+
+def test_python_dash_m_worldspec_is_the_command(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "worldspec", "list"], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "AlienCode (program)" in r.stdout and "Traceback" not in r.stderr
+    bad = subprocess.run([sys.executable, "-m", "worldspec", "nonesuch"], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert bad.returncode == 2 and "Usage: worldspec" in bad.stderr
