@@ -217,12 +217,24 @@ class World(Protocol):
 
 
 @runtime_checkable
-class MilestoneFace(World, Protocol):
-    """ExplorationBench's rounds (runner/protocols/milestone.py): a tool of probes charged in units, rule
-    reports graded by equation, held-out tasks whose required rules are known by knockout."""
+class ProbedFace(World, Protocol):
+    """What the two probe-explored protocols (milestone, turn@shot) share: a tool of probes, each charged in
+    units, and a seeded generator of sample probes. Not a protocol's face of its own."""
 
     @property
     def tool(self) -> ToolSpec: ...
+
+    def probe(self, text: str) -> Feedback: ...
+
+    def charge(self, text: str) -> int: ...
+
+    def probe_generator(self, seed: int = 0) -> Iterator[str]: ...
+
+
+@runtime_checkable
+class MilestoneFace(ProbedFace, Protocol):
+    """ExplorationBench's rounds (runner/protocols/milestone.py): a tool of probes charged in units, rule
+    reports graded by equation, held-out tasks whose required rules are known by knockout."""
 
     @property
     def open_book(self) -> str: ...
@@ -230,28 +242,19 @@ class MilestoneFace(World, Protocol):
     @property
     def report_instructions(self) -> str: ...
 
-    def probe(self, text: str) -> Feedback: ...
-
-    def charge(self, text: str) -> int: ...
-
     def requires(self, task) -> frozenset[str]: ...
 
     def grade_equation(self, rule_id: str, text: str) -> bool: ...
 
-    def probe_generator(self, seed: int = 0) -> Iterator[str]: ...
-
 
 @runtime_checkable
-class TurnShotFace(World, Protocol):
+class TurnShotFace(ProbedFace, Protocol):
     """The Oracle benchmark's turn@shot sessions (runner/protocols/turnshot.py, the box agents and the box
     explorer): exploration through a world session, then test samples with shots, asked and graded as the
     released harness does under published grading."""
 
     family: str
     difficulty: str
-
-    @property
-    def tool(self) -> ToolSpec: ...
 
     @property
     def turn_instructions(self) -> str: ...
@@ -264,12 +267,6 @@ class TurnShotFace(World, Protocol):
 
     @property
     def published_rejection_costs(self) -> bool: ...
-
-    def probe(self, text: str) -> Feedback: ...
-
-    def charge(self, text: str) -> int: ...
-
-    def probe_generator(self, seed: int = 0) -> Iterator[str]: ...
 
     def session(self, task=None): ...  # probe(text) -> Feedback, opening: what one exploration sees
 
