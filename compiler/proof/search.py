@@ -152,26 +152,35 @@ _RULE_INSTANCES_MAX = 512
 
 def instances(rules: dict[str, Schema], formulas: list, limit: int = 200_000) -> list[Instance]:
     """Every instance of every rule whose formulas all lie in the universe."""
+    universe_key = tuple(formulas)
+    known = _RULE_INSTANCES.get(universe_key)
+    if known is None:
+        if len(_RULE_INSTANCES) >= _RULE_INSTANCES_MAX:
+            _RULE_INSTANCES.clear()
+        known = _RULE_INSTANCES[universe_key] = {}
+    lookup = None  # (index, buckets), built on the first rule not yet known
+    out: list[Instance] = []
+    for rid, schema in rules.items():
+        mine = known.get((rid, schema))
+        if mine is None:
+            if lookup is None:
+                lookup = _lookup(formulas)
+            mine = known[(rid, schema)] = _rule_instances(rid, schema, *lookup, limit)
+        out.extend(mine)
+        if len(out) > limit:
+            return out[:limit + 1]
+    return out
+
+
+def _lookup(formulas: list) -> tuple[dict, dict]:
+    """(formula -> index, candidates by head) over a universe, for matching rule patterns."""
     index = {f: i for i, f in enumerate(formulas)}
     buckets: dict = {}
     for f in formulas:
         key = (f[0], f[1]) if f[0] == "atom" else f[0]
         buckets.setdefault(key, []).append(f)
         buckets.setdefault("*", []).append(f)
-    known = _RULE_INSTANCES.get(tuple(formulas))
-    if known is None:
-        if len(_RULE_INSTANCES) >= _RULE_INSTANCES_MAX:
-            _RULE_INSTANCES.clear()
-        known = _RULE_INSTANCES[tuple(formulas)] = {}
-    out: list[Instance] = []
-    for rid, schema in rules.items():
-        mine = known.get((rid, schema))
-        if mine is None:
-            mine = known[(rid, schema)] = _rule_instances(rid, schema, index, buckets, limit)
-        out.extend(mine)
-        if len(out) > limit:
-            return out[:limit + 1]
-    return out
+    return index, buckets
 
 
 def _rule_instances(rid: str, schema: Schema, index: dict, buckets: dict, limit: int) -> list[Instance]:
@@ -296,12 +305,8 @@ class Search:
         # last pass, or when a subproof context it waits on has grown.
         self.watch: dict[int, list] = {}
         self.rwatch: dict[int, list] = {}
-        for n, inst in enumerate(self.instances):
-            for i in set(inst.lines):
-                self.watch.setdefault(i, []).append(n)
-            if inst.dup >= 0:
-                self.rwatch.setdefault(inst.dup, []).append(n)
-        self.discharging = [n for n, inst in enumerate(self.instances) if inst.subs]
+        self.discharging: list[int] = []  # instances with subproofs (tested in every new context)
+        self._watch_from(0)
         self.nodes = 0
         self.contexts: list[_Ctx] = []
         self.clock = 0
@@ -322,22 +327,27 @@ class Search:
         of its rules reaches it (saturation is monotone in the rules), so a leave-one-out caller
         searches afresh only where a superset finds the goal. The node bound counts every run, so an
         extended search is incomplete no later than a fresh search of the union."""
-        more = instances(rules, self.formulas, INSTANCE_LIMIT)
         first = len(self.instances)
-        self.instances = self.instances + more
+        self.instances = self.instances + instances(rules, self.formulas, INSTANCE_LIMIT)
         self.truncated = self.truncated or len(self.instances) > INSTANCE_LIMIT
-        for n, inst in enumerate(more, start=first):
+        self._watch_from(first)
+        added = range(first, len(self.instances))
+        for ctx in self.contexts:
+            if ctx.alias is None and not ctx.fresh:
+                ctx.pending.update(added)
+        return self._saturate(extract=False)
+
+    def _watch_from(self, first: int) -> None:
+        """Index the instances from `first` on: who watches each line, each duplicated line, and
+        which discharge subproofs."""
+        for n in range(first, len(self.instances)):
+            inst = self.instances[n]
             for i in set(inst.lines):
                 self.watch.setdefault(i, []).append(n)
             if inst.dup >= 0:
                 self.rwatch.setdefault(inst.dup, []).append(n)
             if inst.subs:
                 self.discharging.append(n)
-        added = range(first, len(self.instances))
-        for ctx in self.contexts:
-            if ctx.alias is None and not ctx.fresh:
-                ctx.pending.update(added)
-        return self._saturate(extract=False)
 
     def _saturate(self, extract: bool = True) -> Outcome:
         b = self.bounds
