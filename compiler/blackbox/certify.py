@@ -258,18 +258,22 @@ def check_rules(w, pool: list, requires: dict, problems: list[str]) -> list[dict
     for r in w.rules:
         applied = all_rules - {r.id}
         own = declared.get(r.id, ())
-        for n, seq in enumerate(own, start=1):
-            if first_difference(w, applied, seq) is None:
+        told = [(seq, first_difference(w, applied, seq)) for seq in own]  # each witness line, replayed once
+        for n, (seq, k) in enumerate(told, start=1):
+            if k is None:
                 problems.append(f"rule {r.id}: witness {n} ({said(w, seq)}) does not tell it apart from the "
                                 "documented behaviour (a witness is a claim: fix or remove it)")
         if w.stateful:
-            found = witness_sequence(w, r.id, applied, pool, own)
+            # the search tries the witness lines first: the first that tells, cut after its first difference
+            found = next(([list(v) for v in seq[:k + 1]] for seq, k in told if k is not None), None)
+            if found is None:
+                found = witness_sequence(w, r.id, applied, pool)
             witness = said(w, found) if found is not None else None
         else:
             knocked = w.variant_hidden(applied)
             found = next(([v] for v in pool if _differs(outcome(w, v), outcome(w, v, unit=knocked))), None)
             if found is None:
-                found = next((seq for seq in own if first_difference(w, applied, seq) is not None), None)
+                found = next((seq for seq, k in told if k is not None), None)
             witness = (w.format(found[0]) if len(found) == 1 else said(w, found)) if found is not None else None
         used_by = [tid for tid, req in requires.items() if r.id in req]
         if witness is None and w.stateful:
