@@ -43,6 +43,17 @@ class KindRegistry(MutableMapping):
     def __delitem__(self, name: str) -> None:
         del self._entries[name]
 
+    def module_of(self, name: str) -> str:
+        """The module that defines a kind's compiler, without importing a bundled kind not yet loaded."""
+        entry = self._entries[name]
+        if isinstance(entry, str):
+            return entry
+        return getattr(getattr(entry, "compile", None), "__module__", "") or ""
+
+    def loaded(self) -> list[str]:
+        """The kinds looked up (or registered) so far in this process."""
+        return [name for name, entry in self._entries.items() if not isinstance(entry, str)]
+
     def __contains__(self, name) -> bool:  # without importing the kind
         return name in self._entries
 

@@ -9,6 +9,7 @@ a malformed one or one with an unknown head is a located error there.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 import re
@@ -35,10 +36,16 @@ STRING: /"(?:[^"\\]|\\.)*"/
 ATOM: /[^\s()"][^\s()]*/
 %ignore /\s+/
 """
-PARSER = Lark(GRAMMAR, parser="lalr", lexer="basic", strict=True)
-# The balance check reads tokens alone. `PARSER.lex` would build (and, strict, collision-check with
-# interegular) a new lexer on every call, about 3 ms: a lexer-only Lark builds it once.
-LEXER = Lark(GRAMMAR, parser=None, lexer="basic", strict=True)
+
+
+@functools.cache
+def _parsers() -> tuple[Lark, Lark]:
+    """(parser, lexer), built on first use: about 0.16 s that a process which never reads an
+    equation (a sandbox worker probing a world) should not pay at import. The balance check reads
+    tokens alone; `parser.lex` would build (and, strict, collision-check with interegular) a new
+    lexer on every call, about 3 ms: a lexer-only Lark builds it once."""
+    return (Lark(GRAMMAR, parser="lalr", lexer="basic", strict=True),
+            Lark(GRAMMAR, parser=None, lexer="basic", strict=True))
 _INFIX = {"+", "-", "*", "/", "//", "%", "**", "^", "&", "|", "<<", ">>", "==", "!=", "<", "<=", ">", ">="}
 MAX_EQUATION_CHARS = 2_000
 MAX_DEPTH = 50
@@ -111,8 +118,9 @@ def read_sexpr(text: str):
     if len(text) > MAX_EQUATION_CHARS:
         raise EquationError("equation too long")
     try:
-        _shape(list(LEXER.lex(text)))
-        return _Nodes().transform(PARSER.parse(text)).children[0]
+        parser, lexer = _parsers()
+        _shape(list(lexer.lex(text)))
+        return _Nodes().transform(parser.parse(text)).children[0]
     except UnexpectedCharacters as e:
         raise EquationError(f"cannot read {text[e.pos_in_stream:e.pos_in_stream + 10]!r}", e.pos_in_stream) from None
 

@@ -12,7 +12,6 @@ import re
 from typing import Iterator
 
 import attrs
-from hypothesis import strategies as st
 
 from worldspec import ast
 from worldspec.safejson import outside_strings
@@ -56,11 +55,15 @@ class HypothesisChooser(Chooser):
     """Choices drawn through Hypothesis, so failures shrink to small probes."""
 
     def __init__(self, draw):
+        # imported here: a run never draws through Hypothesis, and importing it costs every
+        # process that loads a program world (a sandbox worker, `worldspec run`) about 0.1 s
+        from hypothesis import strategies
         self.draw = draw
+        self.integers = strategies.integers
 
     def int(self, lo: int, hi: int) -> int:
         """An integer in lo..hi, drawn by Hypothesis."""
-        return self.draw(st.integers(lo, hi))
+        return self.draw(self.integers(lo, hi))
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,15}$")

@@ -226,6 +226,8 @@ def graded_task(world: ProgramWorld, t: ast.TaskDecl, mc: MetaCompiler, params: 
     names = [i.name for i in t.inputs]
     case_spans = [s for k, s in t.field_spans if k == "case"]
     cases, expected = [], []
+    # one closure for all the cases: it runs a handful of times, where compiling natively costs more
+    expect = mc.unit(f"{t.id}.expect", names, t.expect, native=False)
     for n, case in enumerate(t.cases, start=1):
         span = case_spans[n - 1]
         if len(case) != len(names):
@@ -238,7 +240,7 @@ def graded_task(world: ProgramWorld, t: ast.TaskDecl, mc: MetaCompiler, params: 
             raise SpecError(span, f"task {t.id}: a case value fails: {why(err)}",
                             "Case values must be small, finite values.") from None
         try:
-            want = mc.unit(f"{t.id}.expect", names, t.expect)(Ctx(), list(values))
+            want = expect(Ctx(), list(values))
         except (EvalError, *HOST_LIMITS) as err:
             raise SpecError(t.field_span("expect"), f"task {t.id}: expect fails on case {n}: {why(err)}",
                             "The intended result must be defined for every case.") from None
