@@ -20,7 +20,6 @@ nodes into ordinary call nodes, in place and without recursion.
 """
 from __future__ import annotations
 
-import hashlib
 import re
 
 import attrs
@@ -28,7 +27,6 @@ from lark import Lark
 from lark.exceptions import LarkError
 from lark.indenter import Indenter
 
-from worldspec.compiler.artefacts import recall
 from worldspec.compiler.program.kernel import MAX_CALL_DEPTH
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.values import MAX_DEPTH
@@ -311,7 +309,7 @@ def build_surface(entries, span) -> Surface:
     operators = tuple(ops)
     grammar, keywords = generate_grammar(words, spans, span, operators)
     try:
-        parser = checked_parser(grammar)
+        parser = program_parser(grammar)
     except LarkError as e:  # a grammar collision is the world author's to fix
         raise ambiguity(words, spans, span, e, operators) from None
     return Surface(tuple(words.items()), frozenset(keywords), grammar, parser, operators)
@@ -321,23 +319,6 @@ def program_parser(grammar: str) -> Lark:
     """The LALR parser of a generated grammar; strict: any conflict or terminal collision raises."""
     return Lark(grammar, parser="lalr", postlex=ProgramIndenter(), propagate_positions=True,
                 maybe_placeholders=True, strict=True)
-
-
-def checked_parser(grammar: str) -> Lark:
-    """program_parser(grammar), its strict checks run once per world: the world cache records that this
-    grammar passed them, and a compile that recalls the record builds the same parser without them.
-
-    The strict checks (no LALR conflict, no two terminals that can match the same text) are most of
-    the cost of building the parser, about 0.3 s of every process that loads a program world (each
-    command, each sandbox worker); without a conflict or a collision the tables are the same."""
-    digest = hashlib.sha256(grammar.encode()).hexdigest()[:32]
-
-    def unchecked(record):
-        if record != digest:
-            raise ValueError("a record of another grammar")
-        return Lark(grammar, parser="lalr", postlex=ProgramIndenter(), propagate_positions=True,
-                    maybe_placeholders=True)
-    return recall("surface-grammar-checked", lambda: program_parser(grammar), lambda _parser: digest, unchecked)
 
 
 def ambiguity(words: dict, spans: dict, span, error: LarkError, operators: tuple = ()) -> SpecError:
