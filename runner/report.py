@@ -24,14 +24,11 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 import attrs
-import matplotlib
 
-matplotlib.use("Agg")  # files only, never a window
-import matplotlib.pyplot as plt  # noqa: E402 — after choosing the backend
-
-from . import metrics  # noqa: E402
-from .log import LoggedRun, LogError, load_run, not_a_run  # noqa: E402
-from .tally import counts_line  # noqa: E402
+from . import metrics
+from .log import LoggedRun, LogError, load_run, not_a_run
+from .plotting import pyplot
+from .tally import counts_line
 
 
 OUTPUTS = ("trajectories.jsonl", "summary.json", "report.md", "curves-*.png")  # what a run writes beside its log
@@ -302,6 +299,7 @@ LEGEND_COLUMNS = 2  # legend entries side by side under the axes
 
 def curves_figure(world: str, rs: Sequence[dict], valid: bool = True):
     """The figure of one world's best-trajectory curves; an invalid run is stamped INVALID across it."""
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8.0, 4.4), dpi=100)
     ticks: set[int] = set()
     for r in rs:
@@ -336,7 +334,7 @@ def plot_curves(results: Sequence[dict], out: Path, valid: bool = True) -> list[
     for world, rs in by_world.items():
         fig = curves_figure(world, rs, valid)
         fig.savefig(out / curves_name(world), bbox_inches="tight")
-        plt.close(fig)
+        pyplot().close(fig)
         names.append(curves_name(world))
     return names
 

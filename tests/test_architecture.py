@@ -6,8 +6,8 @@ package-dir table of pyproject.toml) and fail, per module, on
 
   cycle             an import cycle among production modules (imports inside functions count:
                     they hide cycles, they do not remove them; `if TYPE_CHECKING:` imports do not)
-  function_import   an import statement inside a function (except litellm's lazy import in
-                    runner/models.py)
+  function_import   an import statement inside a function (except the lazy imports LAZY_IMPORTS lists:
+                    litellm in runner/models.py, matplotlib in runner/plotting.py, ...)
   private_import    `from x import _y`, `import x._y` or `x._y` on an imported project module
   runner_kind       the runner (or an adapter: worldspec.inspect, worldspec.gym) importing a module of a
                     kind's subpackage (the kinds come from the registry: the package of each
@@ -71,7 +71,12 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
 CHECKS = ("cycle", "function_import", "private_import", "runner_kind", "kind_compare")
 LAZY_IMPORTS = {("worldspec.runner.models", "litellm"),
                 # an optional extra with a large stack, built on first use (the module's docstring)
-                ("worldspec.verifiers_env", "verifiers.v1")}  # (module, imported module) allowed inside a function
+                ("worldspec.verifiers_env", "verifiers.v1"),
+                # Hypothesis draws a certification's probes only; a run never imports it
+                ("worldspec.compiler.program.probegen", "hypothesis"),
+                # pyplot costs ~0.5 s; only a module that draws pays it, when it draws
+                ("worldspec.runner.plotting", "matplotlib"), ("worldspec.runner.plotting", "matplotlib.pyplot")}
+# (module, imported module) allowed inside a function
 END_TO_END = ("rule_ids_in_report",)
 LAZY_ENTRY = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")  # "module:attr", as a lazy command table names one
 REGISTRY = "worldspec.compiler.build"

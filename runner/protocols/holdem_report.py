@@ -16,13 +16,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Sequence
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only, never a window
-import matplotlib.pyplot as plt  # noqa: E402 — after choosing the backend
-
-from .. import metrics  # noqa: E402
-from ..report import Layout, num, slug, table  # noqa: E402
+from .. import metrics
+from ..plotting import pyplot
+from ..report import Layout, num, slug, table
 
 
 def _mean(xs):
@@ -172,6 +168,7 @@ def plot_holdem(summary: dict, out: Path) -> list[str]:
         return []
     names = [r["system"] for r in rows]
     xs = range(len(rows))
+    plt = pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(9, 6.5), dpi=100)
     if summary.get("lineup") == "ring":  # bars: the mean across tables; error bars: the standard deviation
         def bars(key, scale=1.0):
