@@ -720,7 +720,9 @@ def _kind(v) -> str:
 
 
 def _num(x) -> str:
-    return str(int(x)) if float(x).is_integer() else str(x)
+    # A whole float below 1e16 reads best as an integer (10.0 as 10); past it int() would print the float's
+    # binary expansion (1e30 as 1000000000000000019884624838656), so it is written as Python writes it.
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else str(x)
 
 
 DOMAIN_NAMES = ("int", "float", "pyfloat", "bool", "bits", "str", "text", "line", "message", "list", "tuple", "choice",
