@@ -290,7 +290,8 @@ class PlayedTests(Protocol):
     """What a turn@shot world adds whose tests are games played round by round (tasks of shape "play": a game
     box); turnshot.py plays such a test through it and asks nothing else of it."""
 
-    def test_play(self, task, attempt: int = 1): ...  # the game: opening, play(move) -> Feedback, done, verdict()
+    # the game: opening, horizon, play(move) -> Feedback, done, verdict()
+    def test_play(self, task, attempt: int = 1): ...
 
 
 @runtime_checkable
