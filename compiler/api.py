@@ -268,7 +268,9 @@ class TurnShotFace(ProbedFace, Protocol):
     @property
     def published_rejection_costs(self) -> bool: ...
 
-    def session(self, task=None): ...  # probe(text) -> Feedback, opening: what one exploration sees
+    # probe(text) -> Feedback, opening: what one exploration sees; memoryless (optional, default False): whether
+    # a probe's answer is independent of the probes before it (a worker then needs no replay to answer it)
+    def session(self, task=None): ...
 
     def test_of(self, task): ...
 

@@ -13,7 +13,10 @@ Each call carries the count of inputs applied before it, a digest of them, and t
 of them with the digest before each. A worker whose copy of the session is at that count and digest
 applies the new input; one a few inputs behind replays them from the window first; one that holds no
 copy, or lags further, answers BEHIND and the caller sends every input so far, which the worker replays
-on a fresh session (or on its copy, when that is a prefix). That is sound because a session is a
+on a fresh session (or on its copy, when that is a prefix); a session that says it is `memoryless` (a
+box with neither memory nor noise) is never replayed, as any copy of it answers alike. pebble hands
+consecutive calls to alternate workers, so a session with memory costs a replay of one input a call
+(cheap: the stateful boxes take well under 10 ms an input). That is sound because a session is a
 function of its world, how it was opened and its inputs: a box's noise stream is seeded by the world's
 seed and the session's stream, a game's rounds by the seed, the test and the attempt
 (compiler/blackbox/world.py, compiler/game/world.py); nothing else is drawn. A replaying call's deadline
@@ -82,6 +85,13 @@ def facts(session, names: tuple[str, ...]) -> dict:
     return {name: getattr(session, name) for name in names}
 
 
+def opening_facts(session, opener: str) -> dict:
+    """What the caller reads of a session first: its opening (a game's horizon and state too), and whether
+    its answers are independent of earlier inputs (a box with neither memory nor noise: never replayed, as any
+    copy of it answers alike)."""
+    return {**facts(session, OPEN_FACTS[opener]), "memoryless": bool(getattr(session, "memoryless", False))}
+
+
 def replay(session, opener: str, inputs) -> None:
     """Apply `inputs` to `session` as they were first applied (each followed by the same reads)."""
     step = getattr(session, STEP[opener])
@@ -101,6 +111,7 @@ class Held:
     def __init__(self, session, opening: dict):
         self.session = session
         self.opening = opening
+        self.memoryless = opening["memoryless"]
         self.inputs: list[str] = []
         self.digest = ""
 
@@ -115,7 +126,7 @@ def _hold(h: Handle, held: Held) -> Held:
 
 def _fresh(h: Handle) -> Held:
     session = opened(worker_world(h.origin), h.opener, h.task, h.attempt)
-    return _hold(h, Held(session, facts(session, OPEN_FACTS[h.opener])))
+    return _hold(h, Held(session, opening_facts(session, h.opener)))
 
 
 def _advance(h: Handle, held: Held, inputs) -> None:
@@ -128,17 +139,19 @@ def _advance(h: Handle, held: Held, inputs) -> None:
 def _reached(h: Handle, count: int, digest: str, window: tuple, inputs: tuple | None) -> Held | None:
     """This worker's copy of the session at the caller's count and digest (caught up on the way), or None."""
     held = _HELD.get(h)
-    if held is not None and len(held.inputs) == count and held.digest == digest:
+    if held is None:  # a copy of its own (what a memoryless session needs, and a start for a replay)
+        held = _fresh(h)
+    if held.memoryless or (len(held.inputs) == count and held.digest == digest):
         return held
     start = count - len(window)
-    if held is not None and start <= len(held.inputs) < count:
+    if start <= len(held.inputs) < count:
         k = len(held.inputs) - start
         if window[k][0] == held.digest:  # the same inputs so far: replay the rest from the window
             _advance(h, held, [text for _, text in window[k:]])
             return held
     if inputs is None:
         return None
-    if held is None or held.inputs != list(inputs[:len(held.inputs)]):
+    if held.inputs != list(inputs[:len(held.inputs)]):
         held = _fresh(h)
     _advance(h, held, inputs[len(held.inputs):])
     return held
@@ -208,7 +221,7 @@ class WorldSession:
     def _here(self) -> None:
         """The session in process from now on: opened here, its inputs replayed."""
         self.local = opened(self.grader.world, self.opener, self.task, self.attempt)
-        self.facts = facts(self.local, OPEN_FACTS[self.opener])
+        self.facts = opening_facts(self.local, self.opener)
         replay(self.local, self.opener, self.inputs)
 
     async def call(self, op: str, arg, deadline: float, grading: bool = False):
@@ -232,12 +245,12 @@ class WorldSession:
 
     async def _pooled(self, op: str, arg, deadline: float, grading: bool):
         n = len(self.inputs)
-        window = tuple(zip(self.digests[-REPLAY_WINDOW - 1:-1], self.inputs[-REPLAY_WINDOW:]))
+        replayed = [] if self.facts.get("memoryless") else self.took[-REPLAY_WINDOW:]
+        window = tuple(zip(self.digests[n - len(replayed):n], self.inputs[n - len(replayed):]))
         args = (self.handle, n, self.digests[-1], window, op, arg)
         try:
             # a worker may replay the window first: its deadline allows for that
-            out = await self.grader.in_pool(self._allowing(self.took[-REPLAY_WINDOW:], deadline), session_call,
-                                            *args, grading=grading)
+            out = await self.grader.in_pool(self._allowing(replayed, deadline), session_call, *args, grading=grading)
             if out == BEHIND:
                 out = await self.grader.in_pool(self._allowing(self.took, deadline), session_call, *args,
                                                 tuple(self.inputs), grading=grading)
@@ -253,7 +266,6 @@ class WorldSession:
         return deadline + (2 * sum(replayed) + REPLAY_SLACK if replayed else 0.0)
 
 
-
 class Exploration:
     """A turn@shot exploration session as the protocol reads it: its opening and `probe(text)` -> Feedback.
 
@@ -261,7 +273,7 @@ class Exploration:
     is: a box's turn) and the session goes on without it; a session whose opening was stopped answers
     every probe so, at once."""
 
-    def __init__(self, grader, session: WorldSession | None):
+    def __init__(self, grader, session: WorldSession):
         self.grader, self.session = grader, session
         self.stopped: Overrun | None = None
 

@@ -213,8 +213,15 @@ def test_a_session_in_the_workers_answers_as_the_world_in_process_through_kills_
         got += [(await s.probe(q)).text for q in weighings[-4:]]
         g = await games.test_game(game.tasks[0], 2)
         told = [g.opening, g.horizon] + [(await g.play(m)).text for m in moves]
-        return got, told, (await g.verdict("lenient")).score
-    got, told, score = asyncio.run(played())
+        plain = await gates.session()  # no memory, no noise: a worker answers it without replaying
+        assert plain.session.facts["memoryless"] and not s.session.facts["memoryless"]
+        wired = [(await plain.probe(x)).text for x in circuits]
+        return got, told, (await g.verdict("lenient")).score, wired
+    gate_world = sandbox.load(os.path.join(TESTS, "worlds", "oracle", "gate-outputs.world"))
+    gates = Grader(gate_world, sandbox.shared(), events.append)
+    circuits = [f"({a}, {b}, {c}, {d})" for a in (0, 1) for b in (0, 1) for c in (0, 1) for d in (0, 1)] + ["(2)"]
+    got, told, score, wired = asyncio.run(played())
+    assert wired == [gate_world.session().probe(x).text for x in circuits]
     here = box.inner.session(task)
     want = [here.probe(q).text if "HANG" not in q else "limit" for q in weighings]
     assert [w if w == "limit" else g for g, w in zip(got, want)] == want
