@@ -12,7 +12,7 @@ and cache), so a resumed run gets models.failed_reply instead of the crash.
 
 `Runtime.grader(world)` is the single path from a protocol to a world's code
 (probe, verify, requires, rule-report grading, a turn@shot box's sessions and test
-games): in the sandbox's worker pool under wall-clock deadlines (sandbox.py; sessions:
+games, a pool match's rounds): in the sandbox's worker pool under wall-clock deadlines (sandbox.py; sessions:
 sessions.py), or in process for a world no worker can compile, as the log's `sandbox`
 event says.
 """
@@ -38,7 +38,7 @@ from .models import (FatalError, LostError, Model, ModelError, RejectedError, Re
                      TransientError, bounded_reply, call_with_retries, classify_provider_error, failed_reply)
 from .sandbox import (Deadlines, Mismatch, Overrun, RemoteSpecError, Sandbox, Unavailable, evaluate, origin,
                       overrun_feedback, shared, unportable)
-from .sessions import Exploration, NotPooled, PlayedGame
+from .sessions import Exploration, NotPooled, PlayedGame, PlayedMatch
 
 PRIORITY_EXPLORE = 0
 PRIORITY_MILESTONE = 1
@@ -234,6 +234,10 @@ class Grader:
     async def test_game(self, task, attempt: int = 1) -> PlayedGame:
         """PlayedTests.test_play: one test game played round by round (in the workers, as a session is)."""
         return await PlayedGame.opened(self, task, attempt)
+
+    async def match(self, opponent: str, seat: str, k: int) -> PlayedMatch:
+        """PoolFace.new_match: one match of pool play, round by round (in the workers, as a session is)."""
+        return await PlayedMatch.opened(self, opponent, seat, k)
 
     def deadline(self, call: str) -> float:
         return getattr(self.sandbox.deadlines if self.sandbox else Deadlines(), call)

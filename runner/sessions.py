@@ -1,33 +1,37 @@
 """World sessions in the sandbox's workers, addressed by a handle: a box's memory, a game played round by round.
 
 A turn@shot box is explored through a world session (`world.session(task)`: a box with memory or noise,
-a game whose exploration goes round by round) and a round-by-round test is played through a game
-(`world.test_play(task, attempt)`); both hold state from one input to the next, and both run the
-world's code on text a model wrote, so they run in the sandbox's workers under the probe deadline as a
-stateless probe does (sandbox.py). pebble gives a call no worker affinity, so a session is not pinned to
-a worker: it is named by a `Handle` (the world's origin, how it was opened, and a key no other session of
-the caller shares), and every worker keeps the sessions it served (SESSIONS_PER_WORKER, least recently
-used first out), each with the inputs applied to it so far.
+a game whose exploration goes round by round), a round-by-round test is played through a game
+(`world.test_play(task, attempt)`) and a model's match of pool play through a match (`world.new_match`);
+each holds state from one input to the next and runs the world's code on what a model wrote, so each
+runs in the sandbox's workers under the probe deadline, as a stateless probe does (sandbox.py). pebble
+gives a call no worker affinity, so a session is not pinned to a worker: it is named by a `Handle` (the
+world's origin, how it was opened, and a key no other session of the caller shares), and every worker
+keeps the sessions it served (SESSIONS_PER_WORKER, least recently used first out), each with the inputs
+applied to it so far.
 
 Each call carries the count of inputs applied before it, a digest of them, and the last REPLAY_WINDOW
 of them with the digest before each. A worker whose copy of the session is at that count and digest
-applies the new input; one a few inputs behind replays them from the window first; one that holds no
-copy, or lags further, answers BEHIND and the caller sends every input so far, which the worker replays
-on a fresh session (or on its copy, when that is a prefix); a session that says it is `memoryless` (a
-box with neither memory nor noise) is never replayed, as any copy of it answers alike. pebble hands
-consecutive calls to alternate workers, so a session with memory costs a replay of one input a call
-(cheap: the stateful boxes take well under 10 ms an input). That is sound because a session is a
-function of its world, how it was opened and its inputs: a box's noise stream is seeded by the world's
-seed and the session's stream, a game's rounds by the seed, the test and the attempt
-(compiler/blackbox/world.py, compiler/game/world.py); nothing else is drawn. A replaying call's deadline
-is the probe deadline plus twice what the replayed inputs took when they first ran; the worker times the
-new input alone, and that must finish within the probe deadline.
+applies the new input; one a few inputs behind (or with no copy of a session still that short) replays
+them from the window first; one that lags further answers BEHIND, and the caller sends every input so
+far, which the worker replays on a fresh session (or on its copy, when that is a prefix). A session that
+says it is `memoryless` (a box with neither memory nor noise) is never replayed: any copy of it answers
+alike. pebble hands consecutive calls to alternate workers, so a session with memory costs a replay of
+one input a call (cheap: the bundled stateful boxes take well under 10 ms an input).
+
+That is sound because a session is a function of its world, how it was opened and its inputs: a box's
+noise stream is seeded by the world's seed and the session's stream, a game's rounds by the seed, the
+test and the attempt, a match by the seed and the schedule entry (compiler/blackbox/world.py,
+compiler/game/world.py); nothing else is drawn. A replaying call's deadline is the probe deadline plus
+twice what the replayed inputs took when they first ran; the worker times the new input alone, and that
+must finish within the probe deadline.
 
 An input whose call overruns is not applied: the worker that ran it was killed, and the others replay
 the session without it, so the session goes on from where it was before that input (what the run shows
-for it is the caller's: an exploration turn's feedback says the program was stopped; a test game ends).
-A world no worker can compile (`sandbox.unportable`) keeps its sessions in process, as before; when the
-pool stops serving a world mid-session, the session is opened in process and its inputs replayed there.
+for it is the caller's: an exploration turn's feedback says the program was stopped; a test game ends,
+scored as it stands; a pool match ends, lost). A world no worker can compile (`sandbox.unportable`)
+keeps its sessions in process, as before; when the pool stops serving a world mid-session, the session
+is opened in process and its inputs replayed there.
 """
 from __future__ import annotations
 
@@ -48,12 +52,12 @@ REPLAY_WINDOW = 16  # recent inputs each call carries, so that a worker a few in
 REPLAY_SLACK = 0.25  # seconds a replaying call may take beyond twice its inputs' first run (a busy machine)
 BEHIND = "behind"  # a worker's answer when it cannot reach the caller's session from what the call carries
 
-# How each kind of session is opened, which call moves it on (the call replayed), which other calls only read
-# it, and what the caller reads of it after it is opened and after each input.
-STEP = {"session": "probe", "test_play": "play"}
-READS = {"session": (), "test_play": ("verdict",)}
-OPEN_FACTS = {"session": ("opening",), "test_play": ("opening", "horizon", "done")}
-STEP_FACTS = {"session": (), "test_play": ("done",)}
+# Which call moves each kind of session on (the call replayed), which other calls only read it, and what the
+# caller reads of it after it is opened and after each input (`opened` says how each is opened).
+STEP = {"session": "probe", "test_play": "play", "match": "play"}
+READS = {"session": (), "test_play": ("verdict",), "match": ()}
+OPEN_FACTS = {"session": ("opening",), "test_play": ("opening", "horizon", "done"), "match": ("horizon", "done")}
+STEP_FACTS = {"session": (), "test_play": ("done",), "match": ("done",)}
 
 _KEYS = itertools.count(1)
 
@@ -63,9 +67,8 @@ class Handle:
     """Names one world session for the workers: the world, how it was opened, and a key of its own."""
 
     origin: Origin
-    opener: str  # "session": world.session(task); "test_play": world.test_play(task, attempt)
-    task: str | None
-    attempt: int = 1
+    opener: str  # a key of STEP
+    args: tuple  # what `opened` opens it with
     # unique among the sessions of the caller's pool (a pool serves one process)
     key: str = attrs.field(factory=lambda: f"{os.getpid()}:{next(_KEYS)}")
 
@@ -75,10 +78,15 @@ def chained(previous: str, text: str) -> str:
     return hashlib.sha256(f"{previous}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
-def opened(world, opener: str, task: str | None, attempt: int):
-    """A fresh session of `world` as `opener` says (the task given by its id)."""
-    t = world.task(task) if task is not None else None
-    return world.session(t) if opener == "session" else world.test_play(t, attempt)
+def opened(world, opener: str, args: tuple):
+    """A fresh session of `world`: "session" (task id or None): an exploration session, world.session(task);
+    "test_play" (task id, attempt): a test game played round by round; "match" (opponent, seat, match index):
+    a match of pool play, world.new_match."""
+    if opener == "session":
+        return world.session(world.task(args[0]) if args[0] is not None else None)
+    if opener == "test_play":
+        return world.test_play(world.task(args[0]), args[1])
+    return world.new_match(*args)
 
 
 def facts(session, names: tuple[str, ...]) -> dict:
@@ -125,7 +133,7 @@ def _hold(h: Handle, held: Held) -> Held:
 
 
 def _fresh(h: Handle) -> Held:
-    session = opened(worker_world(h.origin), h.opener, h.task, h.attempt)
+    session = opened(worker_world(h.origin), h.opener, h.args)
     return _hold(h, Held(session, opening_facts(session, h.opener)))
 
 
@@ -197,9 +205,9 @@ class WorldSession:
     runs one there (NotPooled once they no longer do). `call` raises sandbox.Overrun past the deadline;
     the input is then not applied."""
 
-    def __init__(self, grader, opener: str, task: str | None = None, attempt: int = 1):
+    def __init__(self, grader, opener: str, args: tuple):
         self.grader = grader
-        self.opener, self.task, self.attempt = opener, task, attempt
+        self.opener, self.args = opener, args
         self.handle: Handle | None = None
         self.local = None  # the session object, when it runs in process
         self.facts: dict = {}
@@ -209,7 +217,7 @@ class WorldSession:
 
     async def open(self, deadline: float) -> "WorldSession":
         if await self.grader.pooled():
-            self.handle = Handle(self.grader.origin, self.opener, self.task, self.attempt)
+            self.handle = Handle(self.grader.origin, self.opener, self.args)
             try:
                 self.facts = dict(await self.grader.in_pool(deadline, open_session, self.handle, grading=False))
                 return self
@@ -220,7 +228,7 @@ class WorldSession:
 
     def _here(self) -> None:
         """The session in process from now on: opened here, its inputs replayed."""
-        self.local = opened(self.grader.world, self.opener, self.task, self.attempt)
+        self.local = opened(self.grader.world, self.opener, self.args)
         self.facts = opening_facts(self.local, self.opener)
         replay(self.local, self.opener, self.inputs)
 
@@ -273,18 +281,18 @@ class Exploration:
     is: a box's turn) and the session goes on without it; a session whose opening was stopped answers
     every probe so, at once."""
 
-    def __init__(self, grader, session: WorldSession):
-        self.grader, self.session = grader, session
+    def __init__(self, grader, session: WorldSession, task_id: str | None):
+        self.grader, self.session, self.task_id = grader, session, task_id
         self.stopped: Overrun | None = None
 
     @classmethod
     async def opened(cls, grader, task=None) -> "Exploration":
-        session = WorldSession(grader, "session", getattr(task, "id", task))
-        out = cls(grader, session)
+        task_id = getattr(task, "id", task)
+        out = cls(grader, WorldSession(grader, "session", (task_id,)), task_id)
         try:
-            await session.open(grader.deadline("probe"))
+            await out.session.open(grader.deadline("probe"))
         except Overrun as e:
-            grader.overrun("session", e, task=session.task)
+            grader.overrun("session", e, task=task_id)
             out.stopped = e
         return out
 
@@ -300,7 +308,7 @@ class Exploration:
         try:
             return await self.session.call("probe", text, self.grader.deadline("probe"))
         except Overrun as e:
-            self.grader.overrun("probe", e, chars=len(text), task=self.session.task, session=True)
+            self.grader.overrun("probe", e, chars=len(text), task=self.task_id, session=True)
             return overrun_feedback(e, cap)
 
 
@@ -317,7 +325,7 @@ class PlayedGame:
     @classmethod
     async def opened(cls, grader, task, attempt: int = 1) -> "PlayedGame":
         task_id = getattr(task, "id", task)
-        out = cls(grader, WorldSession(grader, "test_play", task_id, attempt), task_id)
+        out = cls(grader, WorldSession(grader, "test_play", (task_id, attempt)), task_id)
         try:
             await out.session.open(grader.deadline("probe"))
             out.opened_ok = True
@@ -360,3 +368,39 @@ class PlayedGame:
         except Overrun as e:
             said = self.grader.overrun("verdict", e, task=self.task_id)
             return ScoredVerdict(self.task_id, False, f"scoring the game {said}", score=0.0, unclipped=0.0)
+
+
+class PlayedMatch:
+    """A match of pool play as pool.py plays it: horizon, done, the rounds so far and `play(move)` -> the round
+    (None when the world's code ran past its deadline: the match ends there and `error` says why)."""
+
+    def __init__(self, grader, session: WorldSession):
+        self.grader, self.session = grader, session
+        self.rounds: list = []
+        self.error: str | None = None
+
+    @classmethod
+    async def opened(cls, grader, opponent: str, seat: str, k: int) -> "PlayedMatch":
+        out = cls(grader, WorldSession(grader, "match", (opponent, seat, k)))
+        try:
+            await out.session.open(grader.deadline("probe"))
+        except Overrun as e:
+            out.error = f"the match could not be started: the world's code {grader.overrun('match', e)}"
+        return out
+
+    @property
+    def horizon(self) -> int:
+        return int(self.session.facts.get("horizon") or 0)
+
+    @property
+    def done(self) -> bool:
+        return self.error is not None or bool(self.session.facts.get("done"))
+
+    async def play(self, move: str):
+        try:
+            r = await self.session.call("play", move, self.grader.deadline("probe"))
+        except Overrun as e:
+            self.error = f"round {len(self.rounds) + 1}: the world's code {self.grader.overrun('match', e)}"
+            return None
+        self.rounds.append(r)
+        return r
