@@ -12,9 +12,9 @@ and cache), so a resumed run gets models.failed_reply instead of the crash.
 
 `Runtime.grader(world)` is the single path from a protocol to a world's code
 (probe, verify, requires, rule-report grading, a turn@shot box's sessions and test
-games, a pool match's rounds): in the sandbox's worker pool under wall-clock deadlines (sandbox.py; sessions:
-sessions.py), or in process for a world no worker can compile, as the log's `sandbox`
-event says.
+games, a pool match's rounds): in the sandbox's worker pool under wall-clock deadlines
+(sandbox.py; sessions: sessions.py), or in process for a world no worker can compile,
+as the log's `sandbox` event says.
 """
 from __future__ import annotations
 
@@ -168,7 +168,7 @@ class Grader:
     async def pooled(self) -> bool:
         """Whether this world's calls go to the pool (the first asks the workers to compile their copies)."""
         if self.origin is not None:
-            if self._prepared is None:
+            if self._prepared is None:  # the first call: have the workers compile their copies
                 self._prepared = asyncio.ensure_future(self.sandbox.prepare_async(self.origin))
             try:
                 await asyncio.shield(self._prepared)
