@@ -14,6 +14,12 @@ that no scheduler can beat.
 Part 2: the same run with L = 0: wall time per model call, and the same
 without the time spent inside the world (probe, verify, requires, equation
 grading) — the runner's own overhead per call (target < 5 ms).
+
+Part 3 (`--boxes DIR`, default tests/worlds/oracle; `--boxes ""` skips it): a
+turn@shot run of every box in DIR by the oracle and memorise agents, L = 0,
+with the boxes loaded as `worldspec run` loads them (every world call, sessions
+included, in the sandbox's workers) and compiled in process (every call in
+process): wall time per model call of each, after a warm-up run.
 """
 from __future__ import annotations
 
@@ -31,6 +37,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests"))  # FakeWorld fallback
 from runner_fakes import FakeWorld  # noqa: E402
 from worldspec.compiler import load_world  # noqa: E402
 from worldspec.compiler.api import Budget  # noqa: E402
+from worldspec.compiler.suite import world_files  # noqa: E402
+from worldspec.runner import sandbox  # noqa: E402
 from worldspec.runner.config import RunConfig  # noqa: E402
 from worldspec.runner.experiment import run_experiment  # noqa: E402
 from worldspec.runner.models import Reply, ScriptedModel, ToolCall, Usage  # noqa: E402
@@ -124,6 +132,33 @@ def one_run(world, latency: float, args, conditions=("autonomous",)):
     return wall, calls, chain, end - start
 
 
+def box_run(worlds) -> tuple[float, int]:
+    """(protocol seconds, model calls) of a turn@shot run of `worlds` by the oracle and the memoriser."""
+    with tempfile.TemporaryDirectory() as out:
+        asyncio.run(run_experiment(worlds, [], RunConfig(), out, agents=("oracle", "memorise"), name="boxes"))
+        start = end = None
+        calls = 0
+        with open(os.path.join(out, "log.jsonl")) as f:
+            for line in f:
+                e = json.loads(line)
+                calls += e.get("type") == "reply"
+                if e.get("type") == "session" and e["status"] == "started":
+                    start = e["ts"]
+                elif e.get("type") == "trajectory":
+                    end = e["ts"]
+    return end - start, calls
+
+
+def boxes(folder: str) -> None:
+    paths = world_files(folder)
+    print(f"\n[boxes, latency 0] {len(paths)} boxes of {folder}, agents oracle and memorise")
+    for label, load_box in (("in the workers", sandbox.load), ("in process", load_world)):
+        worlds = [load_box(p) for p in paths]
+        box_run(worlds)  # warm: the workers compile their copies, the agents their tables
+        seconds, calls = box_run(worlds)
+        print(f"  {label:15s} {calls} model calls, {1000 * seconds / calls:7.3f} ms per call")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--world", default="demo")
@@ -131,6 +166,7 @@ def main() -> int:
     ap.add_argument("--trajectories", type=int, default=3)
     ap.add_argument("--max-connections", type=int, default=64)
     ap.add_argument("--answers", type=int, default=None)
+    ap.add_argument("--boxes", default=os.path.join(HERE, "..", "tests", "worlds", "oracle"))
     args = ap.parse_args()
 
     world = load(args.world)
@@ -159,6 +195,8 @@ def main() -> int:
     print(f"  per call, all in       {1000 * wall0 / calls0:7.3f} ms")
     print(f"  of which in the world  {1000 * timed.seconds / calls0:7.3f} ms (probe/verify/grading/information)")
     print(f"  runner overhead / call {1000 * (wall0 - timed.seconds) / calls0:7.3f} ms (target < 5 ms)")
+    if args.boxes:
+        boxes(os.path.abspath(args.boxes))
     return 0
 
 

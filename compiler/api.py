@@ -268,7 +268,9 @@ class TurnShotFace(ProbedFace, Protocol):
     @property
     def published_rejection_costs(self) -> bool: ...
 
-    def session(self, task=None): ...  # probe(text) -> Feedback, opening: what one exploration sees
+    # probe(text) -> Feedback, opening: what one exploration sees; memoryless (optional, default False): whether
+    # a probe's answer is independent of the probes before it (a worker then needs no replay to answer it)
+    def session(self, task=None): ...
 
     def test_of(self, task): ...
 
@@ -290,7 +292,8 @@ class PlayedTests(Protocol):
     """What a turn@shot world adds whose tests are games played round by round (tasks of shape "play": a game
     box); turnshot.py plays such a test through it and asks nothing else of it."""
 
-    def test_play(self, task, attempt: int = 1): ...  # the game: opening, play(move) -> Feedback, done, verdict()
+    # the game: opening, horizon, play(move) -> Feedback, done, verdict()
+    def test_play(self, task, attempt: int = 1): ...
 
 
 @runtime_checkable

@@ -276,6 +276,7 @@ class StatelessSession:
     """A session of a world without memory: every probe is answered on its own (by `world.probe`)."""
 
     opening = ""  # nothing to tell before the first probe
+    memoryless = True  # a probe's answer is independent of the probes before it
 
     def __init__(self, world):
         self.world = world

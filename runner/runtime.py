@@ -11,9 +11,10 @@ reply raises (a bug, a hostile reply), the reply is recorded as failed (log
 and cache), so a resumed run gets models.failed_reply instead of the crash.
 
 `Runtime.grader(world)` is the single path from a protocol to a world's code
-(probe, verify, requires, rule-report grading): in the sandbox's worker pool
-under wall-clock deadlines (sandbox.py), or in process for a world no worker
-can compile, as the log's `sandbox` event says.
+(probe, verify, requires, rule-report grading, a turn@shot box's sessions and test
+games, a pool match's rounds): in the sandbox's worker pool under wall-clock deadlines
+(sandbox.py; sessions: sessions.py), or in process for a world no worker can compile,
+as the log's `sandbox` event says.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from .models import (FatalError, LostError, Model, ModelError, RejectedError, Re
                      TransientError, bounded_reply, call_with_retries, classify_provider_error, failed_reply)
 from .sandbox import (Deadlines, Mismatch, Overrun, RemoteSpecError, Sandbox, Unavailable, evaluate, origin,
                       overrun_feedback, shared, unportable)
+from .sessions import Exploration, NotPooled, PlayedGame, PlayedMatch
 
 PRIORITY_EXPLORE = 0
 PRIORITY_MILESTONE = 1
@@ -114,14 +116,15 @@ class PriorityLimiter:
 
 
 class Grader:
-    """A world's code as a run calls it: probes, verification, requirements, rule reports.
+    """A world's code as a run calls it: probes, sessions and test games, verification, requirements, rule reports.
 
     Every call evaluates untrusted text, so each runs in the sandbox's worker pool under a
     wall-clock deadline (sandbox.py) when the world can be compiled there; otherwise (a world of
     a kind registered only in this process, or not loaded from a file) in process, as the
     `sandbox` event of the log says. A call that overruns its deadline is logged (`overrun`) and
-    becomes a result, never an exception: a probe's feedback says the program ran too long, an
-    answer scores zero, a rule report grades as wrong, a task's requirements are all its rules.
+    becomes a result, never an exception: a probe's feedback says the program ran too long (in a
+    session too, which goes on without that input), a test game ends there, an answer scores zero, a
+    rule report grades as wrong, a task's requirements are all its rules.
 
     Probes run at once (they are the exploration chain). Grading is deterministic, so results
     are memoised (the three answers of a task are often the same text; `requires` is the same at
@@ -162,9 +165,8 @@ class Grader:
         self.origin, self.reason = None, reason
         self.announce()
 
-    async def _call(self, call: str, timeout: float, *args, grading: bool = True, threaded: bool = False):
-        """The world call, in a worker when possible; raises Overrun past the deadline. In process, a
-        `threaded` call runs on a thread of its own (the event loop goes on), others on the loop."""
+    async def pooled(self) -> bool:
+        """Whether this world's calls go to the pool (the first asks the workers to compile their copies)."""
         if self.origin is not None:
             if self._prepared is None:  # the first call: have the workers compile their copies
                 self._prepared = asyncio.ensure_future(self.sandbox.prepare_async(self.origin))
@@ -172,14 +174,30 @@ class Grader:
                 await asyncio.shield(self._prepared)
             except (Overrun, Mismatch, RemoteSpecError, Unavailable) as e:
                 self._in_process(e)
-        if self.origin is not None:
+        return self.origin is not None
+
+    async def in_pool(self, timeout: float, fn, *args, grading: bool = True):
+        """fn(*args) in a worker (a `grading` call waits for a grading slot); Overrun past the deadline,
+        NotPooled when the pool cannot serve this world (its calls run in process from then on)."""
+        if not await self.pooled():
+            raise NotPooled(self.reason)
+        try:
+            if not grading:
+                return await self.sandbox.run(timeout, fn, *args)
+            async with self.slots:
+                return await self.sandbox.run(timeout, fn, *args)
+        except (Mismatch, RemoteSpecError, Unavailable) as e:
+            self._in_process(e)
+            raise NotPooled(self.reason) from None
+
+    async def _call(self, call: str, timeout: float, *args, grading: bool = True, threaded: bool = False):
+        """The world call, in a worker when possible; raises Overrun past the deadline. In process, a
+        `threaded` call runs on a thread of its own (the event loop goes on), others on the loop."""
+        if await self.pooled():
             try:
-                if not grading:
-                    return await self.sandbox.run(timeout, evaluate, self.origin, call, *args)
-                async with self.slots:
-                    return await self.sandbox.run(timeout, evaluate, self.origin, call, *args)
-            except (Mismatch, RemoteSpecError, Unavailable) as e:
-                self._in_process(e)
+                return await self.in_pool(timeout, evaluate, self.origin, call, *args, grading=grading)
+            except NotPooled:
+                pass
         if call == "rules":
             fn = functools.partial(grade_rule_report, self.world)
         else:
@@ -195,7 +213,8 @@ class Grader:
         await asyncio.sleep(0)
         return result
 
-    def _overrun(self, call: str, e: Overrun, **fields) -> str:
+    def overrun(self, call: str, e: Overrun, **fields) -> str:
+        """Log a call stopped at its deadline; what happened, to follow "the program" or "the answer"."""
         self.emit({"type": "overrun", "world": self.world.name, "call": call, "seconds": e.seconds,
                    "why": e.why, **fields})
         return e.said
@@ -205,8 +224,20 @@ class Grader:
         try:
             return await self._call("probe", self.deadline("probe"), text, grading=False)
         except Overrun as e:
-            self._overrun("probe", e, chars=len(text))
+            self.overrun("probe", e, chars=len(text))
             return overrun_feedback(e, int(getattr(self.world.budget, "units_per_call", 1)))
+
+    async def session(self, task=None) -> Exploration:
+        """TurnShotFace.session: one exploration session (in the workers, addressed by a handle)."""
+        return await Exploration.opened(self, task)
+
+    async def test_game(self, task, attempt: int = 1) -> PlayedGame:
+        """PlayedTests.test_play: one test game played round by round (in the workers, as a session is)."""
+        return await PlayedGame.opened(self, task, attempt)
+
+    async def match(self, opponent: str, seat: str, k: int) -> PlayedMatch:
+        """PoolFace.new_match: one match of pool play, round by round (in the workers, as a session is)."""
+        return await PlayedMatch.opened(self, opponent, seat, k)
 
     def deadline(self, call: str) -> float:
         return getattr(self.sandbox.deadlines if self.sandbox else Deadlines(), call)
@@ -231,7 +262,7 @@ class Grader:
             try:
                 return await self._call("verify", self.deadline("verify"), task.id, answer, *extra)
             except Overrun as e:
-                said = self._overrun("verify", e, task=task.id, chars=len(answer))
+                said = self.overrun("verify", e, task=task.id, chars=len(answer))
                 return ScoredVerdict(task.id, False, f"the answer {said}", score=0.0, retry="")
         return await self._memo(self._verdicts, (task.id, answer, *extra), make)
 
@@ -241,7 +272,7 @@ class Grader:
         try:
             return await self._call("published_reask", self.deadline("verify"), task.id, text, stage)
         except Overrun as e:
-            self._overrun("published_reask", e, task=task.id, chars=len(text))
+            self.overrun("published_reask", e, task=task.id, chars=len(text))
             return ""
 
     async def requires(self, task) -> frozenset:
@@ -250,7 +281,7 @@ class Grader:
             try:
                 return frozenset(await self._call("requires", self.deadline("requires"), task.id))
             except Overrun as e:
-                self._overrun("requires", e, task=task.id)
+                self.overrun("requires", e, task=task.id)
                 return frozenset(r.id for r in self.world.rules)
         return await self._memo(self._requires, task.id, make)
 
@@ -265,7 +296,7 @@ class Grader:
             try:
                 return await self._call("information", self.deadline("information"), probes, threaded=True)
             except Overrun as e:
-                self._overrun("information", e, probes=len(probes))
+                self.overrun("information", e, probes=len(probes))
                 return None
         return await self._memo(self._information, probes, make)
 
@@ -274,7 +305,7 @@ class Grader:
         try:
             return await self._call("rules", self.deadline("rules"), text)
         except Overrun as e:
-            said = self._overrun("rules", e, chars=len(text or ""))
+            said = self.overrun("rules", e, chars=len(text or ""))
             return {"stated": len(parse_rule_report(text)), "correct": [], "extraneous": [],
                     "errors": [f"grading {said}: the report counts as wrong"]}
 

@@ -1,8 +1,9 @@
 """Untrusted evaluation under a wall-clock deadline: a reused pool of worker processes.
 
 Every evaluation of text a model or a spec author wrote — `World.probe`, `World.verify`,
-`World.requires`, rule-report grading, `World.certify` — can run here instead of in the
-caller's process. The kernel's step and size limits stop almost everything; this is the
+`World.requires`, rule-report grading, `World.certify`, and a session's calls (a box's memory, a
+round-by-round test game: runner/sessions.py keeps them in the workers, named by a handle) —
+can run here instead of in the caller's process. The kernel's step and size limits stop almost everything; this is the
 backstop for what they cannot reach: code stuck inside one C call (a sort, a comparison, a
 regular expression) that no step counter and no signal handler interrupts. A call that runs
 past its deadline has its worker process killed and replaced, and the caller gets `Overrun`;
@@ -210,7 +211,7 @@ def _stamp(path: str) -> tuple:
     return st.st_mtime_ns, st.st_size, st.st_ino
 
 
-def _portable_errors(fn):
+def portable_errors(fn):
     """A worker entry point whose exceptions reach the caller: spec errors as RemoteSpecError (a
     SpecError does not pickle), any other exception that does not pickle as a RuntimeError."""
     @functools.wraps(fn)
@@ -255,7 +256,7 @@ def probe_of(world, text: str) -> Feedback:
     return world.probe(text)
 
 
-@_portable_errors
+@portable_errors
 def evaluate(o: Origin, call: str, *args):
     """One world call in a worker: probe, verify, requires or rules (rule-report grading)."""
     world = worker_world(o)
@@ -268,25 +269,25 @@ def evaluate(o: Origin, call: str, *args):
     return getattr(world, call)(*args)
 
 
-@_portable_errors
+@portable_errors
 def unit_cap(o: Origin) -> int:
     """The world's probe-unit cap per call (compiling it in this worker on the way)."""
     return int(getattr(worker_world(o).budget, "units_per_call", 1))
 
 
-@_portable_errors
+@portable_errors
 def certify_file(o: Origin, progress) -> dict:
     """`worldspec check FILE` in a worker."""
     return certify(worker_world(o), progress)  # recalled from the world cache when certified before
 
 
-@_portable_errors
+@portable_errors
 def certify_files(folder: str, seed: int | None, progress, cache: bool = True) -> dict:
     """`worldspec check FOLDER` in a worker."""
     return certify_folder(folder, seed, progress=progress, cache=cache)
 
 
-@_portable_errors
+@portable_errors
 def ready(o: Origin) -> None:
     """Compile this worker's copy of a world now, outside any evaluation's deadline."""
     worker_world(o)

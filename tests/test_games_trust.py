@@ -9,6 +9,7 @@ import re
 
 from worldspec.compiler import compile_spec, load_world
 from worldspec.parser import parse_spec
+from worldspec.runner import sandbox
 from worldspec.runner.config import RunConfig
 from worldspec.runner.experiment import run_experiment
 from worldspec.runner.metrics import bootstrap, pool_rates as rates
@@ -107,6 +108,24 @@ def test_unreadable_moves_get_one_retry_then_the_fallback(tmp_path):
     row = next(r for r in s["results"] if r["system"] == "sloppy")
     assert row["cooperation_rate"] == 0.0  # the fallback move is DEFECT here
     assert row["invalid_moves"] == row["rounds"]
+
+
+def _alternator(request):
+    """COOPERATE in odd rounds, DEFECT in even ones: the opponents' replies then differ round by round."""
+    rounds = sum(m["role"] == "assistant" for m in request.messages)
+    return Reply(content="DEFECT" if rounds % 2 else "COOPERATE")
+
+
+def test_a_model_plays_the_pool_in_the_sandboxs_workers_as_it_does_in_process(tmp_path):
+    with open(TRUST, encoding="utf-8") as f:
+        text = re.sub(r"matches \d+", "matches 1", f.read()).replace("lineup round_robin", "lineup pool")
+    (tmp_path / "trust-pool.world").write_text(text, encoding="utf-8")
+    pooled = sandbox.load(str(tmp_path / "trust-pool.world"))  # as `worldspec run` loads it: for the workers
+    a = play(pooled, [ScriptedModel(_alternator, name="m")], [], tmp_path / "pool")
+    b = play(small_trust(matches=1), [ScriptedModel(_alternator, name="m")], [], tmp_path / "here")
+    modes = {e["mode"] for e in read_events(tmp_path / "pool" / "log.jsonl") if e["type"] == "sandbox"}
+    assert modes == {"pool"} and a["validity"]["valid"]
+    assert a["results"] == b["results"]
 
 
 def test_resume_replays_the_log(tmp_path):

@@ -3,6 +3,9 @@
 * the sandbox: code stuck in one C call (tests/slowkind.py) is stopped at its deadline; a
   stopped probe is feedback, a stopped answer scores zero, a stopped rule report grades as
   wrong, all logged, and the run goes on; worlds no worker can compile run in process;
+  a box's or a game's session stuck in C (tests/slowbox.py) is stopped too: its probe is
+  feedback, its test game ends, and the session and every other session go on; a session held
+  in the workers answers exactly as the world does in process;
 * everything logged is loggable: lone surrogates round-trip through the log and the cache,
   replies over the cap are cut before anything sees them, a reply that crashed the run is
   recorded as failed so resume never replays it into the same crash;
@@ -26,6 +29,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import slowbox
 import slowkind
 from fake_openai import LONE, hostile_responder
 from runner_fakes import FakeWorld, policy_reply
@@ -36,6 +40,7 @@ from worldspec.runner.cache import ResponseCache
 from worldspec.runner.log import Lock, RunDirError, RunLog, load_run, read_events
 from worldspec.runner.models import (MAX_REPLY_CHARS, Reply, ScriptedModel, ToolCall, Usage, bounded_reply)
 from worldspec.runner.runtime import Grader
+from worldspec.runner.sessions import REPLAY_WINDOW
 from worldspec.runner.sandbox import Deadlines, Overrun, Sandbox
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
@@ -54,8 +59,9 @@ def hog() -> bytes:
 
 @pytest.fixture(scope="module")
 def slow_sandbox():
-    """A sandbox with short deadlines whose workers know `kind slow`, installed as the process's."""
-    sb = Sandbox(workers=2, deadlines=SHORT, kind_modules=("slowkind",))
+    """A sandbox with short deadlines whose workers know `kind slow` and `kind slowbox`, installed as the
+    process's."""
+    sb = Sandbox(workers=2, deadlines=SHORT, kind_modules=("slowkind", "slowbox"))
     previous = sandbox.install(sb)
     yield sb
     sandbox.install(previous)
@@ -68,6 +74,20 @@ def slow_world(tmp_path, monkeypatch, slow_sandbox):
     path = tmp_path / "slow.world"
     path.write_text(slowkind.SPEC)
     return sandbox.load(str(path))
+
+
+@pytest.fixture
+def slow_boxes(tmp_path, monkeypatch, slow_sandbox):
+    """Three boxes of tests/worlds/oracle as `kind slowbox` (HANG in an input or a move hangs), loaded for the
+    workers: a box with memory, one with memory, noise and a target per test, a round-by-round game."""
+    monkeypatch.setitem(KINDS, "slowbox", slowbox.KIND)
+    boxes = {}
+    for name in ("running-total", "lying-scale", "bullets"):
+        text = (Path(TESTS) / "worlds" / "oracle" / f"{name}.world").read_text()
+        path = tmp_path / f"{name}.world"
+        path.write_text(re.sub(r"^kind (blackbox|game)$", "kind slowbox", text, flags=re.M))
+        boxes[name] = sandbox.load(str(path))
+    return boxes
 
 
 def test_a_call_stuck_in_c_is_stopped_and_the_pool_recovers(slow_sandbox):
@@ -123,6 +143,93 @@ def test_stopped_calls_are_feedback_zero_and_wrong_and_the_run_goes_on(slow_worl
     assert any(e["type"] == "tool" and e["status"] == "ok" for e in events)
     last = res.trajectories[0]["milestones"][-1]
     assert last["tasks"]["T1"] == [0, 0, 0] and last["rules_correct"] == 2
+
+
+def hanging_player(request):
+    """A box player whose second input to Running total, first input in Bullets' first test and first move of
+    that test's game hang the world; otherwise it sends 3, then 4, then 1s, scouts, and answers 5."""
+    n = sum(m.get("role") == "assistant" for m in request.messages)
+    first_test = request.meta["conv"].endswith("#g1") or request.purpose == "task:g1"
+    if request.purpose == "explore" and request.meta["box"] == "Running total":
+        text = ["3", "HANG", "4"][n] if n < 3 else "1"
+    elif request.purpose == "explore":
+        text = "HANG" if first_test and n == 0 else "scout"
+    elif request.meta.get("moves") is not None:
+        text = "HANG" if first_test and not request.meta["moves"] else "scout"
+    else:
+        text = "5"
+    return Reply(f"```\n{text}\n```", usage=Usage(10, 2))
+
+
+def test_a_session_stuck_in_c_is_feedback_in_time_and_every_session_goes_on(slow_boxes, tmp_path, run_world,
+                                                                             read_log):
+    t0 = time.monotonic()
+    res = run_world([slow_boxes["running-total"], slow_boxes["bullets"]],
+                    [ScriptedModel(hanging_player, name="hanging")], tmp_path / "run", grading="lenient")
+    # three calls hang for hours each: each is stopped at its 2 s deadline (plus a worker's restart)
+    assert time.monotonic() - t0 < 60
+    assert res.summary["validity"]["valid"]
+    events = read_log(tmp_path / "run")
+    assert {e["mode"] for e in events if e["type"] == "sandbox"} == {"pool"}
+    stopped = sorted((e["world"], e["call"], e.get("task")) for e in events if e["type"] == "overrun")
+    assert stopped == [("Bullets", "play", "g1"), ("Bullets", "probe", "g1"), ("Running total", "probe", None)]
+    assert all(e["seconds"] == SHORT.probe for e in events if e["type"] == "overrun")
+    turns = {(e["box"], e["conv"].split("#")[-1], e["input"]): e for e in events if e["type"] == "box_turn"}
+    hung = turns[("Running total", "hanging|Running total|6@1", "HANG")]
+    assert hung["status"] == "limit" and hung["counted"] and "ran too long" in hung["feedback"]
+    # the box's memory goes on from before the stopped input: 0 + 2*3 = 6, then 6 + 2*4 = 14
+    assert turns[("Running total", "hanging|Running total|6@1", "3")]["feedback"] == "6"
+    assert turns[("Running total", "hanging|Running total|6@1", "4")]["feedback"] == "14"
+    assert turns[("Bullets", "g1", "HANG")]["status"] == "limit"
+    assert turns[("Bullets", "g1", "scout")]["status"] == "ok" and turns[("Bullets", "g2", "scout")]["status"] == "ok"
+    answers = {e["test"]: e for e in events if e["type"] == "box_answer"}
+    assert answers["g1"]["answer"] == "" and not answers["g1"]["passed"]  # the game ended at the stopped move
+    assert len(answers["g2"]["answer"].split()) == 10  # the other test game was played to its end (10 rounds)
+    bullets = next(r for r in res.trajectories if r["world"] == "Bullets")
+    assert [t["score"] for t in bullets["tests"]][0] == 0.0 and bullets["status"] == "complete"
+
+
+def test_a_session_in_the_workers_answers_as_the_world_in_process_through_kills_and_a_fallback(slow_boxes):
+    """Sessions held in two workers (replayed wherever a call lands, after a kill, past the replay window) give
+    what one session in process gives; a world that stops being servable goes on in process, replayed."""
+    box, game = slow_boxes["lying-scale"], slow_boxes["bullets"]
+    task = box.tasks[1]
+    weighings = [f"{a} vs {b}" for a in range(1, 13) for b in range(a + 1, 13)][:2 * REPLAY_WINDOW + 6]
+    weighings[5:5] = ["1 vs 2 HANG"]
+    moves = ["load", "shoot 1", "nonsense", "load", "scout", "defend 1", "load", "scout", "load", "load"]
+    events = []
+    grader = Grader(box, sandbox.shared(), events.append)
+    games = Grader(game, sandbox.shared(), events.append)
+
+    async def played():
+        s = await grader.session(task)
+        got = [(await s.probe(q)).text for q in weighings[:-4]]
+        path = sandbox.origin(box).path  # the file changes: the workers refuse it, the session goes on here
+        with open(path, "r+") as f:
+            text = f.read().replace('"Lying scale"', '"Lying scales"')
+            f.seek(0)
+            f.write(text)
+        os.utime(path, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+        got += [(await s.probe(q)).text for q in weighings[-4:]]
+        g = await games.test_game(game.tasks[0], 2)
+        told = [g.opening, g.horizon] + [(await g.play(m)).text for m in moves]
+        plain = await gates.session()  # no memory, no noise: a worker answers it without replaying
+        assert plain.session.facts["memoryless"] and not s.session.facts["memoryless"]
+        wired = [(await plain.probe(x)).text for x in circuits]
+        return got, told, (await g.verdict("lenient")).score, wired
+    gate_world = sandbox.load(os.path.join(TESTS, "worlds", "oracle", "gate-outputs.world"))
+    gates = Grader(gate_world, sandbox.shared(), events.append)
+    circuits = [f"({a}, {b}, {c}, {d})" for a in (0, 1) for b in (0, 1) for c in (0, 1) for d in (0, 1)] + ["(2)"]
+    got, told, score, wired = asyncio.run(played())
+    assert wired == [gate_world.session().probe(x).text for x in circuits]
+    here = box.inner.session(task)
+    want = [here.probe(q).text if "HANG" not in q else "limit" for q in weighings]
+    assert [w if w == "limit" else g for g, w in zip(got, want)] == want
+    assert got[5].startswith("limit: the program ran too long")
+    assert grader.mode == "in-process" and "changed" in grader.reason
+    local = game.inner.test_play(game.tasks[0], 2)
+    assert told == [local.opening, local.horizon] + [local.play(m).text for m in moves]
+    assert score == local.verdict("lenient").score
 
 
 def test_a_world_no_worker_can_compile_runs_in_process_and_says_why(fake_world_file, tmp_path, run_world,

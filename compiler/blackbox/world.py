@@ -84,6 +84,11 @@ class BoxSession:
         self.stream = stream
         self.rng = random.Random(f"noise:{world.seed}:{stream}") if world.noise else None
 
+    @property
+    def memoryless(self) -> bool:
+        """Whether a query's answer is independent of the queries before it (no memory, no noise)."""
+        return not self.world.stateful and self.rng is None
+
     def fork(self) -> "BoxSession":
         """A copy that goes on independently (same memory, same position in the noise stream)."""
         other = BoxSession.__new__(BoxSession)

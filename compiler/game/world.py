@@ -435,6 +435,11 @@ class RoundGame:
     def done(self) -> bool:
         return self.match.done
 
+    @property
+    def horizon(self) -> int:
+        """The game's number of rounds."""
+        return self.match.horizon
+
     def status(self) -> str:
         """The next round's number, the score so far and, on a board, the legal moves."""
         m = self.match

@@ -9,6 +9,9 @@ block, or the whole reply); an unreadable move gets one retry, then the
 world's fallback move is played (and counted). Strategies of the pool play as
 agents locally (`--agent grim`); the world's baselines always play beside the
 models. metrics.pool_results turns the match records into the paper's numbers.
+A model's match is a world session in the sandbox's workers (runtime.Grader.match):
+a round whose world code runs past its deadline ends the match, recorded as lost
+(it cannot be scored) while the other matches go on.
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ from .tournament import RoundRobinLineup
 
 async def model_match(rt, world, model: Model, opponent: str, seat: str, k: int, settings: dict) -> dict:
     conv = conv_id(model.name, opponent, seat, k)
-    m = world.new_match(opponent, seat, k)
+    m = await rt.grader(world).match(opponent, seat, k)  # its rounds run in the sandbox's workers
     moves = world.moves_for(seat)
     history = [{"role": "system", "content": rules_prompt(world, seat)},
                {"role": "user", "content": round_prompt(1, moves=moves)}]
@@ -58,7 +61,10 @@ async def model_match(rt, world, model: Model, opponent: str, seat: str, k: int,
                     history.append({"role": "user", "content": f"Reply with exactly one move: {' or '.join(moves)}."})
             if move is None:
                 move, invalid = world.fallback, invalid + 1
-            r = m.play(move)
+            r = await m.play(move)
+            if r is None:  # the world's code ran past its deadline: the match cannot be scored
+                lost = m.error
+                break
             totals[0] += r.my_payoff
             totals[1] += r.their_payoff
             rt.emit({"type": "game_round", "id": f"round:{conv}:{r.index}", "conv": conv, "system": model.name,
@@ -68,7 +74,7 @@ async def model_match(rt, world, model: Model, opponent: str, seat: str, k: int,
                 history.append({"role": "user", "content": round_prompt(r.index + 1, r, totals, moves)})
     except LostError as e:
         lost = str(e)
-    return finish(rt, world, model.name, opponent, seat, k, m.horizon, m.rounds, invalid, lost)
+    return finish(rt, world, model.name, opponent, seat, k, m.horizon, m.rounds, invalid, lost or m.error)
 
 
 # ----------------------------------------------------------------------------

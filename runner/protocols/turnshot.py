@@ -116,12 +116,13 @@ class Conversation:
 class BoxSession:
     """One system against one box: exploration turns, then every test with its shots.
 
-    A box with memory or noise is explored through one world session (`world.session()`), so each
-    query sees what came before; a box with several targets (`world.explore_each_test`) is explored
-    once per test, each in its own conversation and session. A turn is what the world charges for it
-    (`Feedback.units`); under published grading a rejected input uses a turn (`published_rejection_costs`),
-    under lenient grading a rejection the world does not charge is free (up to T of them), and in a game
-    played round by round a turn is a whole game.
+    A box with memory or noise is explored through one world session (`world.session()`, held in the
+    sandbox's workers: runtime.Grader.session), so each query sees what came before; a box with several
+    targets (`world.explore_each_test`) is explored once per test, each in its own conversation and session.
+    A round-by-round test game is played in the workers too (runtime.Grader.test_game). A turn is what the
+    world charges for it (`Feedback.units`); under published grading a rejected input uses a turn
+    (`published_rejection_costs`), under lenient grading a rejection the world does not charge is free (up
+    to T of them), and in a game played round by round a turn is a whole game.
     """
 
     def __init__(self, rt, world, model: Model, config):
@@ -152,7 +153,7 @@ class BoxSession:
             used, tests, lost = 0, [], None
             for i, task in enumerate(w.tasks, 1):
                 c = Conversation(self, f"{self.conv}#{task.id}")
-                t_used, pending, t_lost = await self.explore(w.session(task), c)
+                t_used, pending, t_lost = await self.explore(await self.grader.session(task), c)
                 used += t_used
                 if t_lost is not None:
                     lost = t_lost
@@ -160,7 +161,7 @@ class BoxSession:
                 tests.append(await self.test(task, i, len(w.tasks), pending, c, len(c.messages)))
             return self.record(used, tests, lost)
         c = Conversation(self, self.conv)
-        used, pending, lost = await self.explore(w.session(), c)
+        used, pending, lost = await self.explore(await self.grader.session(), c)
         tests: list[dict] = []
         if lost is None:
             # one continuing conversation: test 1 after the last output, each test's feedback before the next
@@ -200,7 +201,7 @@ class BoxSession:
                     # conversation once the system has replied (eva_models.py normal_output, has_format_mistake)
                     del c.messages[-3:-1]
                 text = extract_answer(reply.content)
-                fb = session.probe(text)
+                fb = await session.probe(text)
                 spend = fb.units
                 if fb.status == "rejected" and not spend:
                     if costs:
@@ -332,12 +333,12 @@ class BoxSession:
     async def play_test(self, task, shot: int, c: Conversation, explored: int, prompt: str):
         """A test game played round by round in `c`, opened by `prompt`: one move per reply until the game
         ends; scored by the world. (its record, the message that ended the game)"""
-        game = self.world.test_play(task, shot)
+        game = await self.grader.test_game(task, shot)
         c.add({"role": "user", "content": f"{prompt}\n\n{game.opening}"})
         moves: list[str] = []
         told = ""
         # every round may take one rejected move before a legal one
-        for _ in range(2 * (game.match.horizon + 1)):
+        for _ in range(2 * (game.horizon + 1)):
             if game.done:
                 break
             if told:
@@ -345,11 +346,11 @@ class BoxSession:
             reply = await self.call(c, f"task:{task.id}", shot=shot, moves=list(moves), explored=explored)
             c.add(reply.message(with_tool_calls=False))
             move = extract_answer(reply.content)
-            fb = game.play(move)
-            if fb.status != "rejected":
+            fb = await game.play(move)
+            if fb.status == "ok":  # a rejected move is not played, nor one the deadline stopped
                 moves.append(move)
             told = fb.text
-        v = game.verdict(self.grading)
+        v = await game.verdict(self.grading)
         return self.shot_record(shot, " ".join(moves), v), told
 
     def record(self, used: int, tests: list[dict], lost: str | None) -> dict:
