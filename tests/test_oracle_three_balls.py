@@ -381,6 +381,8 @@ def test_the_restatement_is_scipys_computation_on_the_edges():
 
 @pytest.mark.slow
 def test_the_restatement_is_scipys_computation_on_the_whole_grid():
+    """All 4,001 times under WORLDSPEC_FULL_SUITE=1 (about a minute of scipy); every 4th otherwise (the
+    edges, where the rounding class differs, are checked by the next test)."""
     box = _scipy_box()
-    wrong = [t for t in GRID if published(t) != box(t)]
+    wrong = [t for t in sample(GRID, 4) if published(t) != box(t)]
     assert not wrong, wrong[:20]

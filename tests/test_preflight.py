@@ -75,7 +75,9 @@ def test_resume_takes_the_options_from_the_log(tmp_path):
 def test_a_run_resumes_against_a_new_api_base(fake_openai, tmp_path):
     """Issue 31 item 1: the endpoint is not part of a run's identity (a fixed URL could not resume)."""
     out = tmp_path / "m"
-    args = ("run", "demo", "--model", "openai/fake", "-n", "1", "--no-cache", "--quiet", "--out", str(out))
+    # no exploration (direct): what is tested is the run's identity, not what the model does
+    args = ("run", "demo", "--model", "openai/fake", "-n", "1", "--condition", "direct", "--no-cache", "--quiet",
+            "--out", str(out))
     code, _, stderr = worldspec(*args, "--api-base", fake_openai.base_url, timeout=600)
     assert code in (0, 4) and (out / "log.jsonl").exists(), stderr
     other = fake_openai.base_url.rstrip("/") + "/"  # another spelling of the endpoint (the one a user fixed)

@@ -93,13 +93,13 @@ def test_a_fatal_provider_error_leaves_out_as_it_was_so_the_same_command_runs_ag
 
 def test_running_the_same_command_twice_reports_the_finished_run(tmp_path):
     out = tmp_path / "d"
-    # one built-in agent is enough: what is tested is the run folder's life, not the agents
-    args = ("run", "demo", "-n", "1", "--agent", "oracle", "--quiet", "--out", str(out))
+    # one built-in agent and no exploration are enough: what is tested is the run folder's life
+    args = ("run", "demo", "-n", "1", "--agent", "oracle", "--condition", "direct", "--quiet", "--out", str(out))
     code, first, stderr = worldspec(*args)
     assert code == 0, stderr
     code, again, stderr = worldspec(*args)
     assert code == 0, stderr
-    assert "already holds this run, finished" in again and "| Demo | oracle | autonomous |" in again
+    assert "already holds this run, finished" in again and "| Demo | oracle | direct |" in again
     assert clean(again + stderr)
     sessions = lambda: [e for e in read_events(out / "log.jsonl") if e["type"] == "session"]  # noqa: E731
     assert len(sessions()) == 2  # the second command wrote nothing
