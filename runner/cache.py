@@ -42,9 +42,27 @@ class MessageDigests:
     messages is memoised per (conversation, n): a milestone's 200 forks, or the
     next exploration request, hash only the messages they add."""
 
+    MAX_CANONICAL = 100_000  # messages whose canonical form is kept (then the memo starts afresh)
+
     def __init__(self):
         self.memo: dict[tuple[str, int], bytes] = {}
         self.known: dict[str, int] = {}
+        # id(message) -> (the message, its canonical JSON). A conversation that cannot promise an
+        # append-only prefix (turn@shot drops a refused input and its notice) is hashed from its first
+        # message on every request; its messages are the same objects each time, never changed once
+        # sent, so each is serialised once (the message is held, so its id is not reused meanwhile).
+        # Without this, JSON-encoding whole conversations was a fifth of a 20@2 run.
+        self.canonical: dict[int, tuple[object, bytes]] = {}
+
+    def _canonical(self, message) -> bytes:
+        known = self.canonical.get(id(message))
+        if known is not None and known[0] is message:
+            return known[1]
+        if len(self.canonical) >= self.MAX_CANONICAL:
+            self.canonical.clear()
+        data = _canonical(message)
+        self.canonical[id(message)] = (message, data)
+        return data
 
     def digest(self, messages, conv: str | None = None, prefix: int = 0) -> str:
         d, start = b"", 0
@@ -53,7 +71,7 @@ class MessageDigests:
             if start:
                 d = self.memo[(conv, start)]
         for i in range(start, len(messages)):
-            d = hashlib.sha256(d + _canonical(messages[i])).digest()
+            d = hashlib.sha256(d + self._canonical(messages[i])).digest()
             if conv is not None and i < prefix:
                 self.memo[(conv, i + 1)] = d
                 if i + 1 > self.known.get(conv, 0):
