@@ -274,27 +274,39 @@ class WorldSession:
         return deadline + (2 * sum(replayed) + REPLAY_SLACK if replayed else 0.0)
 
 
-class Exploration:
+class OpenedSession:
+    """A world session opened in the workers for one task; `stopped` holds the overrun of an opening that
+    did not finish in time (what each kind of session then answers is its own)."""
+
+    def __init__(self, grader, session: WorldSession, task_id: str | None):
+        self.grader, self.session, self.task_id = grader, session, task_id
+        self.stopped: Overrun | None = None
+        self.opened_ok = False  # the opening finished (a later overrun sets `stopped`, not this)
+
+    @classmethod
+    async def open_as(cls, grader, method: str, args: tuple, task_id: str | None):
+        """The session of the world's `method(*args)`, opened within the probe deadline."""
+        out = cls(grader, WorldSession(grader, method, args), task_id)
+        try:
+            await out.session.open(grader.deadline("probe"))
+            out.opened_ok = True
+        except Overrun as e:
+            grader.overrun(method, e, task=task_id)
+            out.stopped = e
+        return out
+
+
+class Exploration(OpenedSession):
     """A turn@shot exploration session as the protocol reads it: its opening and `probe(text)` -> Feedback.
 
     A probe stopped at its deadline is feedback (charged the world's per-call cap, as a stateless probe
     is: a box's turn) and the session goes on without it; a session whose opening was stopped answers
     every probe so, at once."""
 
-    def __init__(self, grader, session: WorldSession, task_id: str | None):
-        self.grader, self.session, self.task_id = grader, session, task_id
-        self.stopped: Overrun | None = None
-
     @classmethod
     async def opened(cls, grader, task=None) -> "Exploration":
         task_id = getattr(task, "id", task)
-        out = cls(grader, WorldSession(grader, "session", (task_id,)), task_id)
-        try:
-            await out.session.open(grader.deadline("probe"))
-        except Overrun as e:
-            grader.overrun("session", e, task=task_id)
-            out.stopped = e
-        return out
+        return await cls.open_as(grader, "session", (task_id,), task_id)
 
     @property
     def opening(self) -> str:
@@ -312,27 +324,16 @@ class Exploration:
             return overrun_feedback(e, cap)
 
 
-class PlayedGame:
+class PlayedGame(OpenedSession):
     """A round-by-round test game as the protocol plays it: opening, horizon, done, `play(move)` -> Feedback
     and `verdict(grading)`. A move stopped at its deadline ends the game (scored as it stands); a verdict
     stopped at its deadline scores zero."""
 
-    def __init__(self, grader, session: WorldSession, task_id: str):
-        self.grader, self.session, self.task_id = grader, session, task_id
-        self.stopped: Overrun | None = None
-        self.opened_ok = False
-
     @classmethod
     async def opened(cls, grader, task, attempt: int = 1) -> "PlayedGame":
         task_id = getattr(task, "id", task)
-        out = cls(grader, WorldSession(grader, "test_play", (task_id, attempt)), task_id)
-        try:
-            await out.session.open(grader.deadline("probe"))
-            out.opened_ok = True
-        except Overrun as e:
-            grader.overrun("test_play", e, task=task_id)
-            out.stopped = e
-        return out
+        return await cls.open_as(grader, "test_play", (task_id, attempt), task_id)
+
 
     @property
     def opening(self) -> str:
