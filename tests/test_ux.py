@@ -14,6 +14,7 @@ import pty
 import re
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -491,6 +492,10 @@ def test_play_on_a_terminal_has_history_and_survives_ctrl_c(tmp_path):
                XDG_CACHE_HOME=str(tmp_path), TERM="xterm")
     pid, fd = pty.fork()
     if pid == 0:  # the child: worldspec play on the terminal
+        # as a shell starts it: an ignored or blocked SIGINT is inherited through exec, and an earlier test
+        # of the suite may have left one in this process (Python then never installs its Ctrl-C handler)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         os.execvpe(CMD[0], CMD + ["play", "demo"], env)
     seen = b""
 
