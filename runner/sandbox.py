@@ -186,9 +186,8 @@ def origin(world) -> Origin | None:
 def local_kinds(kind_modules: tuple[str, ...] = ()) -> list[str]:
     """Kinds registered in this process that a worker would not know (neither worldspec's nor in kind_modules)."""
     # module_of: a bundled kind not yet imported is not imported to learn that it is bundled
-    modules = {name: KINDS.module_of(name) for name in KINDS}
-    return [name for name, module in modules.items()
-            if not module.startswith("worldspec.") and module not in kind_modules]
+    return [name for name in KINDS
+            if not (module := KINDS.module_of(name)).startswith("worldspec.") and module not in kind_modules]
 
 
 def unportable(world, kind_modules: tuple[str, ...] = ()) -> str | None:

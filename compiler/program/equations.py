@@ -46,6 +46,8 @@ def _parsers() -> tuple[Lark, Lark]:
     lexer on every call, about 3 ms: a lexer-only Lark builds it once."""
     return (Lark(GRAMMAR, parser="lalr", lexer="basic", strict=True),
             Lark(GRAMMAR, parser=None, lexer="basic", strict=True))
+
+
 _INFIX = {"+", "-", "*", "/", "//", "%", "**", "^", "&", "|", "<<", ">>", "==", "!=", "<", "<=", ">", ">="}
 MAX_EQUATION_CHARS = 2_000
 MAX_DEPTH = 50
