@@ -15,23 +15,15 @@ the published loop hands the whole reply over. So every message here is fed to b
 import math
 import random
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from oracle_reading import (INFO, ORACLE, REFUSED, box, checkpoint_outside, code_ours, messages,
+                            published_checkpoint, published_takes_assignments)
 from worldspec.builtins import BUILTINS
-from worldspec.compiler import load_world
 from worldspec.compiler.api import InputError
 from worldspec.values import Ctx
-
-ROOT = Path(__file__).resolve().parent.parent
-ORACLE = ROOT / "worlds" / "oracle"
-REFUSED = object()
-
-
-def box(family: str, name: str, seed=None):
-    return load_world(str(ORACLE / family / f"{name}.world"), seed)
 
 
 def ours(world, text, task=None):
@@ -42,23 +34,6 @@ def ours(world, text, task=None):
     except InputError:
         return REFUSED
     return session.send(values)
-
-
-# Forms a Python parser tells apart: Unicode digits (Arabic-Indic, fullwidth, Devanagari), a superscript (a
-# digit to isdigit but not to int), no-break and em spaces, the tab, accented capitals and small letters.
-ODD = ["٣", "５", "७", "²", "\u00a0", "\u2003", "\t", "É", "Ö", "é", "ß", "_", "+", "-", " ", ",", ";", "(", ")",
-       "[", "]", ".", "!", "'", '"']
-
-
-def messages(rng: random.Random, pieces: list[str], n: int) -> list[str]:
-    """n seeded messages: the box's own pieces glued with odd characters, or odd characters alone."""
-    out = []
-    for _ in range(n):
-        k = rng.randint(1, 6)
-        parts = [rng.choice(pieces + ODD) if rng.random() < 0.7 else rng.choice(ODD) for _ in range(k)]
-        text = "".join(parts).strip()
-        out.append(text or rng.choice(pieces))
-    return out
 
 
 # ------------------------------------------------------------------ IPI: the puzzles
@@ -548,37 +523,14 @@ def test_three_balls_answers_the_published_positions_on_rounding_edges():
 #   complex_algebraic_operations: that assignment pattern, re.split(r';\s*'); the same checkpoint pattern, then
 #       eval(text): a Python tuple literal (ASCII digits, no leading zero, Python's whitespace)
 # Restated for the boxes whose parameters are all integers; our boxes read with the blank, pyassign and
-# pycheckpoint domains.
+# pycheckpoint domains. The shared conditions are restated in tests/oracle_reading.py; the list- and
+# string-parameter boxes' readers are compared in tests/test_oracle_differential_code.py.
 CII_INT_BOXES = {"cii-e-algebraic-operations": ("and", "prefix"), "cii-e-coins-for-fowls": ("full", "full"),
                  "cii-e-exgcd": ("or", "prefix"), "cii-e-factorial-recursion": ("eq", "prefix"),
                  "cii-e-fib-recursion": ("eq", "prefix"), "cii-e-highprecision-add": ("and", "prefix"),
                  "cii-e-highprecision-divide": ("and", "tight"),
                  "cii-h-complex-algebraic-operations": ("full", "literal"),
                  "cii-h-sieve-of-eratosthenes": ("whole", "tight")}
-INFO = object()
-
-
-def published_takes_assignments(text, mode):
-    if mode == "or":
-        return ";" in text or "=" in text
-    if mode == "and":
-        return "=" in text and ";" in text
-    if mode == "full":
-        return re.match(r"^(\w+\s*=\s*[^;]+;\s*)*(\w+\s*=\s*[^;]+)$", text) is not None
-    return "=" in text
-
-
-def published_checkpoint(text, match):
-    if match == "prefix":
-        m = re.match(r"\(\s*(\d+)\s*,\s*(\d+)\s*\)", text)
-    elif match == "tight":
-        m = re.match(r"\((\d+),\s*(\d+)\)", text.strip())
-    else:
-        m = re.match(r"^\(\s*(\d+)\s*,\s*(\d+)\s*\)$", text)
-        if m and match == "literal":  # eval(text): Python's tokenizer takes neither non-ASCII digits or spaces
-            ok = all(g.isascii() and (g == "0" * len(g) or g[0] != "0") for g in m.groups())
-            m = m if ok and all(c in "0123456789(), \t\f\n\r" for c in text) else None
-    return ("ask", (int(m.group(1)), int(m.group(2)))) if m else REFUSED
 
 
 def published_code_read(text, params, mode="or", match="prefix"):
@@ -613,22 +565,7 @@ def out_of_range(pub, ranges) -> bool:
     purpose (docs/fidelity.md, oracle-boxes, 'CII reading'; the ranges in docs/oracle-published-code.md)."""
     if pub[0] == "set":
         return any(not (lo <= pub[1][k] <= hi) for k, (lo, hi) in ranges.items() if k in pub[1])
-    idx, it = pub[1]
-    return not (0 <= idx <= 20 and 1 <= it <= 100000)
-
-
-def code_ours(world, text, preset):
-    """Our box's reading of text in a session whose inputs are set: REFUSED, INFO, ("set", map) or ("ask", pair)."""
-    session = world.session(None)
-    session.send(session.read(preset))
-    try:
-        values = session.read(text)
-    except InputError:
-        return REFUSED
-    v = values[0]
-    if v is None:
-        return INFO
-    return ("set", v) if isinstance(v, dict) else ("ask", tuple(v))
+    return checkpoint_outside(pub[1])
 
 
 CODE_EDGES = ["", ";", " ; ", "{a} = 12", "{a}=12; {b} = 7", " {a} = 5 ;", "{a} = ٣", "{a} = 1_0", "{a} = +5",

@@ -29,7 +29,7 @@ import attrs
 from worldspec import ast
 from worldspec.compiler.api import InputError
 from worldspec.compiler.blackbox.literals import (MAX_INPUT_CHARS, parse_assignments, parse_literals,
-                                                  single_string)
+                                                  python_literal, single_string)
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.values import same, show, type_name
 
@@ -571,10 +571,12 @@ class PyAssignDomain(AssignDomain):
     message is one piece), blank pieces skipped, each piece split at its first '=', the name
     stripped and one of the fields, an int field's value read by Python's int() (so Unicode digits, `1_0`, `+5`,
     surrounding whitespace; not `5.0`, `1e1`, `(5)`), a string field's value with surrounding quotes stripped; a
-    later assignment of the same name wins, and a message of blank pieces (`;`) assigns nothing. List values are
-    read by the literal reader, never by eval (the published box evals them: docs/oracle-published-code.md).
-    Deliberate: a message refused part-way assigns nothing (the published box keeps the pieces before the bad
-    one); values stay within the fields' ranges. `mode` is the box's condition 2 (ASSIGN_MODES above)."""
+    later assignment of the same name wins, and a message of blank pieces (`;`) assigns nothing. A list value
+    is read as the published `eval` reads a literal, by Python's parser, never run (literals.python_literal:
+    `[1_0, 0x10]`, a comment; not `[010]`, `[1,\u00a02]`); a float stays a float, so an int list refuses
+    `[1.0]`. Deliberate: an expression that is not a literal (`[--3]`, `list(range(3))`) is refused; a message
+    refused part-way assigns nothing (the published box keeps the pieces before the bad one); values stay within
+    the fields' domains (a tuple is not a list). `mode` is the box's condition 2 (ASSIGN_MODES above)."""
 
     mode: str = "or"
 
@@ -623,10 +625,24 @@ def _py_value(d: Domain, raw: str, key: str, mode: str):
         return raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'" else raw
     if d.str_like:
         return raw.strip("\"'")
-    values = parse_literals(raw)
-    if len(values) != 1:
-        raise InputError(f"{key}: expected 1 value, got {len(values)}")
-    return values[0]
+    # any other annotation: `eval(var_value)` there (a `list[int]` annotation too: it falls to the `else` branch),
+    # the literal read by Python's parser here, never run (literals.python_literal)
+    try:
+        value = python_literal(raw)
+    except InputError as e:
+        raise InputError(f"{key}: {e}") from None
+    return _as_published(d, value, key)
+
+
+def _as_published(d: Domain, v, key: str):
+    """v, refused where the domain would coerce what the published box keeps as it is: an int input's float
+    (`[1.0, 2]`, `[1e3]`: our int domain reads 1.0 as 1; the published box holds and prints the float)."""
+    if isinstance(d, IntDomain) and type(v) is float:
+        raise InputError(f"{key}: expected an integer, got the float {v!r}")
+    if isinstance(d, ListDomain) and type(v) is list:
+        for i, x in enumerate(v):
+            _as_published(d.element, x, f"{key} element {i}")
+    return v
 
 
 @attrs.frozen

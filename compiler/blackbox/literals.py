@@ -13,11 +13,16 @@ exponents and no leading-dot numbers). It accepts
 
 and nothing else: a name, an operator or a call is an InputError that says so.
 Sizes are bounded (characters, nesting, digits), so no input can run away.
+
+`python_literal` reads a value as Python writes it instead (Python's own parser, the tree never run), for the
+published Oracle code boxes, which `eval` an assigned list (docs/oracle-published-code.md).
 """
 from __future__ import annotations
 
+import ast
 import math
 import re
+import warnings
 
 from worldspec.compiler.api import InputError
 from worldspec.values import MAX_INT_BITS
@@ -219,3 +224,55 @@ def single_string(text: str, limit: int = MAX_INPUT_CHARS) -> str | None:
     except InputError:
         return None
     return vals[0] if len(vals) == 1 and type(vals[0]) is str else None
+
+
+def python_literal(text: str, limit: int = MAX_INPUT_CHARS):
+    """The value of a Python literal, read as the published Oracle code boxes' `eval(var_value)` reads it
+    (platforms/code/easy/bubble_sort_final.py `platform`, condition 2) without running anything: Python's parser
+    builds the syntax tree and `ast.literal_eval` takes its literals. So `[1_0, 0x10]`, `[-(1)]`, a comment and a
+    backslash line break are read as there, and `[010]`, `[٣]`, `[1,\u00a02]`, `[1];` refused as there. Refused
+    here, where eval would compute them: any other expression (`[--3]`, `list(range(3))`, `[9**9**9]`, which would
+    not end), a value the language has no type for (a tuple, a set, a complex or bytes value, `...`), an integer
+    past the language's width, and an infinite float."""
+    if len(text) > limit:
+        raise InputError(f"the input is too long (more than {limit} characters)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tokenizer warns of odd forms (`[1if 1 else 2]`) as it reads them
+        try:
+            tree = ast.parse(text, mode="eval")
+        except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
+            why = e.msg if isinstance(e, SyntaxError) else "it cannot be parsed"
+            raise InputError(f"cannot read {text[:40]!r} as Python reads it: {why}") from None
+    try:
+        value = ast.literal_eval(tree)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        raise InputError(f"{text[:40]!r} is an expression, not a literal value: only literal values are read "
+                         f"(names, calls and operators are not evaluated)") from None
+    return _language_value(value)
+
+
+def _language_value(v, depth: int = 0):
+    """v when each part of it is a value the language has (ints within its width, finite floats, strings,
+    bools, none, lists, maps of int, str, bool or none keys), nested no deeper than the literal reader reads;
+    an InputError naming the first part that is not."""
+    if depth > MAX_NESTING:
+        raise InputError("the input nests too deeply")
+    if v is None or type(v) in (bool, str):
+        return v
+    if type(v) is int:
+        if (v >> MAX_INT_BITS) not in (0, -1):
+            raise InputError(f"an integer is too large (more than {MAX_INT_BITS} bits)")
+        return v
+    if type(v) is float:
+        if not math.isfinite(v):
+            raise InputError(f"the number {v} is too large")
+        return v
+    if type(v) is list:
+        return [_language_value(x, depth + 1) for x in v]
+    if type(v) is dict:
+        if not all(k is None or type(k) in (int, str, bool) for k in v):
+            raise InputError("map keys must be integers, strings or booleans")
+        return {_language_value(k, depth + 1): _language_value(x, depth + 1) for k, x in v.items()}
+    kind = {tuple: "a tuple (write a list, [1, 2])", set: "a set", complex: "a complex number",
+            bytes: "a bytes value"}.get(type(v), type(v).__name__)
+    raise InputError(f"cannot read {kind}: only numbers, strings, true/false/none, [lists] and {{maps}} are read")
