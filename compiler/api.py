@@ -269,8 +269,9 @@ class TurnShotFace(ProbedFace, Protocol):
     def published_rejection_costs(self) -> bool: ...
 
     # probe(text) -> Feedback, opening: what one exploration sees; memoryless (optional, default False): whether
-    # a probe's answer is independent of the probes before it (a worker then needs no replay to answer it)
-    def session(self, task=None): ...
+    # a probe's answer is independent of the probes before it (a worker then needs no replay to answer it);
+    # `grading` is the run's ("published" or "lenient"): a game played round by round reads each move by it
+    def session(self, task=None, grading: str = "lenient"): ...
 
     def test_of(self, task): ...
 
@@ -292,8 +293,9 @@ class PlayedTests(Protocol):
     """What a turn@shot world adds whose tests are games played round by round (tasks of shape "play": a game
     box); turnshot.py plays such a test through it and asks nothing else of it."""
 
-    # the game: opening, horizon, play(move) -> Feedback, done, verdict()
-    def test_play(self, task, attempt: int = 1): ...
+    # the game: opening, horizon, play(move) -> Feedback, done, verdict(); each move read under `grading` (the
+    # run's: published, as the box's published platform reads it; lenient, forgiving case, spacing, quotes)
+    def test_play(self, task, attempt: int = 1, grading: str = "lenient"): ...
 
 
 @runtime_checkable

@@ -227,13 +227,15 @@ class Grader:
             self.overrun("probe", e, chars=len(text))
             return overrun_feedback(e, int(getattr(self.world.budget, "units_per_call", 1)))
 
-    async def session(self, task=None) -> Exploration:
-        """TurnShotFace.session: one exploration session (in the workers, addressed by a handle)."""
-        return await Exploration.opened(self, task)
+    async def session(self, task=None, grading: str = "lenient") -> Exploration:
+        """TurnShotFace.session: one exploration session (in the workers, addressed by a handle), its inputs
+        read under the run's `grading`."""
+        return await Exploration.opened(self, task, grading)
 
-    async def test_game(self, task, attempt: int = 1) -> PlayedGame:
-        """PlayedTests.test_play: one test game played round by round (in the workers, as a session is)."""
-        return await PlayedGame.opened(self, task, attempt)
+    async def test_game(self, task, attempt: int = 1, grading: str = "lenient") -> PlayedGame:
+        """PlayedTests.test_play: one test game played round by round (in the workers, as a session is), its
+        moves read under the run's `grading`."""
+        return await PlayedGame.opened(self, task, attempt, grading)
 
     async def match(self, opponent: str, seat: str, k: int) -> PlayedMatch:
         """PoolFace.new_match: one match of pool play, round by round (in the workers, as a session is)."""

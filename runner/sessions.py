@@ -79,13 +79,14 @@ def chained(previous: str, text: str) -> str:
 
 
 def opened(world, opener: str, args: tuple):
-    """A fresh session of `world`: "session" (task id or None): an exploration session, world.session(task);
-    "test_play" (task id, attempt): a test game played round by round; "match" (opponent, seat, match index):
-    a match of pool play, world.new_match."""
+    """A fresh session of `world`: "session" (task id or None, grading): an exploration session,
+    world.session(task, grading=...); "test_play" (task id, attempt, grading): a test game played round by
+    round; "match" (opponent, seat, match index): a match of pool play, world.new_match. The run's grading is
+    part of how a session is opened: a game reads its moves by it."""
     if opener == "session":
-        return world.session(world.task(args[0]) if args[0] is not None else None)
+        return world.session(world.task(args[0]) if args[0] is not None else None, grading=args[1])
     if opener == "test_play":
-        return world.test_play(world.task(args[0]), args[1])
+        return world.test_play(world.task(args[0]), args[1], grading=args[2])
     return world.new_match(*args)
 
 
@@ -304,9 +305,9 @@ class Exploration(OpenedSession):
     every probe so, at once."""
 
     @classmethod
-    async def opened(cls, grader, task=None) -> "Exploration":
+    async def opened(cls, grader, task=None, grading: str = "lenient") -> "Exploration":
         task_id = getattr(task, "id", task)
-        return await cls.open_as(grader, "session", (task_id,), task_id)
+        return await cls.open_as(grader, "session", (task_id, grading), task_id)
 
     @property
     def opening(self) -> str:
@@ -330,9 +331,9 @@ class PlayedGame(OpenedSession):
     stopped at its deadline scores zero."""
 
     @classmethod
-    async def opened(cls, grader, task, attempt: int = 1) -> "PlayedGame":
+    async def opened(cls, grader, task, attempt: int = 1, grading: str = "lenient") -> "PlayedGame":
         task_id = getattr(task, "id", task)
-        return await cls.open_as(grader, "test_play", (task_id, attempt), task_id)
+        return await cls.open_as(grader, "test_play", (task_id, attempt, grading), task_id)
 
 
     @property

@@ -46,11 +46,11 @@ class SlowBox:
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
-    def session(self, task=None, stream=0):
-        return SlowSession(self.inner.session(task, stream))
+    def session(self, task=None, stream=0, grading: str = "lenient"):
+        return SlowSession(self.inner.session(task, stream, grading=grading))
 
-    def test_play(self, task, attempt: int = 1):
-        return SlowSession(self.inner.test_play(task, attempt))
+    def test_play(self, task, attempt: int = 1, grading: str = "lenient"):
+        return SlowSession(self.inner.test_play(task, attempt, grading=grading))
 
     def probe(self, text):
         return self.session().probe(text)

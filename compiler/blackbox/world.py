@@ -196,8 +196,10 @@ class BlackBoxWorld(BoxWorld):
             return NO_GOAL
         return self.targets[0] if task is None else self.test_of(task).expected
 
-    def session(self, task=None, stream=0) -> BoxSession:
-        """A fresh session of queries (a goal box: against the target of `task`, default the first).
+    def session(self, task=None, stream=0, grading: str = "lenient") -> BoxSession:
+        """A fresh session of queries (a goal box: against the target of `task`, default the first). A box
+        reads its queries alike under both gradings (its readers restate the published ones), so `grading`
+        changes nothing here.
 
         `stream` selects the noise stream (the same stream always gives the same draws). A goal box's test
         is a puzzle of its own: its session draws the stream `"<stream>:<test id>"`, seeded by the run's seed

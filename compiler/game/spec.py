@@ -33,6 +33,8 @@ Spec items (docs/oracle-worlds.md has the reference):
     update ...                                     # the board after a round: over board, row, column
     reveal "the opponent played " + theirs         # what the player is told of a round
     play rounds                                    # the player moves round by round, seeing the history
+    published_read lower(strip(text))              # under `--grading published`: a reply read as the
+                                                   #   box's published platform reads it (over text, tries)
 """
 from __future__ import annotations
 
@@ -56,7 +58,7 @@ from worldspec.values import Ctx, EvalError
 
 ITEMS = ("family", "difficulty", "moves", "column_moves", "payoff", "payoffs", "horizon", "continue", "max_rounds",
          "cooperate", "matches", "seats", "baseline", "fallback", "test", "probe_rounds", "board", "legal",
-         "update", "reveal", "play", "lineup")
+         "update", "reveal", "play", "lineup", "published_read")
 BLOCKS = ("opponent",)
 OPPONENT_FIELDS = ("start", "move", "next")
 
@@ -105,7 +107,8 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> GameWorld:
         family=family, difficulty=difficulty, game=game, opponents=opponents, seats=seats, horizon=horizon,
         delta=delta, max_rounds=max_rounds, matches=matches, baselines=baselines, cooperate=cooperate,
         fallback=fallback, probe_rounds=probe_rounds, tests=tests, source=spec.file, rounds=rounds,
-        reveal=read_reveal(items, spec, mc), round_robin=round_robin)
+        reveal=read_reveal(items, spec, mc), round_robin=round_robin,
+        published_read=read_published_reader(items, spec, mc, game, rounds))
     return attrs.evolve(world, manual=render_game_manual(spec, world, params))
 
 
@@ -230,6 +233,34 @@ def read_reveal(items: dict, spec: ast.Spec, mc: MetaCompiler):
         raise SpecError(g.span, "reveal takes one expression (the text the player sees of a round)", "")
     unit = mc.unit("reveal", ["board", "mine", "theirs", "seat", "payoff"], g.args[0])
     return lambda *args: unit(Ctx(), list(args))
+
+
+def read_published_reader(items: dict, spec: ast.Spec, mc: MetaCompiler, game: Game, rounds: bool):
+    """`published_read EXPR` over `text` (one reply, as the protocol hands it over) and `tries` (the replies
+    already refused in this round): the move the box's published platform reads in the reply, or none when it
+    asks again. It reads a move under published grading only (compiler/game/world.py GameWorld.read_published);
+    every move written as its own name must read as itself, so the reader is checked on the move list here."""
+    g = one(items, "published_read", spec, required=False)
+    if g is None:
+        return None
+    if len(g.args) != 1:
+        raise SpecError(g.span, "published_read takes one expression over text and tries", "")
+    if not rounds:
+        raise SpecError(g.span, "published_read reads one move a reply: it needs `play rounds`", "")
+    unit = mc.unit("published_read", ["text", "tries"], g.args[0])
+
+    def reader(text, tries):
+        return unit(Ctx(), [text, tries])
+
+    for m in game.row_moves:
+        try:
+            got = reader(m, 0)
+        except EvalError as e:
+            raise SpecError(g.span, f"published_read fails on the move {m!r}: {e.message}", "") from None
+        if got != m:
+            raise SpecError(g.span, f"published_read reads the move {m!r} as {got!r}",
+                            "Every move written as its name must read as itself.")
+    return reader
 
 
 def read_opponents(items: dict, spec: ast.Spec, mc: MetaCompiler, constant) -> tuple[Strategy, ...]:

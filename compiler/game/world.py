@@ -10,6 +10,12 @@ every probe is one move of the current game (a turn is a whole game), and
 `world.test_play(task, attempt)` plays one test game round by round. A world
 without tests is run by the pool protocol: models and strategies play matches
 against every opponent, from both seats.
+
+Round by round, a reply is read as one move by the run's grading: `lenient`
+forgives case, spacing, surrounding backticks, quotes and a trailing `.` or
+`!` (`read_move`); `published`, in a box that declares `published_read`, reads
+it as that box's published platform does (`read_published`: the move that
+expression names, or a refusal, asked again with no round spent).
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ from worldspec.compiler.game.engine import (ROW, Game, GameError, Match, Optimum
                                             cooperation_stats, expected_score, horizon_draw, other_seat,
                                             play_sequence, play_strategies)
 from worldspec.compiler.items import BoxWorld, StatelessSession
+from worldspec.values import EvalError
 
 MAX_INPUT_CHARS = 4000
 
@@ -111,6 +118,8 @@ class GameWorld(BoxWorld):
     rounds: bool = False  # `play rounds`: move by move, seeing each round
     reveal: object = attrs.field(default=None, repr=False)  # (board, mine, theirs, seat, payoff) -> text
     round_robin: bool = False  # `lineup round_robin`: every system against every other (not against the pool)
+    # `published_read`: (reply, replies refused this round) -> the move the published platform reads, or None
+    published_read: object = attrs.field(default=None, repr=False)
 
     # ------------------------------------------------------------ the pool
 
@@ -257,6 +266,28 @@ class GameWorld(BoxWorld):
         shown = ", ".join(moves[:12]) + (", ..." if len(moves) > 12 else "")
         raise InputError(f"{str(text).strip()!r} is not a move (moves: {shown})")
 
+    def read_published(self, text, tries: int = 0) -> str:
+        """One move as the box's published platform reads the reply (its `published_read`, given the replies
+        already refused in this round); raises InputError when the platform would ask again. A reader that
+        fails on a reply (an EvalError) refuses it too: the published parsers catch their own failures."""
+        moves = self.moves_for(ROW)
+        if not isinstance(text, str):
+            raise InputError("the move must be text")
+        try:
+            got = self.published_read(text, tries)
+        except EvalError as e:
+            raise InputError(f"{text.strip()!r} cannot be read as a move ({e.message})") from None
+        if type(got) is not str or got not in moves:
+            shown = ", ".join(moves[:12]) + (", ..." if len(moves) > 12 else "")
+            raise InputError(f"{text.strip()!r} is not a move (moves: {shown})")
+        return got
+
+    def reader(self, grading: str = "lenient"):
+        """How a round-by-round game reads one reply under a grading: (text, tries) -> move, or InputError."""
+        if grading == "published" and self.published_read is not None:
+            return self.read_published
+        return lambda text, tries=0: self.read_move(text)
+
     def read_probe(self, text) -> list[str]:
         """The moves of one probe (at most `probe_rounds`); raises InputError with the reason."""
         moves = self.parse_moves(text)
@@ -293,19 +324,21 @@ class GameWorld(BoxWorld):
         """Round-by-round boxes explore each test in its own session (games as long as that test's)."""
         return self.rounds
 
-    def session(self, task=None, stream=0):
+    def session(self, task=None, stream=0, grading: str = "lenient"):
         """A fresh exploration session: round by round, a RoundSession whose probes are single moves (a turn
-        is a whole game, as long as the task's test game); otherwise every probe is a game of its own."""
+        is a whole game, as long as the task's test game), read under `grading`; otherwise every probe is a
+        game of its own."""
         if not self.rounds:
             return StatelessSession(self)
         horizon = self.test_of(task).horizon if task is not None else (self.tests[0].horizon if self.tests
                                                                          else self.horizon or self.probe_rounds)
-        return RoundSession(self, horizon, stream)
+        return RoundSession(self, horizon, stream, grading)
 
-    def test_play(self, task, attempt: int = 1) -> "RoundGame":
-        """Test game `task` played round by round (attempt k meets the k-th seeded random stream)."""
+    def test_play(self, task, attempt: int = 1, grading: str = "lenient") -> "RoundGame":
+        """Test game `task` played round by round (attempt k meets the k-th seeded random stream), each reply
+        read under `grading` (`reader`)."""
         t = self.test_of(task)
-        return RoundGame(self, t.horizon, random.Random(f"test:{self.seed}:{t.id}:{attempt}"), t)
+        return RoundGame(self, t.horizon, random.Random(f"test:{self.seed}:{t.id}:{attempt}"), t, grading)
 
     def probe_generator(self, seed: int = 0) -> Iterator[str]:
         """An endless seeded stream of move sequences a probe accepts (round by round: single moves)."""
@@ -425,11 +458,14 @@ class RoundGame:
     """One game played round by round: the player sends a move, sees the round (as the box reveals it) and the
     history; a test game also gives its verdict."""
 
-    def __init__(self, world: GameWorld, horizon: int, rng: random.Random, test: TestGame | None = None):
+    def __init__(self, world: GameWorld, horizon: int, rng: random.Random, test: TestGame | None = None,
+                 grading: str = "lenient"):
         self.world = world
         self.test = test
         self.match = Match(world.game, world.opponents[0], ROW, horizon, rng)
         self.seen: list[str] = []  # the rounds as the player was told them
+        self.read = world.reader(grading)
+        self.tries = 0  # replies refused in the current round (a published reader may count them)
 
     @property
     def done(self) -> bool:
@@ -467,11 +503,13 @@ class RoundGame:
         if self.done:
             return Feedback("rejected: the game is over. Nothing was played.", 0, "rejected")
         try:
-            move = self.world.read_move(text)
+            move = self.read(text, self.tries)
             board = self.match.board
             r = self.match.play(move)
         except (InputError, GameError) as e:
+            self.tries += 1
             return Feedback(f"rejected: {e}. Nothing was played; send another move.", 0, "rejected")
+        self.tries = 0
         told = self.tell(board, r)
         self.seen.append(f"{r.index}. {told}")
         over = f"The game is over: your total payoff is {show_number(self.match.score)}."
@@ -517,8 +555,8 @@ class RoundSession:
     """Exploration round by round: each probe is one move of the current game; when a game ends the turn is
     used (Feedback.units 1) and the next probe starts a fresh game."""
 
-    def __init__(self, world: GameWorld, horizon: int, stream=0):
-        self.world, self.horizon, self.stream = world, horizon, stream
+    def __init__(self, world: GameWorld, horizon: int, stream=0, grading: str = "lenient"):
+        self.world, self.horizon, self.stream, self.grading = world, horizon, stream, grading
         self.games = 0
         self.game: RoundGame | None = None
 
@@ -526,7 +564,8 @@ class RoundSession:
         if self.game is None or self.game.done:
             self.games += 1
             self.game = RoundGame(self.world, self.horizon,
-                                  random.Random(f"explore:{self.world.seed}:{self.stream}:{self.games}"))
+                                  random.Random(f"explore:{self.world.seed}:{self.stream}:{self.games}"),
+                                  grading=self.grading)
         return self.game
 
     @property

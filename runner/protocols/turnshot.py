@@ -153,7 +153,7 @@ class BoxSession:
             used, tests, lost = 0, [], None
             for i, task in enumerate(w.tasks, 1):
                 c = Conversation(self, f"{self.conv}#{task.id}")
-                t_used, pending, t_lost = await self.explore(await self.grader.session(task), c)
+                t_used, pending, t_lost = await self.explore(await self.grader.session(task, self.grading), c)
                 used += t_used
                 if t_lost is not None:
                     lost = t_lost
@@ -161,7 +161,7 @@ class BoxSession:
                 tests.append(await self.test(task, i, len(w.tasks), pending, c, len(c.messages)))
             return self.record(used, tests, lost)
         c = Conversation(self, self.conv)
-        used, pending, lost = await self.explore(await self.grader.session(), c)
+        used, pending, lost = await self.explore(await self.grader.session(None, self.grading), c)
         tests: list[dict] = []
         if lost is None:
             # one continuing conversation: test 1 after the last output, each test's feedback before the next
@@ -333,7 +333,7 @@ class BoxSession:
     async def play_test(self, task, shot: int, c: Conversation, explored: int, prompt: str):
         """A test game played round by round in `c`, opened by `prompt`: one move per reply until the game
         ends; scored by the world. (its record, the message that ended the game)"""
-        game = await self.grader.test_game(task, shot)
+        game = await self.grader.test_game(task, shot, self.grading)  # moves read as this run grades
         c.add({"role": "user", "content": f"{prompt}\n\n{game.opening}"})
         moves: list[str] = []
         told = ""
