@@ -636,3 +636,20 @@ def test_published_read_is_checked_when_the_box_compiles():
     with pytest.raises(SpecError) as e:
         compile_spec(parse_spec(text.replace("play rounds\n", "published_read text\n"), "m.world"))
     assert "needs `play rounds`" in e.value.render()
+
+
+def test_the_memorisers_plan_keeps_moves_that_hold_a_space(boxes):
+    """A load-shoot-defend move such as `shoot 1` holds a space: the memoriser's best observed sequence is written
+    by commas and played move by move, never split into `shoot` and `1` (which the published attacker reads as
+    `shoot 0`)."""
+    from worldspec.runner.agents import Memoriser
+    from worldspec.runner.models import Request
+    world = boxes["gsi-h-load-shoot-defend-attacker"][0]
+    task = world.tasks[0].id
+    answer = world.answer_from(task, ["load, shoot 1"])
+    assert world.parse_moves(answer)[:2] == ["load", "shoot 1"], answer
+    agent = Memoriser(world)
+    said = [{"role": "assistant", "content": "```\nload, shoot 1\n```"}, {"role": "user", "content": "ok"}]
+    plays = [agent.answer(task, Request(messages=tuple(said), purpose=f"task:{task}", meta={"moves": ["x"] * k}))
+             for k in range(3)]
+    assert plays == ["load", "shoot 1", "load"], plays

@@ -383,7 +383,13 @@ class GameWorld(BoxWorld):
             if best_avg is None or avg > best_avg:
                 best, best_avg = moves, avg
         best = best or [self.game.row_moves[0]]
-        return " ".join((best * (h // len(best) + 1))[:h])
+        return self.join_moves((best * (h // len(best) + 1))[:h])
+
+    def join_moves(self, moves) -> str:
+        """Moves written as `parse_moves` reads them back: by commas when a move has a space in it
+        (`load, shoot 1`), else by spaces."""
+        sep = ", " if any(" " in m for m in self.moves_for(ROW)) else " "
+        return sep.join(moves)
 
     @property
     def tool(self) -> ToolSpec:
