@@ -53,6 +53,10 @@ class MessageDigests:
         # sent, so each is serialised once (the message is held, so its id is not reused meanwhile).
         # Without this, JSON-encoding whole conversations was a fifth of a 20@2 run.
         self.canonical: dict[int, tuple[object, bytes]] = {}
+        # (d_{i-1}, id(msg_i)) -> (msg_i, d_i): a conversation hashed from its first message again (turn@shot)
+        # finds each step of its unchanged prefix here, a lookup instead of a SHA-256 over the message (hashing
+        # those prefixes again was a sixth of a 20@2 game run). The message is held, so its id is not reused.
+        self.steps: dict[tuple[bytes, int], tuple[object, bytes]] = {}
 
     def _canonical(self, message) -> bytes:
         known = self.canonical.get(id(message))
@@ -64,6 +68,17 @@ class MessageDigests:
         self.canonical[id(message)] = (message, data)
         return data
 
+    def _step(self, d: bytes, message) -> bytes:
+        """sha256(d + the message's canonical JSON), memoised per (d, message)."""
+        known = self.steps.get((d, id(message)))
+        if known is not None and known[0] is message:
+            return known[1]
+        if len(self.steps) >= self.MAX_CANONICAL:
+            self.steps.clear()
+        nxt = hashlib.sha256(d + self._canonical(message)).digest()
+        self.steps[(d, id(message))] = (message, nxt)
+        return nxt
+
     def digest(self, messages, conv: str | None = None, prefix: int = 0) -> str:
         d, start = b"", 0
         if conv is not None and prefix:
@@ -71,7 +86,7 @@ class MessageDigests:
             if start:
                 d = self.memo[(conv, start)]
         for i in range(start, len(messages)):
-            d = hashlib.sha256(d + self._canonical(messages[i])).digest()
+            d = self._step(d, messages[i])
             if conv is not None and i < prefix:
                 self.memo[(conv, i + 1)] = d
                 if i + 1 > self.known.get(conv, 0):
