@@ -313,9 +313,9 @@ class Memoriser(BoxAgent):
         moves = request.meta.get("moves")
         if moves is None:
             return answer
-        # round by round: the next move of its best observed sequence, split as answer_from joined it (a move
-        # such as `shoot 1` holds a space, so those sequences are joined by commas)
-        plan = [m.strip() for m in (answer.split(",") if "," in answer else answer.split())] or [""]
+        # round by round: the next move of its best observed sequence, read back as the game reads a sequence
+        # (a move such as `shoot 1` holds a space: answer_from joins those by commas)
+        plan = self.world.parse_moves(answer) or [""]
         return plan[len(moves) % len(plan)]
 
 

@@ -54,8 +54,8 @@ class MessageDigests:
         # Without this, JSON-encoding whole conversations was a fifth of a 20@2 run.
         self.canonical: dict[int, tuple[object, bytes]] = {}
         # (d_{i-1}, id(msg_i)) -> (msg_i, d_i): a conversation hashed from its first message again (turn@shot)
-        # finds each step of its unchanged prefix here, a lookup instead of a SHA-256 over the message (hashing
-        # those prefixes again was a sixth of a 20@2 game run). The message is held, so its id is not reused.
+        # finds each step of its unchanged prefix here, a lookup instead of a SHA-256 over the message (a few per
+        # cent of a 20@2 game run's wall time, measured). The message is held, so its id is not reused.
         self.steps: dict[tuple[bytes, int], tuple[object, bytes]] = {}
 
     def _canonical(self, message) -> bytes:

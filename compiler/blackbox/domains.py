@@ -625,7 +625,7 @@ def _py_value(d: Domain, raw: str, key: str, mode: str):
         return raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'" else raw
     if d.str_like:
         return raw.strip("\"'")
-    # any other annotation: `eval(var_value)` there (a `list[int]` annotation too: it falls to the `else` branch),
+    # any other annotation: the published box evaluates the value as Python there (a `list[int]` annotation too: it falls to the `else` branch),
     # the literal read by Python's parser here, never run (literals.python_literal)
     try:
         value = python_literal(raw)

@@ -227,8 +227,9 @@ def single_string(text: str, limit: int = MAX_INPUT_CHARS) -> str | None:
 
 
 def python_literal(text: str, limit: int = MAX_INPUT_CHARS):
-    """The value of a Python literal, read as the published Oracle code boxes' `eval(var_value)` reads it
-    (platforms/code/easy/bubble_sort_final.py `platform`, condition 2) without running anything: Python's parser
+    """The value of a Python literal, read as the published Oracle code boxes read an assigned value (they hand
+    it to Python's evaluator: platforms/code/easy/bubble_sort_final.py `platform`, condition 2) without running
+    anything: Python's parser
     builds the syntax tree and `ast.literal_eval` takes its literals. So `[1_0, 0x10]`, `[-(1)]`, a comment and a
     backslash line break are read as there, and `[010]`, `[٣]`, `[1,\u00a02]`, `[1];` refused as there. Refused
     here, where eval would compute them: any other expression (`[--3]`, `list(range(3))`, `[9**9**9]`, which would

@@ -36,6 +36,11 @@ from worldspec.values import EvalError
 MAX_INPUT_CHARS = 4000
 
 
+def moves_shown(moves) -> str:
+    """The moves named in a refusal: the first twelve, then `...`."""
+    return ", ".join(moves[:12]) + (", ..." if len(moves) > 12 else "")
+
+
 # a list item's marker: "1. ", "2) ", "- ", "* ", "• "
 _MARKER = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s+(?=\S)")
 
@@ -263,7 +268,7 @@ class GameWorld(BoxWorld):
             got = _read_token(t, moves)
             if len(got) == 1:
                 return got[0]
-        shown = ", ".join(moves[:12]) + (", ..." if len(moves) > 12 else "")
+        shown = moves_shown(moves)
         raise InputError(f"{str(text).strip()!r} is not a move (moves: {shown})")
 
     def read_published(self, text, tries: int = 0) -> str:
@@ -278,7 +283,7 @@ class GameWorld(BoxWorld):
         except EvalError as e:
             raise InputError(f"{text.strip()!r} cannot be read as a move ({e.message})") from None
         if type(got) is not str or got not in moves:
-            shown = ", ".join(moves[:12]) + (", ..." if len(moves) > 12 else "")
+            shown = moves_shown(moves)
             raise InputError(f"{text.strip()!r} is not a move (moves: {shown})")
         return got
 
