@@ -297,6 +297,10 @@ class PlayedTests(Protocol):
     # run's: published, as the box's published platform reads it; lenient, forgiving case, spacing, quotes)
     def test_play(self, task, attempt: int = 1, grading: str = "lenient"): ...
 
+    # whether a test game's replies are handed to `play` as written (the released platform reads the raw
+    # output) rather than as their first fenced block
+    def reads_moves_raw(self, grading: str = "lenient") -> bool: ...
+
 
 @runtime_checkable
 class PoolFace(World, Protocol):

@@ -29,7 +29,7 @@ import json
 
 import attrs
 
-from worldspec.compiler.api import Explorable, explorer_of
+from worldspec.compiler.api import Explorable, PlayedTests, explorer_of
 
 from .answers import extract_answer, fenced, reportable_rules, rule_line
 from .boxexplorer.history import exploration
@@ -269,9 +269,8 @@ class BoxAgent(BuiltinAgent):
 
     async def complete(self, request: Request) -> Reply:
         """As every built-in agent; a test answer under published grading is written bare, as the released
-        harness reads it (a round-by-round move stays fenced: moves are read from the last fenced block)."""
-        if request.purpose.startswith("task:") and request.meta.get("grading") == "published" \
-                and request.meta.get("moves") is None and self.world.published_applies(request.purpose[5:]):
+        harness reads it (a round-by-round move too where the box reads moves as written)."""
+        if writes_bare(request, self.world.published_applies, raw_moves(self.world)):
             return Reply(content=self.answer(request.purpose[5:], request))
         return await super().complete(request)
 
@@ -331,6 +330,7 @@ class BoxExplorer(BoxAgent):
         self.probe_seed = probe_seed
         self.view = box_view(world, seed=probe_seed)
         self.published_tests = {t.id: bool(world.published_applies(t.id)) for t in world.tasks}
+        self.raw_moves = raw_moves(world)
         self.strategy = strategy_for(self.view)
 
     def explore(self, request: Request) -> Reply:
@@ -345,10 +345,26 @@ class BoxExplorer(BoxAgent):
         return self.strategy.answer(test, history, int(request.meta.get("shot") or 1))
 
     async def complete(self, request: Request) -> Reply:
-        if request.purpose.startswith("task:") and request.meta.get("grading") == "published" \
-                and request.meta.get("moves") is None and self.published_tests.get(request.purpose[5:]):
+        if writes_bare(request, self.published_tests.get, self.raw_moves):
             return Reply(content=self.answer(request.purpose[5:], request))
         return await BuiltinAgent.complete(self, request)
+
+
+def raw_moves(world) -> bool:
+    """Whether the world's test games read each move as written under published grading (a GSI box with its
+    platform's reader); a world without round-by-round test games reads none."""
+    return isinstance(world, PlayedTests) and bool(world.reads_moves_raw("published"))
+
+
+def writes_bare(request: Request, published, raw: bool) -> bool:
+    """Whether a built-in agent writes this test reply bare, as the released harness reads it: under
+    published grading, an answer the released comparison reads (`published(task id)`) or, when `raw`, a
+    round-by-round move; otherwise the reply is fenced."""
+    if not request.purpose.startswith("task:") or request.meta.get("grading") != "published":
+        return False
+    if request.meta.get("moves") is not None:
+        return raw
+    return bool(published(request.purpose[5:]))
 
 
 BOX_AGENTS = {"oracle": BoxOracle, "memorise": Memoriser}

@@ -284,3 +284,34 @@ def test_the_grading_is_a_run_option_and_the_report_states_it(tmp_path):
     r = CliRunner().invoke(main, ["run", os.path.join(ORACLE, "circuit", "cri-e-swap.world"), "--grading", "loose",
                                   "--out", str(tmp_path / "x"), "--quiet"])
     assert r.exit_code == 2 and "loose" in r.output
+
+
+def test_a_published_test_game_reads_each_move_as_written(tmp_path, run_world):
+    """The released game platforms read the model's reply as written (`normal_output`'s return): under
+    published grading a fenced move is asked again in a box that declares its platform's reader, and the
+    bare move is played; lenient grading reads the fenced block. The smart opponent is told the reply."""
+    smart = box("game/gsi-h-load-shoot-defend-smart")
+    smart = smart.__class__(**{**{a.name: getattr(smart, a.name) for a in smart.__attrs_attrs__},
+                               "tasks": smart.tasks[:1], "tests": smart.tests[:1]})
+
+    def policy(request):
+        if request.purpose == "explore":
+            return Reply(content="```\nload\n```")
+        last = request.messages[-1]["content"]
+        return Reply(content="load" if last.startswith("rejected") else "```\nload\n```")
+
+    for grading, per_round in (("published", 2), ("lenient", 1)):
+        seen = []
+
+        def record(request):
+            seen.append(request)
+            return policy(request)
+        out = tmp_path / grading
+        out.mkdir()
+        rec = run_world([smart], [ScriptedModel(record, name="m")], out, turns=1, shots=1,
+                        grading=grading).trajectories[0]
+        horizon = smart.tests[0].horizon
+        asked = [r for r in seen if r.purpose != "explore"]
+        assert len(asked) == per_round * horizon, (grading, len(asked))
+        assert rec["tests"][0]["shots"][0]["answer"].split() == ["load"] * horizon
+        assert rec["grading"] == grading

@@ -252,16 +252,15 @@ class Smart(Platform):
     """hard/load_shoot_defend_smart_final.py. The loop: `strip().lower()` is `load` or `scout`, or starts with
     `shoot ` / `defend ` and `int()` of its second whitespace word is 1 to the bullets held; else asked again.
     Load and scout both gain a bullet (capped at 8). The blackbox keeps its phase across calls: it learns that
-    the player shot when the last reply, as sent, `startswith("shoot")` (`eyes="move"` shows it the move
-    instead: what our world's opponent sees); loading phase: load while the player has not shot and it holds
+    the player shot when the last reply, as sent, `startswith("shoot")` (our box's `published_seen text`
+    tells its opponent the same text); loading phase: load while the player has not shot and it holds
     fewer than 8 (the first 3 or 6 loads counted apart, to the same effect), else turn to firing; firing: shoot
     2, shoot 1, and with nothing left load, back to the loading phase with the shot forgotten. Points for the
     player: two shots by the numbers; a defence against its shot +1 when at least as many, else -1; a shot
     against its load +1; a load or scout against its shot -1."""
 
-    def __init__(self, horizon, eyes: str = "raw"):
+    def __init__(self, horizon):
         super().__init__(horizon)
-        self.eyes = eyes
         self.mine = self.theirs = 0
         self.cycle, self.loads, self.shot = 0, 0, False
         self.first = 3 if horizon < 10 else 6
@@ -315,7 +314,7 @@ class Smart(Platform):
     def score(self, mine, theirs, text):
         self.support()
         self.next_move = None
-        self.last_reply = text if self.eyes == "raw" else mine
+        self.last_reply = text
         (a, x), (b, y) = split_action(mine), split_action(theirs)
         self.mine = min(self.mine + 1, 8) if a in ("load", "scout") else self.mine - x
         self.theirs = min(self.theirs + 1, 8) if b in ("load", "scout") else self.theirs - y
@@ -444,7 +443,7 @@ BOXES = {
     "gsi-e-load-shoot-defend-defender": (Defender, LSD_EDGES, PIECES["lsd"]),
     "gsi-h-load-shoot-defend-attacker": (Attacker, LSD_EDGES, PIECES["lsd"]),
     "gsi-h-load-shoot-defend-balance": (Balance, LSD_EDGES, PIECES["lsd"]),
-    "gsi-h-load-shoot-defend-smart": (lambda h: Smart(h, eyes="move"), LSD_EDGES, PIECES["lsd"]),
+    "gsi-h-load-shoot-defend-smart": (Smart, LSD_EDGES, PIECES["lsd"]),
     "gsi-h-comparing-cards-slice": (CardsSlice, CARD_EDGES, PIECES["card"]),
     "gsi-h-comparing-cards-smart": (CardsSmart, CARD_EDGES, PIECES["card"]),
 }
@@ -578,42 +577,51 @@ def test_lenient_grading_still_forgives_what_published_grading_asks_again_for(na
         assert world.reader("lenient")(text) == move and world.reader()(text) == world.read_move(text)
 
 
-def test_the_smart_opponent_notices_a_shot_as_our_box_does_unless_written_otherwise(boxes):
-    """The one published behaviour not matched: the smart blackbox learns of a shot from the raw reply's
-    `startswith("shoot")`, so an accepted `Shoot 1` goes unnoticed there; our opponent sees the move. Played
-    on the seeded replies of the differential: the raw-eyed platform agrees with our box in every game in which
-    each accepted shot was written in lower case, and differs only in games in which one was not."""
+def test_the_smart_opponent_sees_the_reply_as_written_under_published_grading(boxes):
+    """The smart blackbox learns of a shot from the raw reply's `startswith("shoot")`, so an accepted `Shoot 1`
+    goes unnoticed there; the box's `published_seen text` tells our opponent the same text. Under lenient
+    grading our opponent is told the move, so it notices every shot."""
     world = boxes["gsi-h-load-shoot-defend-smart"][0]
     rng = random.Random("gsidiff:smart-eyes")
-    same = differs = 0
+    unseen = 0
     for k in range(30):
         task = world.tasks[k % len(world.tasks)]
         play = world.test_play(task.id, 1 + k // len(world.tasks), grading="published")
         log: list = []
-        play_game("smart", play.play, lambda: play.match, Smart(play.horizon, eyes="move"), rng,
-                  LSD_EDGES, PIECES["lsd"], log)
-        raw = Smart(play.horizon, eyes="raw")
-        theirs = []
-        for text, move in log:
-            t = next(iter(raw.support()))
-            theirs.append(t)
-            raw.score(move, t, text)
-        unseen = any(m.startswith("shoot") and not text.startswith("shoot") for text, m in log)
-        if theirs == [r.theirs for r in play.match.rounds]:
-            same += 1
-        else:
-            assert unseen, [text for text, _ in log]
-            differs += 1
-    assert same >= 5 and differs >= 1, (same, differs)
-    play = world.test_play("g1", grading="published")
-    for text in ["load", "Shoot 1", "load", "load"]:
-        play.play(text)
-    assert [r.theirs for r in play.match.rounds] == ["load", "load", "shoot 2", "load"]
+        play_game("smart", play.play, lambda: play.match, Smart(play.horizon), rng, LSD_EDGES, PIECES["lsd"], log)
+        unseen += any(m.startswith("shoot") and not text.startswith("shoot") for text, m in log)
+    assert unseen >= 3, unseen  # the games did test the blind spot
+    replies = ["load", "Shoot 1", "load", "load"]
     published, theirs = Smart(8), []
-    for text in ["load", "Shoot 1", "load", "load"]:
+    for text in replies:
         theirs.append(next(iter(published.support())))
         published.score(published.read(text), theirs[-1], text)
     assert theirs == ["load"] * 4 and not published.shot  # it never saw the shot, and kept loading
+    play = world.test_play("g1", grading="published")
+    for text in replies:
+        play.play(text)
+    assert [r.theirs for r in play.match.rounds] == theirs
+    lenient = world.test_play("g1", grading="lenient")
+    for text in replies:
+        lenient.play(text)
+    assert [r.theirs for r in lenient.match.rounds] == ["load", "load", "shoot 2", "load"]
+    assert world.reads_moves_raw("published") and not world.reads_moves_raw("lenient")
+
+
+def test_published_seen_is_checked_when_the_box_compiles():
+    """`published_seen` must show every move written as its name as itself, and needs a `published_read`."""
+    from worldspec.compiler import compile_spec
+    from worldspec.diagnostics import SpecError
+    from worldspec.parser import parse_spec
+    src = (GAME / "gsi-h-load-shoot-defend-smart.world").read_text(encoding="utf-8")
+    bad = src.replace("published_seen text", 'published_seen "load"')
+    with pytest.raises(SpecError) as e:
+        compile_spec(parse_spec(bad, "s.world"))
+    assert "published_seen shows the move 'scout' as 'load'" in e.value.render(), e.value.render()
+    alone = "\n".join(line for line in src.splitlines() if not line.startswith("published_read"))
+    with pytest.raises(SpecError) as e:
+        compile_spec(parse_spec(alone, "s.world"))
+    assert "published_seen needs a published_read" in e.value.render()
 
 
 def test_published_read_is_checked_when_the_box_compiles():

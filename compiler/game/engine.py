@@ -233,7 +233,9 @@ class Match:
         """The moves the player may play this round."""
         return self.game.legal(self.board, self.seat)
 
-    def play(self, move: str) -> Round:
+    def play(self, move: str, seen: str | None = None) -> Round:
+        """One round of `move`; the opponent's next state sees `seen` in its place when given (what a
+        published platform hands its blackbox of the move: `published_seen`), else the move."""
         g, seat = self.game, self.seat
         if move not in g.moves(seat):
             raise GameError(f"{move!r} is not a move ({', '.join(g.moves(seat))})")
@@ -245,7 +247,13 @@ class Match:
         theirs = sample(dist, self.rng.random())
         r = Round(len(self.rounds) + 1, move, theirs, g.payoff(seat, move, theirs),
                   g.payoff(other_seat(seat), theirs, move))
-        self.state = self.opponent.advance(self.state, theirs, move)
+        try:
+            self.state = self.opponent.advance(self.state, theirs, move if seen is None else seen)
+        except GameError:
+            if seen is None or seen == move:
+                raise
+            # a strategy written for move names may fail on other text: it is told the move then
+            self.state = self.opponent.advance(self.state, theirs, move)
         self.board = g.after_seat(self.board, seat, move, theirs)
         self.rounds.append(r)
         return r

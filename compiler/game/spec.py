@@ -35,6 +35,8 @@ Spec items (docs/oracle-worlds.md has the reference):
     play rounds                                    # the player moves round by round, seeing the history
     published_read lower(strip(text))              # under `--grading published`: a reply read as the
                                                    #   box's published platform reads it (over text, tries)
+    published_seen text                            # ... and what its opponent is told of the player's move
+                                                   #   (over text and move; default: the move)
 """
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ from worldspec.values import Ctx, EvalError
 
 ITEMS = ("family", "difficulty", "moves", "column_moves", "payoff", "payoffs", "horizon", "continue", "max_rounds",
          "cooperate", "matches", "seats", "baseline", "fallback", "test", "probe_rounds", "board", "legal",
-         "update", "reveal", "play", "lineup", "published_read")
+         "update", "reveal", "play", "lineup", "published_read", "published_seen")
 BLOCKS = ("opponent",)
 OPPONENT_FIELDS = ("start", "move", "next")
 
@@ -108,7 +110,8 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> GameWorld:
         delta=delta, max_rounds=max_rounds, matches=matches, baselines=baselines, cooperate=cooperate,
         fallback=fallback, probe_rounds=probe_rounds, tests=tests, source=spec.file, rounds=rounds,
         reveal=read_reveal(items, spec, mc), round_robin=round_robin,
-        published_read=read_published_reader(items, spec, mc, game, rounds))
+        published_read=read_published_reader(items, spec, mc, game, rounds),
+        published_seen=read_published_seen(items, spec, mc, game))
     return attrs.evolve(world, manual=render_game_manual(spec, world, params))
 
 
@@ -261,6 +264,35 @@ def read_published_reader(items: dict, spec: ast.Spec, mc: MetaCompiler, game: G
             raise SpecError(g.span, f"published_read reads the move {m!r} as {got!r}",
                             "Every move written as its name must read as itself.")
     return reader
+
+
+def read_published_seen(items: dict, spec: ast.Spec, mc: MetaCompiler, game: Game):
+    """`published_seen EXPR` over `text` (the reply, as the platform hands it to its blackbox) and `move` (the
+    move `published_read` read in it): what the box's opponent is told of the player's move under published
+    grading, its `theirs` in `next` (hard/load_shoot_defend_smart_final.py hands its blackbox the raw reply).
+    A move written as its own name must be seen as itself, so the optimum's opponent is the played one."""
+    g = one(items, "published_seen", spec, required=False)
+    if g is None:
+        return None
+    if len(g.args) != 1:
+        raise SpecError(g.span, "published_seen takes one expression over text and move", "")
+    if one(items, "published_read", spec, required=False) is None:
+        raise SpecError(g.span, "published_seen needs a published_read",
+                        "It says what the opponent is told of a move that published_read read.")
+    unit = mc.unit("published_seen", ["text", "move"], g.args[0])
+
+    def seen(text, move):
+        return unit(Ctx(), [text, move])
+
+    for m in game.row_moves:
+        try:
+            got = seen(m, m)
+        except EvalError as e:
+            raise SpecError(g.span, f"published_seen fails on the move {m!r}: {e.message}", "") from None
+        if got != m:
+            raise SpecError(g.span, f"published_seen shows the move {m!r} as {got!r}",
+                            "A move written as its name must be seen as itself.")
+    return seen
 
 
 def read_opponents(items: dict, spec: ast.Spec, mc: MetaCompiler, constant) -> tuple[Strategy, ...]:

@@ -15,7 +15,10 @@ Round by round, a reply is read as one move by the run's grading: `lenient`
 forgives case, spacing, surrounding backticks, quotes and a trailing `.` or
 `!` (`read_move`); `published`, in a box that declares `published_read`, reads
 it as that box's published platform does (`read_published`: the move that
-expression names, or a refusal, asked again with no round spent).
+expression names, or a refusal, asked again with no round spent); a test game's
+reply is then read as written, not from its first fenced block (`reads_moves_raw`),
+and the opponent is told of the move what the box's `published_seen` says the
+platform hands its blackbox (`shown_move`; by default the move).
 """
 from __future__ import annotations
 
@@ -125,6 +128,8 @@ class GameWorld(BoxWorld):
     round_robin: bool = False  # `lineup round_robin`: every system against every other (not against the pool)
     # `published_read`: (reply, replies refused this round) -> the move the published platform reads, or None
     published_read: object = attrs.field(default=None, repr=False)
+    # `published_seen`: (reply, the move read in it) -> what the opponent's `next` is told (default: the move)
+    published_seen: object = attrs.field(default=None, repr=False)
 
     # ------------------------------------------------------------ the pool
 
@@ -286,6 +291,27 @@ class GameWorld(BoxWorld):
             shown = moves_shown(moves)
             raise InputError(f"{text.strip()!r} is not a move (moves: {shown})")
         return got
+
+    def reads_moves_raw(self, grading: str = "lenient") -> bool:
+        """Whether a test game's moves are read from the reply as written (published grading, in a box that
+        declares its platform's `published_read`: the released game platforms read the model's raw output),
+        rather than from its first fenced block."""
+        return grading == "published" and self.published_read is not None
+
+    def shown_move(self, grading: str = "lenient"):
+        """What the opponent is told of a move under a grading: (reply, move) -> its `theirs`, or None for
+        the move itself (the box's `published_seen`, under published grading only)."""
+        if not self.reads_moves_raw(grading) or self.published_seen is None:
+            return None
+        seen = self.published_seen
+
+        def shown(text, move):
+            try:
+                got = seen(text, move)
+            except EvalError:
+                return move
+            return got if type(got) is str else move
+        return shown
 
     def reader(self, grading: str = "lenient"):
         """How a round-by-round game reads one reply under a grading: (text, tries) -> move, or InputError."""
@@ -476,6 +502,7 @@ class RoundGame:
         self.match = Match(world.game, world.opponents[0], ROW, horizon, rng)
         self.seen: list[str] = []  # the rounds as the player was told them
         self.read = world.reader(grading)
+        self.shown = world.shown_move(grading)  # what the opponent is told of a move (None: the move)
         self.tries = 0  # replies refused in the current round (a published reader may count them)
 
     @property
@@ -516,7 +543,7 @@ class RoundGame:
         try:
             move = self.read(text, self.tries)
             board = self.match.board
-            r = self.match.play(move)
+            r = self.match.play(move, None if self.shown is None else self.shown(text, move))
         except (InputError, GameError) as e:
             self.tries += 1
             return Feedback(f"rejected: {e}. Nothing was played; send another move.", 0, "rejected")
