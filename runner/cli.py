@@ -20,7 +20,7 @@ import click
 from worldspec.commands import EXIT_INVALID, BadInput, guarded, load, no_cache_option
 from worldspec.compiler.suite import world_files
 
-from . import experiment, report as reports
+from . import experiment, outputs, report as reports
 from .cache import CacheError, ResponseCache
 from .log import FinishedRun, LogError, RunDirError, discard_unanswered, logged_options
 from .endpoints import check_endpoint
@@ -256,9 +256,9 @@ def run_command(world_path, overwrite, params):
                 discard_unanswered(out, created=fresh)
             raise
     except FinishedRun as e:
-        summary = reports.write_report([out], None)[0]
+        summary = outputs.write_report([out], None)[0]
         click.echo(str(e))
-        click.echo("\n".join(reports.headline(summary)))
+        click.echo("\n".join(outputs.headline(summary)))
         sys.exit(0 if summary["validity"]["valid"] else EXIT_INVALID)
     except (FatalError, RunDirError, CacheError) as e:
         raise BadInput(str(e)) from None
@@ -270,7 +270,7 @@ def run_command(world_path, overwrite, params):
             click.echo(f"{said_of(e)}; continue with: worldspec run {world_path} --out {out} --resume (the log "
                        "keeps the other options)", err=True)
         sys.exit(e.code)
-    click.echo("\n".join(reports.headline(result.summary)))
+    click.echo("\n".join(outputs.headline(result.summary)))
     cached = result.summary["validity"].get("cached_replies", 0)
     if cached:
         click.echo(f"{cached} model replies came from the response cache ({cache}), not the model; "
@@ -311,7 +311,7 @@ def report(dirs, out, overwrite, no_plots):
         raise BadInput(f"{out} is a run's own folder; its report.md, summary.json and plots are rewritten only "
                        "with --overwrite (or choose another --out)")
     try:
-        summary, md = reports.write_report(list(dirs), out, plots=not no_plots)
+        summary, md = outputs.write_report(list(dirs), out, plots=not no_plots)
     except (FileNotFoundError, reports.ReportError) as e:
         raise BadInput(str(e)) from None
     click.echo(md, nl=False)

@@ -4,7 +4,7 @@
 protocol up in the registry (protocols.PROTOCOLS), has it build the lineup
 (who plays what; built-in agents by name), opens or resumes the run log with
 the lineup's identity, plays every session through one runtime.Runtime (each
-model's requests share one limit) and writes the run outputs (report.py).
+model's requests share one limit) and writes the run outputs (outputs.py).
 `plan(...)` is what `--dry-run` prints, from the same lineup.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Sequence
 
 import attrs
 
-from . import report
+from . import outputs, report
 from .cache import ResponseCache
 from .config import RunConfig
 from .log import RunLog
@@ -57,8 +57,7 @@ async def run_experiment(worlds: Sequence, models: Sequence[Model], config: RunC
                  world=protocol.world_identity(worlds, name or worlds[0].name), resume=resume,
                  overwrite=report.OUTPUTS if overwrite else None, options=options)
     if progress is not None:  # the display reads the log's tally: the counts report.md states
-        layout = report.LAYOUTS.get(protocol.name)
-        progress.attach(log.tally, layout.noun if layout else "sessions")
+        progress.attach(log.tally, outputs.noun(protocol.name))
         log.watchers.append(progress.event)
     cache = ResponseCache(cache_dir) if cache_dir else None
     rt = Runtime(log, cache=cache, max_connections=config.max_connections, retry=config.retry)
@@ -69,4 +68,4 @@ async def run_experiment(worlds: Sequence, models: Sequence[Model], config: RunC
     log.close("success")
     if cache is not None:
         cache.close()
-    return RunResult(out=out, trajectories=records, summary=report.write_run_outputs(out), stats=stats)
+    return RunResult(out=out, trajectories=records, summary=outputs.write_run_outputs(out), stats=stats)

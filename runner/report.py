@@ -1,6 +1,7 @@
 """Run outputs, derived from the run log (the source of truth), for every protocol.
 
-`write_run_outputs(DIR)` reads DIR/log.jsonl (log.load_run) and writes:
+What a run writes beside its log, laid out per protocol (outputs.py writes them; this module holds what
+the layouts share, and the layouts of the milestone, turn@shot, pool and judge protocols):
 
 * trajectories.jsonl  one finished session per line (the last record of each
                       conversation: a resumed run that repaired a lost answer
@@ -11,9 +12,8 @@
 * report.md           the paper-style tables of the run's protocol;
 * curves-WORLD.png    milestone curves of each group's best trajectory.
 
-`write_report([DIR...], OUT)` merges runs of one protocol the same way. Every
-table goes through `table`, every number through `num`; `LAYOUTS` holds, per
-protocol, how the summary is computed and laid out.
+Every table goes through `table`, every number through `num`; a `Layout` says how
+one protocol's summary is computed and laid out, and each protocol names its own.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from typing import Callable, Sequence
 import attrs
 
 from . import metrics
-from .log import LoggedRun, LogError, load_run, not_a_run
+from .log import LoggedRun
 from .plotting import pyplot
 from .tally import counts_line
 
@@ -541,89 +541,32 @@ class Layout:
     summary: Callable[[Sequence[dict], dict], dict]
     headline: Callable[[dict], list[str]]  # the main table (also printed after a run)
     body: Callable[[dict, Sequence[str]], list[str]]
-    plots: bool = False
-    # (summary, out dir) -> the image files written, for a protocol with figures of its own
+    # (summary, out dir) -> the image files written, for a protocol with figures
     figures: Callable[[dict, Path], list[str]] | None = None
 
 
-LAYOUTS = {
-    "milestone": Layout("worldspec run report", "trajectories", milestone_summary, milestone_headline,
-                        milestone_markdown, plots=True),
-    "turn@shot": Layout("worldspec run report: black-box interaction (turn@shot)", "box sessions", box_summary,
-                        box_headline, box_markdown),
-    "pool": Layout("worldspec run report: pool play", "matches", pool_summary, pool_headline, pool_markdown),
-    "judge": Layout("worldspec run report: judge worlds (situation puzzles, interactive math)", "sessions",
-                    judge_summary, judge_headline, judge_markdown),
-}
+# The layouts of the four protocols whose tables live here; each protocol names its own (`RunProtocol.layout`;
+# Hold'em's is in protocols/holdem_report.py), and outputs.py looks a run's up through the protocol registry.
+def milestone_figures(summary: dict, out: Path) -> list[str]:
+    """The curves of each group's best trajectory (greyed when the run is not valid)."""
+    return plot_curves(summary["results"], out, summary["validity"]["valid"])
 
 
-def _record_key(r: dict) -> tuple:
-    return (r["world"], r["system"], r["condition"], r["trajectory"], r.get("opponent", ""), r.get("seat", ""))
-
-
-def summarize(runs: Sequence[LoggedRun], dirs: Sequence) -> tuple[Layout, dict, list[dict]]:
-    """(layout, summary, records) of one or more runs of one protocol."""
-    protocols = sorted({r.protocol for r in runs})
-    if len(protocols) != 1:
-        raise ReportError(f"cannot merge runs of different protocols ({', '.join(protocols)})")
-    if protocols[0] not in LAYOUTS:
-        raise ReportError(f"no report for runs of protocol {protocols[0]!r} (known: {', '.join(sorted(LAYOUTS))})")
-    layout = LAYOUTS[protocols[0]]
-    records = sorted((rec for r in runs for rec in r.records.values()), key=_record_key)
-    stamp = merged_validity([validity(r) for r in runs], dirs)
-    summary = {"protocol": protocols[0], "validity": stamp, **layout.summary(records, runs[0].header or {})}
-    return layout, summary, records
+MILESTONE_LAYOUT = Layout("worldspec run report", "trajectories", milestone_summary, milestone_headline,
+                          milestone_markdown, milestone_figures)
+BOX_LAYOUT = Layout("worldspec run report: black-box interaction (turn@shot)", "box sessions", box_summary,
+                    box_headline, box_markdown)
+POOL_LAYOUT = Layout("worldspec run report: pool play", "matches", pool_summary, pool_headline, pool_markdown)
+JUDGE_LAYOUT = Layout("worldspec run report: judge worlds (situation puzzles, interactive math)", "sessions",
+                      judge_summary, judge_headline, judge_markdown)
 
 
 def markdown(layout: Layout, summary: dict, images: Sequence[str] = ()) -> str:
+    """report.md of a summary, laid out by its protocol's layout."""
     lines = [f"# {layout.title}", ""] + status_line(summary["validity"], layout.noun) + layout.body(summary, images)
     return "\n".join(lines).rstrip() + "\n"
-
-
-def write_report(dirs: Sequence[str | Path], out: str | Path | None, *, plots: bool = True) -> tuple[dict, str]:
-    """Merge runs; returns (summary, markdown). Writes the output files when `out` is given."""
-    try:
-        runs = [load_run(d) for d in dirs]
-    except LogError as e:
-        raise ReportError(str(e)) from None
-    for run in runs:
-        if not_a_run(run):
-            raise ReportError(not_a_run(run))
-    try:
-        layout, summary, records = summarize(runs, dirs)
-    except (KeyError, TypeError, AttributeError) as e:  # a record worldspec did not write (log.LogError's kin)
-        raise ReportError(f"a trajectory record in {', '.join(map(str, dirs))} is not in the shape worldspec "
-                          f"writes ({type(e).__name__}: {e}); the log is damaged or from another program") from None
-    if out is None:
-        return summary, markdown(layout, summary)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    # a lone surrogate a model wrote (UTF-8 cannot encode it) is written as its JSON escape \\udXXX
-    with open(out / "trajectories.jsonl", "w", encoding="utf-8", errors="backslashreplace") as f:
-        for r in records:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    images = plot_curves(summary["results"], out, summary["validity"]["valid"]) if plots and layout.plots else \
-        layout.figures(summary, out) if plots and layout.figures else []
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
-                                      encoding="utf-8", errors="backslashreplace")
-    # the image files written beside it, for the commands to list (not in summary.json, which holds the
-    # results whatever was plotted: `report --no-plots` of a run writes its summary.json again)
-    summary["figures"] = images
-    md = markdown(layout, summary, images)
-    (out / "report.md").write_text(md, encoding="utf-8", errors="backslashreplace")
-    return summary, md
-
-
-def write_run_outputs(directory: str | Path, *, plots: bool = True) -> dict:
-    """The outputs of one run, written into its own directory."""
-    return write_report([directory], directory, plots=plots)[0]
 
 
 def written(summary: dict) -> str:
     """The files a report wrote, as the commands list them."""
     return ", ".join(["report.md", "summary.json", "trajectories.jsonl", *summary.get("figures", ())])
-
-
-def headline(summary: dict) -> list[str]:
-    """The main table of a summary, as printed after a run."""
-    return LAYOUTS[summary["protocol"]].headline(summary)

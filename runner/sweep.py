@@ -46,7 +46,8 @@ import click
 from worldspec.commands import BadInput, guarded
 from worldspec.safejson import loads as json_loads
 
-from . import report as reports
+from . import outputs
+from .protocols import PROTOCOLS
 
 PLAN_KEYS = {"worlds", "agents", "models", "seeds", "conditions", "trajectories", "preset", "run"}
 # `worldspec run` options a plan may not set in [run]: the sweep sets them per cell
@@ -240,8 +241,8 @@ def combined_report(plan: Plan, out: Path, outcomes: list) -> dict:
                (f" · {cell.condition}" if cell.condition else "") + \
                (f" · seed {cell.seed}" if cell.seed is not None else "")
         lines += [head, ""]
-        if summary and protocol in reports.LAYOUTS:
-            lines += reports.headline(summary) + [""]
+        if summary and protocol in PROTOCOLS:
+            lines += outputs.headline(summary) + [""]
         else:
             lines += [f"did not finish (exit {code}): `{said.strip().splitlines()[-1] if said.strip() else ''}`", ""]
     summary = {"command": "sweep", "cells": cells, "results": results,

@@ -29,10 +29,10 @@ import click
 from worldspec import safejson
 from worldspec.commands import BadInput, guarded, load
 
-from . import report as reports
+from . import outputs, report as reports
 from .answers import parse_rule_report, reportable_rules, statements
 from .log import LoggedRun, LogError, load_run, not_a_run
-from .protocols import PROTOCOLS  # also registers every protocol's report layout (Hold'em's)
+from .protocols import PROTOCOLS
 
 SHOWN = ("message", "tool", "box_turn", "judge", "box_answer", "verdict", "lost", "grader_error", "rule_report",
          "milestone", "round_end", "fork", "exploration_ended")
@@ -102,8 +102,8 @@ def run_table(run: LoggedRun, directory: Path) -> tuple[dict | None, dict]:
     """(the run's headline table, its summary) as `worldspec run` computes them; (None, {}) when the
     records cannot be summarised (an unfinished run, a protocol without a report layout)."""
     try:
-        _, summary, _ = reports.summarize([run], [directory])
-        table = markdown_table(reports.headline(summary))
+        _, summary, _ = outputs.summarize([run], [directory])
+        table = markdown_table(outputs.headline(summary))
         return (table if table and table["rows"] else None), summary
     except (reports.ReportError, KeyError, TypeError, ValueError, ZeroDivisionError):
         return None, {}

@@ -17,7 +17,8 @@ from worldspec.cli import EXIT_INPUT, main
 from worldspec.compiler import load_world
 from worldspec.runner.log import LogError, load_run
 from worldspec.runner.models import ScriptedModel
-from worldspec.runner.report import LABELS, label, write_report
+from worldspec.runner.outputs import write_report
+from worldspec.runner.report import LABELS, label
 from worldspec.runner.view import MAX_TEXT, ViewError, page_data, render, write_view
 
 from runner_fakes import FakeWorld, policy_reply

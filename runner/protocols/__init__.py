@@ -7,8 +7,10 @@
   holdem      no-limit Hold'em hands against baseline bots, duplicate deals (holdem.py, holdem_report.py)
   judge       situation puzzles and interactive math: questions to a judge, pass@k* (judge.py)
 
-Each implements base.RunProtocol; the orchestrator (experiment.py), `worldspec play`
-and the CLI look a protocol up here and never ask a world what kind it is.
+Each implements base.RunProtocol, its report layout included (`layout`); the orchestrator
+(experiment.py), the outputs (outputs.py), `worldspec play` and the CLI look a protocol up
+here and never ask a world what kind it is. `register_protocol` adds one at run time (a
+test's scratch protocol), as `compiler.register_kind` adds a kind.
 """
 from __future__ import annotations
 
@@ -24,7 +26,19 @@ from .turnshot import TURNSHOT
 
 PROTOCOLS: dict[str, RunProtocol] = {p.name: p for p in (MILESTONE, TURNSHOT, POOL, HOLDEM, JUDGE)}
 
-__all__ = ["CONDITIONS", "Lineup", "PROTOCOLS", "Plan", "RunProtocol", "protocol_for"]
+__all__ = ["CONDITIONS", "Lineup", "PROTOCOLS", "Plan", "RunProtocol", "protocol_for", "register_protocol"]
+
+
+def register_protocol(protocol: RunProtocol) -> None:
+    """Add a run protocol (a world names it in `World.protocol`): `worldspec run`, `report` and `view` then
+    run and lay out its worlds as the built-in ones, through its lineup and its `layout`; a name already
+    taken is refused."""
+    for member in ("name", "many_worlds", "config_keys", "layout", "default_agents", "lineup", "world_identity"):
+        if not hasattr(protocol, member):
+            raise TypeError(f"a run protocol needs `{member}` (runner/protocols/base.py RunProtocol)")
+    if protocol.name in PROTOCOLS:
+        raise ValueError(f"a run protocol named {protocol.name!r} is registered already")
+    PROTOCOLS[protocol.name] = protocol
 
 
 def protocol_for(worlds: Sequence) -> RunProtocol:

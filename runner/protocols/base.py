@@ -53,6 +53,7 @@ class RunProtocol(Protocol):
     name: str  # as worlds name it: "milestone" | "turn@shot" | "pool"
     many_worlds: bool  # a folder of such worlds is one run
     config_keys: tuple[str, ...]  # the RunConfig fields that change its results (the log header keeps them)
+    layout: object  # report.Layout: how its runs' summary is computed and laid out (outputs.py)
 
     def default_agents(self, worlds: Sequence) -> tuple[str, ...]:
         """The built-in agents run when neither --model nor --agent is given."""

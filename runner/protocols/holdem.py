@@ -18,7 +18,6 @@ import time
 from worldspec.compiler import Feedback, InputError
 
 from ..models import FatalError, LostError, Model, Request
-from ..report import LAYOUTS
 from .base import OneWorld, Plan, PlaySession, ScheduleLineup, fingerprint
 from .holdem_report import LAYOUT
 from .holdem_ring import ring_lineup
@@ -149,6 +148,7 @@ class HoldemLineup(ScheduleLineup):
 
 class Holdem(OneWorld):
     name = "holdem"
+    layout = LAYOUT  # holdem_report.py
 
     def agents_for(self, world) -> tuple[str, ...]:
         if world.ring:
@@ -190,4 +190,3 @@ class Holdem(OneWorld):
 
 
 HOLDEM = Holdem()
-LAYOUTS[HOLDEM.name] = LAYOUT  # report.py lays a run out by its protocol's name

@@ -48,6 +48,7 @@ from typing import Sequence
 import attrs
 
 from ..metrics import INTERACTIVE, PASSK, mean
+from ..report import JUDGE_LAYOUT
 from ..models import FatalError, LitellmModel, LostError, Model, Reply, Request, Usage
 from .base import Plan, ProbesTheWorld, fingerprint
 from .turnshot import TurnShotLineup
@@ -448,6 +449,7 @@ class JudgeLineup(TurnShotLineup):
 
 class JudgeProtocol(ProbesTheWorld):
     name = "judge"
+    layout = JUDGE_LAYOUT  # report.py: how its runs are summarised and laid out
     many_worlds = True
     config_keys = ("turns", "judge", "judge_model")
 

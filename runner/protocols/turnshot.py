@@ -32,6 +32,7 @@ import attrs
 
 from ..agents import BOX_AGENTS, box_agent
 from ..answers import extract_answer
+from ..report import BOX_LAYOUT
 from ..models import FatalError, LostError, Model, Request
 from .base import Plan, PlaySession, fingerprint
 
@@ -422,6 +423,7 @@ class TurnShotLineup:
 
 class TurnShot:
     name = "turn@shot"
+    layout = BOX_LAYOUT  # report.py: how its runs are summarised and laid out
     many_worlds = True
     config_keys = ("turns", "shots", "grading")
 
