@@ -280,7 +280,11 @@ def test_the_grading_is_a_run_option_and_the_report_states_it(tmp_path):
     assert r.exit_code == 0, r.output
     summary = json.loads((out / "summary.json").read_text())
     assert summary["grading"] == ["lenient"] and summary["accuracy"]["oracle"]["overall"] == 100.0
-    assert "Grading: lenient: answers read from the last fenced block" in (out / "report.md").read_text()
+    md = (out / "report.md").read_text()
+    assert "Grading: lenient: answers read from the last fenced block" in md
+    # each family's mean (boxes) beside the paper's o3 figures (issue 26)
+    assert "Beside the paper's best model: o3 averages over 70% on most easy boxes" in md
+    assert "| oracle | CRI | 100.0 (1) | — | yes / — |" in md, md
     r = CliRunner().invoke(main, ["run", os.path.join(ORACLE, "circuit", "cri-e-swap.world"), "--grading", "loose",
                                   "--out", str(tmp_path / "x"), "--quiet"])
     assert r.exit_code == 2 and "loose" in r.output
