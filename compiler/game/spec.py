@@ -255,15 +255,19 @@ def read_published_reader(items: dict, spec: ast.Spec, mc: MetaCompiler, game: G
     def reader(text, tries):
         return unit(Ctx(), [text, tries])
 
+    moves_as_themselves(g, game, lambda m: reader(m, 0), "reads", "Every move written as its name must read as itself.")
+    return reader
+
+
+def moves_as_themselves(g, game: Game, fn, verb: str, hint: str) -> None:
+    """Every move written as its own name comes out of `fn` as itself (a located SpecError otherwise)."""
     for m in game.row_moves:
         try:
-            got = reader(m, 0)
+            got = fn(m)
         except EvalError as e:
-            raise SpecError(g.span, f"published_read fails on the move {m!r}: {e.message}", "") from None
+            raise SpecError(g.span, f"{g.key} fails on the move {m!r}: {e.message}", "") from None
         if got != m:
-            raise SpecError(g.span, f"published_read reads the move {m!r} as {got!r}",
-                            "Every move written as its name must read as itself.")
-    return reader
+            raise SpecError(g.span, f"{g.key} {verb} the move {m!r} as {got!r}", hint)
 
 
 def read_published_seen(items: dict, spec: ast.Spec, mc: MetaCompiler, game: Game):
@@ -284,14 +288,7 @@ def read_published_seen(items: dict, spec: ast.Spec, mc: MetaCompiler, game: Gam
     def seen(text, move):
         return unit(Ctx(), [text, move])
 
-    for m in game.row_moves:
-        try:
-            got = seen(m, m)
-        except EvalError as e:
-            raise SpecError(g.span, f"published_seen fails on the move {m!r}: {e.message}", "") from None
-        if got != m:
-            raise SpecError(g.span, f"published_seen shows the move {m!r} as {got!r}",
-                            "A move written as its name must be seen as itself.")
+    moves_as_themselves(g, game, lambda m: seen(m, m), "shows", "A move written as its name must be seen as itself.")
     return seen
 
 
