@@ -253,7 +253,9 @@ def test_an_overrun_names_check_timeout_for_author_and_timeout_for_check(fake_op
 
 def test_a_reply_with_a_lone_surrogate_is_a_diagnostic_not_a_crash(fake_openai, tmp_path):
     lone = "\ud800"  # UTF-8 cannot encode it; a provider sends it as the JSON escape
-    author_server(fake_openai, [DEMO.replace('world "Demo"', f'world "De{lone}mo"'), DEMO])
+    # a draft in language 3, where an unknown escape is an error (an older world is only warned)
+    author_server(fake_openai, [DEMO.replace('world "Demo" version 1', f'world "De{lone}mo" version 1\nlanguage 3'),
+                                DEMO])
     out = tmp_path / "lone.world"
     r = author(fake_openai, out, "--extra", "0")
     assert r.exit_code == 0, r.output

@@ -21,7 +21,7 @@ from worldspec.diagnostics import SpecError, did_you_mean, source_line
 from worldspec.meta import MetaCompiler
 from worldspec.values import Ctx, EvalError
 
-PROGRAM_SECTIONS = ("world", "kind", "seed", "summary", "include", "param", "def", "syntax", "base",
+PROGRAM_SECTIONS = ("world", "language", "kind", "seed", "summary", "include", "param", "def", "syntax", "base",
                     "rule", "herring", "manual", "example", "task", "budget")
 TASK_FIELDS = ("prompt", "input", "case", "expect", "solution", "naive", "function", "predict", "program",
                "tolerance", "allow")
@@ -49,7 +49,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProgramWorld:
     check_control_rules(builder)  # a jump, passes or branch_order value the kernel refuses, found now
     budget = program_budget(spec)
     world = ProgramWorld(
-        name=spec.name, version=spec.version, kind=spec.kind, seed=seed, default_seed=spec.seed,
+        name=spec.name, version=spec.version, language=spec.language, kind=spec.kind, seed=seed, default_seed=spec.seed,
         summary=interpolate(spec.summary, params), params=tuple(params.items()),
         manual=render_manual(spec, surface, params, budget), examples=(), tasks=(),
         rules=tuple(perturbed_rule(r, params) for r in spec.rules),
