@@ -152,3 +152,63 @@ def test_imported_worlds_declare_language_3():
     from worldspec.importer import header
     lines = header("N", "S", "puzzle", "somewhere")
     assert lines[lines.index('world "N" version 1') + 1] == "language 3"
+
+
+# ---------------------------------------------------------------- every error of a run, not the first
+
+
+def errors_of(text: str) -> list[tuple[int, str]]:
+    """(line, message) of every error compiling text reports."""
+    try:
+        compile_spec(parse_spec(text, "w.world"))
+    except SpecErrors as e:
+        return [(x.span.line, x.message) for x in e.errors]
+    except SpecError as e:
+        return [(e.span.line, e.message)]
+    return []
+
+
+def line_of(text: str, fragment: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), 1) if fragment in line)
+
+
+def test_independent_errors_in_defs_and_rules_are_reported_together():
+    text = DEMO.replace("param ZERO = 0 - K", "param ZERO = 0 - K\ndef bad1(x) = lenn(x)\n"
+                        "def bad2(x) = bad1(x) + zz", 1)
+    text = text.replace("  op PLUCK(xs, i) = get(xs, i - 1)", "  op PLUCK(xs, i) = gett(xs, i - 1)", 1)
+    assert errors_of(text) == [(line_of(text, "def bad1"), "unknown name 'lenn'"),
+                               (line_of(text, "def bad2"), "unknown name 'zz'"),
+                               (line_of(text, "gett(xs"), "unknown name 'gett'")]
+
+
+def test_independent_errors_in_tasks_are_reported_together():
+    text = DEMO.replace('  prompt "Print the product of a and b."\n', "", 1)
+    text = text.replace('  prompt "Print the sum of the elements of xs."\n',
+                        '  prompt "Print the sum of the elements of xs."\n  case 1, 2, 3\n', 1)
+    assert errors_of(text) == [(line_of(text, "task T2 "), "task T2 has no prompt"),
+                               (line_of(text, "case 1, 2, 3"),
+                                "task T6: this case gives 3 value(s) for 1 input(s) (xs)")]
+
+
+def test_unknown_sections_and_fields_are_reported_together_a_mistyped_line_once():
+    text = DEMO + 'tsak T9 band apply {\n  prompt "p"\n}\nsumary "s"\n'
+    text = text.replace('  statement "Every integer', '  statment "x"\n  statement "Every integer', 1)
+    found = errors_of(text)
+    assert [m for _, m in found] == ["unknown rule field 'statment'", "unknown section 'tsak' in a program world",
+                                     "unknown section 'sumary' in a program world"]
+
+
+def test_check_prints_every_error_with_its_caret_and_json_lists_them(tmp_path):
+    text = DEMO.replace("param ZERO = 0 - K", "param ZERO = 0 - K\ndef bad1(x) = lenn(x)\ndef bad2(x) = y", 1)
+    path = tmp_path / "w.world"
+    path.write_text(text)
+    r = CliRunner().invoke(main, ["check", str(path), "--no-cache"])
+    assert r.exit_code == EXIT_INPUT
+    line = line_of(text, "def bad1")
+    assert f"w.world:{line}:15: error: unknown name 'lenn'\n  def bad1(x) = lenn(x)\n" + " " * 16 + "^\n" \
+           "  Did you mean len?" in r.output
+    assert f"w.world:{line + 1}:15: error: unknown name 'y'" in r.output
+    r = CliRunner().invoke(main, ["check", str(path), "--json", "--no-cache"])
+    out = json.loads(r.stdout[:r.stdout.rindex("}") + 1])
+    assert [(d["line"], d["col"], d["hint"]) for d in out["diagnostics"]] == [
+        (line, 15, "Did you mean len?"), (line + 1, 15, "Declare it as a param, a def, a parameter or a let binding.")]

@@ -17,7 +17,7 @@ from worldspec.compiler.program.manual import render_manual
 from worldspec.compiler.program.semantics import HOOK_PARAMS, SemanticsBuilder
 from worldspec.compiler.program.surface import Surface, build_surface
 from worldspec.compiler.program.world import ProgramWorld, RuleData, TaskData
-from worldspec.diagnostics import SpecError, did_you_mean, source_line
+from worldspec.diagnostics import Collector, SpecError, did_you_mean, raise_all, source_line
 from worldspec.meta import MetaCompiler
 from worldspec.values import Ctx, EvalError
 
@@ -33,6 +33,8 @@ TASK_TEXT_FIELDS = ("allow",)
 
 def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProgramWorld:
     """Compile a parsed program spec into its true world (the given seed, or the declared one)."""
+    # Independent items are checked one by one and their errors reported together (issue 24), in stages:
+    # the items, then the definitions (defs, base lines, rules), then examples and tasks, which run on them.
     reject_foreign_items(spec)
     seed = spec.seed if seed is None else seed
     params = draw_params(spec, seed)
@@ -55,37 +57,51 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProgramWorld:
         rules=tuple(perturbed_rule(r, params) for r in spec.rules),
         herrings=tuple(herring(spec, h) for h in spec.herrings), budget=budget, surface=surface,
         builder=builder, task_data={}, sem=builder.build(r.id for r in spec.rules), source=spec.file)
-    examples = tuple(read_example(world, e, params) for e in spec.examples)
-    world = attrs.evolve(world, examples=examples, task_data=read_tasks(world, spec, mc, params),
-                         rule_data={r.id: rule_data(world, r, params) for r in spec.rules})
+    found = Collector()
+    examples = []
+    for e in spec.examples:
+        with found.item():
+            examples.append(read_example(world, e, params))
+    with found.item():
+        task_data = read_tasks(world, spec, mc, params)
+    data = {}
+    for r in spec.rules:
+        with found.item():
+            data[r.id] = rule_data(world, r, params)
+    found.raise_any()
+    world = attrs.evolve(world, examples=tuple(examples), task_data=task_data, rule_data=data)
     task_data = with_predictions(world)
     return attrs.evolve(world, tasks=tuple(d.task for d in task_data.values()), task_data=task_data)
 
 
 def reject_foreign_items(spec: ast.Spec) -> None:
-    """A program world has no kind-specific items: name the section or field a typo meant."""
+    """A program world has no kind-specific items: name the section or field a typo meant (every one)."""
+    errors, lines = [], set()
     for g in spec.generic:
-        raise SpecError(g.span, f"unknown section {g.key!r} in a {spec.kind} world",
-                        did_you_mean(g.key, PROGRAM_SECTIONS).strip()
-                        or "Sections: " + ", ".join(PROGRAM_SECTIONS) + ".")
+        # a mistyped section's other words read as more items (`tsak T2 band apply {`): its line once
+        if (g.span.file, g.span.line) in lines:
+            continue
+        lines.add((g.span.file, g.span.line))
+        errors.append(SpecError(g.span, f"unknown section {g.key!r} in a {spec.kind} world",
+                                did_you_mean(g.key, PROGRAM_SECTIONS).strip()
+                                or "Sections: " + ", ".join(PROGRAM_SECTIONS) + "."))
     for r in spec.rules:
         if r.override is None:
-            raise SpecError(r.span, f"rule {r.id} overrides nothing",
-                            "Start the rule with the base line it replaces: op NAME(...) = ...")
-        for f in r.fields:
-            if f.key not in RULE_TEXT_FIELDS:
-                raise SpecError(f.span, f"unknown rule field {f.key!r}", did_you_mean(f.key, RULE_FIELDS).strip()
-                                or "Rule fields: " + ", ".join(RULE_FIELDS) + ".")
+            errors.append(SpecError(r.span, f"rule {r.id} overrides nothing",
+                                    "Start the rule with the base line it replaces: op NAME(...) = ..."))
+        errors += [SpecError(f.span, f"unknown rule field {f.key!r}", did_you_mean(f.key, RULE_FIELDS).strip()
+                             or "Rule fields: " + ", ".join(RULE_FIELDS) + ".")
+                   for f in r.fields if f.key not in RULE_TEXT_FIELDS]
     for e in spec.examples:
-        for f in e.fields:
-            raise SpecError(f.span, f"unknown example field {f.key!r}", 'An example holds program """...""".')
+        errors += [SpecError(f.span, f"unknown example field {f.key!r}", 'An example holds program """...""".')
+                   for f in e.fields]
         if not e.program:
-            raise SpecError(e.span, f"example {e.id} has no program", 'Add program """...""".')
+            errors.append(SpecError(e.span, f"example {e.id} has no program", 'Add program """...""".'))
     for t in spec.tasks:
-        for f in t.extra:
-            if f.key not in TASK_TEXT_FIELDS:
-                raise SpecError(f.span, f"unknown task field {f.key!r}", did_you_mean(f.key, TASK_FIELDS).strip()
-                                or "Task fields: " + ", ".join(TASK_FIELDS) + ".")
+        errors += [SpecError(f.span, f"unknown task field {f.key!r}", did_you_mean(f.key, TASK_FIELDS).strip()
+                             or "Task fields: " + ", ".join(TASK_FIELDS) + ".")
+                   for f in t.extra if f.key not in TASK_TEXT_FIELDS]
+    raise_all(errors)
 
 
 def program_budget(spec: ast.Spec) -> Budget:
@@ -184,15 +200,20 @@ def task_prompt(surface: Surface, t: ast.TaskDecl, params: dict, inputs) -> str:
 def read_tasks(world: ProgramWorld, spec: ast.Spec, mc: MetaCompiler, params: dict) -> dict[str, TaskData]:
     """Task id -> grading data; predictions get their answers later (with_predictions)."""
     out: dict[str, TaskData] = {}
+    seen: set[str] = set()
+    found = Collector()  # each task is checked: one run reports every task's error
     for t in spec.tasks:
-        if t.id in out:
-            raise SpecError(t.span, f"task id {t.id} is used twice", "Task ids must be unique.")
-        labels = dict(t.labels)
-        if "band" not in labels:
-            raise SpecError(t.span, f"task {t.id} has no band", "Write: task ID band apply { ... }")
-        if not t.prompt:
-            raise SpecError(t.span, f"task {t.id} has no prompt", 'Add prompt "..." to the task.')
-        out[t.id] = (predict_task if t.predict else graded_task)(world, t, mc, params)
+        with found.item():
+            if t.id in seen:
+                raise SpecError(t.span, f"task id {t.id} is used twice", "Task ids must be unique.")
+            seen.add(t.id)
+            labels = dict(t.labels)
+            if "band" not in labels:
+                raise SpecError(t.span, f"task {t.id} has no band", "Write: task ID band apply { ... }")
+            if not t.prompt:
+                raise SpecError(t.span, f"task {t.id} has no prompt", 'Add prompt "..." to the task.')
+            out[t.id] = (predict_task if t.predict else graded_task)(world, t, mc, params)
+    found.raise_any()
     return out
 
 
