@@ -212,3 +212,76 @@ def test_check_prints_every_error_with_its_caret_and_json_lists_them(tmp_path):
     out = json.loads(r.stdout[:r.stdout.rindex("}") + 1])
     assert [(d["line"], d["col"], d["hint"]) for d in out["diagnostics"]] == [
         (line, 15, "Did you mean len?"), (line + 1, 15, "Declare it as a param, a def, a parameter or a let binding.")]
+
+
+# ---------------------------------------------------------------- the diagnostics authors hit (issue 24)
+
+
+def only_error(text: str) -> SpecError:
+    with pytest.raises(SpecError) as e:
+        compile_spec(parse_spec(text, "w.world"))
+    return e.value
+
+
+def with_def(body: str) -> str:
+    return DEMO.replace("param ZERO = 0 - K", f"param ZERO = 0 - K\ndef helper(xs) = {body}", 1)
+
+
+@pytest.mark.parametrize("called", ["PLUCK", "pluck"])
+def test_a_def_calling_an_op_of_a_program_world_says_what_the_name_is(called):
+    e = only_error(with_def(f"{called}(xs, 0)"))
+    assert e.message == (f"unknown name '{called}': PLUCK is an op of this world, which the meta-language "
+                         "(defs, base lines, rule bodies, expect) of a program world cannot call")
+    assert "Did you mean" not in e.render() and "prior(...)" in e.hint and "box world" in e.hint
+    assert (e.span.line, e.span.col) == (line_of(with_def(""), "def helper"), 18)
+
+
+def test_an_expect_calling_an_op_gets_the_same_message():
+    text = DEMO.replace("  expect get(xs, 0)", "  expect PLUCK(xs, 0)", 1)
+    assert "expect get(xs, 0)" in DEMO
+    assert "PLUCK is an op of this world" in only_error(text).message
+
+
+@pytest.mark.parametrize("python, word", [("None", "none"), ("True", "true"), ("False", "false")])
+def test_pythons_literals_are_named_for_what_the_meta_language_writes(python, word):
+    e = only_error(with_def(python))
+    assert e.message == f"unknown name '{python}': the meta-language writes {word}"
+    assert e.hint.startswith(f"Write {word}, in lower case")
+
+
+def test_an_equation_naming_the_op_it_changes():
+    text = DEMO.replace('equation  "(get xs (- i 1))"', 'equation  "(PLUCK xs (- i 1))"', 1)
+    e = only_error(text)
+    assert e.message == "the equation '(PLUCK xs (- i 1))' names PLUCK, the op this rule changes"
+    assert "not in terms of PLUCK itself" in e.hint
+    assert (e.span.line, e.span.col) == (line_of(text, "(PLUCK xs"), 15)
+
+
+def test_an_equation_naming_another_op():
+    text = DEMO.replace('equation  "(get xs (- i 1))"', 'equation  "(GAUGE xs)"', 1)
+    assert only_error(text).message == "the equation '(GAUGE xs)' names GAUGE, an op of the world"
+
+
+def test_a_list_literal_in_a_world_without_lists_names_the_setting():
+    text = DEMO.replace('solution "EMIT(SHATTER(a, b))"', 'solution "EMIT(SHATTER(a, [b]))"', 1)
+    assert 'solution "EMIT(SHATTER(a, b))"' in DEMO
+    e = only_error(text)
+    assert "does not parse: unexpected character '['" in e.message
+    assert e.hint.startswith("List literals are off in this world: its syntax block turns them on with `list on`")
+
+
+def test_a_float_literal_in_a_world_without_floats_names_the_setting():
+    text = DEMO.replace('solution "EMIT(SHATTER(a, b))"', 'solution "EMIT(SHATTER(a, 1.5))"', 1)
+    assert "`float on`" in only_error(text).hint
+
+
+def test_the_world_wide_literals_are_still_refused_where_switched_on():
+    # with `list on` a list literal parses: the hint is about the setting, not the bracket
+    text = DEMO.replace("  none     VOID\n", "  none     VOID\n  list     on\n", 1)
+    text = text.replace('solution "EMIT(SHATTER(a, b))"', 'solution "EMIT(SHATTER(a, [b]))"', 1)
+    compile_spec(parse_spec(text, "w.world"))
+
+
+def test_a_scientific_literal_in_a_spec():
+    spec = parse_spec(DEMO.replace("param ZERO = 0 - K", "param ZERO = 0 - K\nparam G = 6.674e-11", 1), "w.world")
+    assert next(p for p in spec.params if p.name == "G").args[0].value == 6.674e-11

@@ -189,6 +189,10 @@ def _check_name(name: str, span: ast.Span) -> None:
                         "Specs are pure expressions: there is no access to Python, files or imports.")
 
 
+# Python's spellings of the literals, which authors reach for: the meta-language's own word for each.
+PYTHON_WORDS = {"None": "none", "True": "true", "False": "false", "null": "none"}
+
+
 class MetaCompiler:
     """Compiles expressions against fixed constants (params) and defs."""
 
@@ -207,6 +211,9 @@ class MetaCompiler:
         self._calls: set[str] = set()  # the defs the body being compiled names
         self._graph: dict[str, tuple[bool, set[str], set[str]]] = {}  # def -> (uses ctx, reads, defs named)
         self.def_errors: list[SpecError] = []  # the spec errors of the defs compiled so far
+        # names the world knows that a body here cannot call (a program world's ops): name -> (why, what to do),
+        # so that the error says what the name is instead of suggesting a builtin that looks alike
+        self.unreachable: dict[str, tuple[str, str]] = {}
         # True while a kind compiles its other bodies on after a def failed, to report their errors too
         # (it then calls finish(), which raises the defs' errors); else unit() raises them at once
         self.defer_def_errors = False
@@ -380,6 +387,15 @@ class MetaCompiler:
         if name == BASE:
             raise SpecError(e.span, "base(...) is only known in a rule body",
                             "A rule calls base(...) for the base line it changes; a base line or a def has none.")
+        if name in PYTHON_WORDS:
+            word = PYTHON_WORDS[name]
+            raise SpecError(e.span, f"unknown name {name!r}: the meta-language writes {word}",
+                            f"Write {word}, in lower case: the literals are true, false and none.")
+        by_case = {k.lower(): k for k in self.unreachable}
+        if name in self.unreachable or name.lower() in by_case:
+            known_as = name if name in self.unreachable else by_case[name.lower()]
+            why, fix = self.unreachable[known_as]
+            raise SpecError(e.span, f"unknown name {name!r}: {known_as} is {why}", fix)
         known = list(s.slots) + list(self.constants) + list(self.defs) + list(BUILTINS) + list(CTX_VARS)
         raise SpecError(e.span, f"unknown name {name!r}", did_you_mean(name, known).strip()
                         or "Declare it as a param, a def, a parameter or a let binding.")

@@ -398,7 +398,8 @@ class SemanticsBuilder:
         for r in self.rules.values():
             params = [p.name for p in r.override.params]
             with found.item():
-                check_equation(self.mc, interpolate(r.equation, self.mc.constants), params, r.equation_span)
+                check_equation(self.mc, interpolate(r.equation, self.mc.constants), params, r.equation_span,
+                               r.override.name)
         found.raise_any()
 
     def build(self, applied) -> Semantics:

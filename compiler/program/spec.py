@@ -39,6 +39,11 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProgramWorld:
     seed = spec.seed if seed is None else seed
     params = draw_params(spec, seed)
     mc = meta_compiler(spec, params)
+    mc.unreachable = {d.name: (
+        f"an op of this world, which the meta-language (defs, base lines, rule bodies, expect) of a program world "
+        "cannot call", f"Write what {d.name} computes with builtins and defs (a def both bodies call shares it); "
+        "a rule reaches the op it changes as prior(...) or base(...). (A box world's defs may call its ops.)")
+        for d in spec.base if d.kind == "op"}
     surface = build_surface(spec.syntax, spec.syntax[0].span if spec.syntax else spec.span)
     check_definitions(spec, hooks=HOOK_PARAMS, stacked=True)
     for d in spec.base:
@@ -146,7 +151,7 @@ def rule_data(world: ProgramWorld, r: ast.RuleDecl, params: dict) -> RuleData:
 # ---------------------------------------------------------------- examples and tasks
 
 
-def program_error(span: ast.Span, what: str, e: kernel.ProgramError) -> SpecError:
+def program_error(span: ast.Span, what: str, e: kernel.ProgramError, surface: Surface | None = None) -> SpecError:
     """A program in the spec that does not parse, located at its line inside the spec."""
     line = span.line + max(e.line - 1, 0) if span.line else span.line
     if span.line and source_line(span.file, span.line).rstrip().endswith('"""'):
@@ -158,7 +163,26 @@ def program_error(span: ast.Span, what: str, e: kernel.ProgramError) -> SpecErro
         if at >= 0:
             col = at + 1 + max(e.col - 1 - (len(e.source_line) - len(e.source_line.lstrip())), 0)
     return SpecError(ast.Span(span.file, line, col), f"{what}: {e.message}",
-                     "Programs in a spec are written in the world's own syntax block.")
+                     switched_off(surface, e) or "Programs in a spec are written in the world's own syntax block.")
+
+
+# A literal the program grammar has only when the syntax block switches it on: (character, setting, what).
+SWITCHED_LITERALS = (("[", "list", "List literals"), ("{", "map", "Map literals"))
+
+
+def switched_off(surface: Surface | None, e: kernel.ProgramError) -> str:
+    """The hint for a program error at a literal the world has switched off ("" otherwise): the setting."""
+    if surface is None or not e.message.startswith("unexpected character"):
+        return ""
+    for char, key, what in SWITCHED_LITERALS:
+        if e.message == f"unexpected character {char!r}" and not surface.has(key):
+            return (f"{what} are off in this world: its syntax block turns them on with `{key} on` "
+                    f"(see docs/language.md, syntax), or build the value with an op of the base.")
+    before = e.source_line[e.col - 2:e.col - 1] if e.col > 1 else ""
+    if e.message == "unexpected character '.'" and before.isdigit() and not surface.has("float"):
+        return ("Float literals are off in this world: its syntax block turns them on with `float on` "
+                "(see docs/language.md, syntax).")
+    return ""
 
 
 def check_parses(world: ProgramWorld, text: str, span: ast.Span, what: str) -> None:
@@ -166,7 +190,7 @@ def check_parses(world: ProgramWorld, text: str, span: ast.Span, what: str) -> N
     try:
         world.compile_program(text)
     except kernel.ProgramError as err:
-        raise program_error(span, what, err) from None
+        raise program_error(span, what, err, world.surface) from None
 
 
 def read_example(world: ProgramWorld, e: ast.ExampleDecl, params: dict) -> Example:
