@@ -13,8 +13,9 @@ from worldspec.runner.log import read_events
 DEMO = open(resolve_world_path("demo"), encoding="utf-8").read()
 # a syntax error: a rule's title without quotes
 SYNTAX_ERROR = DEMO.replace('rule R1 "integer literals are offset" {', "rule R1 integer literals are offset {")
-# compiles, but the rule breaks two reference solutions and leaves R2 required by no task
-UNCERTIFIABLE = DEMO.replace("herring H1 SHATTER", '''rule R6 "GAUGE hides a phantom" {
+# compiles, but the rule breaks two reference solutions and leaves R2 required by no task; a new world, in
+# language 3 (where a rule required by one task is a problem, not the warning of an older world)
+UNCERTIFIABLE = DEMO.replace("kind program", "language 3\nkind program", 1).replace("herring H1 SHATTER", '''rule R6 "GAUGE hides a phantom" {
   op GAUGE(xs) = len(xs) + 1
   statement "GAUGE counts one element more than xs has."
   equation  "(+ (len xs) 1)"
