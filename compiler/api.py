@@ -86,6 +86,9 @@ class WorldHeader:
     rules: tuple  # perturbed rules (discovery targets)
     herrings: tuple
     budget: object  # Budget, or a kind's own budget record
+    # the edition of the spec language the world is written in (its `language` line; 2 without one),
+    # set for every kind by compiler/build.py from the spec, so a report can say which rules it was read by
+    language: int = attrs.field(default=2, kw_only=True)
 
     def rule(self, rule_id: str) -> "Rule":
         """The perturbed rule or herring with this id (KeyError when there is none)."""

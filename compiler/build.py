@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import importlib
 import os
+
+import attrs
 from collections.abc import MutableMapping
 from importlib.resources import files
 
@@ -86,7 +88,11 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> World:
         names = tuple(KINDS) + RESERVED
         raise SpecError(spec.kind_span, f"unknown world kind {spec.kind!r}",
                         (did_you_mean(spec.kind, names) + " Kinds are: " + ", ".join(names) + ".").strip())
-    return kind.compile(spec, seed)
+    world = kind.compile(spec, seed)
+    if attrs.has(type(world)) and "language" in attrs.fields_dict(type(world)) and world.language != spec.language:
+        # one place for every kind: each kind builds its world from the spec its own way
+        world = attrs.evolve(world, language=spec.language)
+    return world
 
 
 def resolve_world_path(name: str) -> str:

@@ -24,18 +24,33 @@ def certify(world, progress=None) -> dict:
     """`world.certify(progress)`, recalled from the cache when it holds this world's report."""
     key = worldcache.key_of(world)
     if key is None or worldcache.disabled():
-        return world.certify(progress=progress)
+        return with_language(world.certify(progress=progress), world)
     records = worldcache.read(key)
     stored = recalled(records.get(RECORD))
     if stored is not None:
         return stored
-    report = world.certify(progress=progress)
+    report = with_language(world.certify(progress=progress), world)
     kept = storable(report)
     if kept is not None:
         records = worldcache.read(key)  # what is there now (another process may have added to it)
         records[RECORD] = kept
         worldcache.write(key, records)
     return report
+
+
+def with_language(report: dict, world) -> dict:
+    """The report with the edition of the spec language the world is written in, after its kind: most
+    kinds' reports have it; a kind's that has not (the game kind's, a kind registered by a test) gets it
+    here, from the compiled world (compiler/build.py sets it for every kind)."""
+    if "language" in report or not hasattr(world, "language"):
+        return report
+    out = {}
+    for k, v in report.items():
+        out[k] = v
+        if k == "kind":
+            out["language"] = world.language
+    out.setdefault("language", world.language)
+    return out
 
 
 def storable(report) -> dict | None:

@@ -235,14 +235,22 @@ def recall_only_score(true) -> float:
 
 
 def honest_floors(true, requires: dict, allowed_rules: dict, allowed_tasks: dict, problems: list,
-                  notes: list) -> None:
+                  notes: list, language: int = 3) -> None:
     """Rules required by exactly one task and tasks a naive answer solves are problems, unless the
     world declares them (id -> reason, `allow "..."`): then they are notes, as are declarations
-    that no longer excuse anything."""
+    that no longer excuse anything.
+
+    Two tasks per rule is strictness a world written before it may not meet: in a world of an older
+    `language` than 3 an undeclared one-task rule is a warning note, not a problem (issue 24)."""
     for r in true.rules:
         used_by = [tid for tid, req in requires.items() if r.id in req]
-        judge(f"rule {r.id} ({r.title}) is required by one task only ({used_by[0]})" if len(used_by) == 1 else "",
-              allowed_rules.get(r.id, ""), "add a second task that needs it, or declare the exception in the rule",
+        fault = f"rule {r.id} ({r.title}) is required by one task only ({used_by[0]})" if len(used_by) == 1 else ""
+        fix = "add a second task that needs it, or declare the exception in the rule"
+        if fault and language < 3 and not allowed_rules.get(r.id, ""):
+            notes.append(f'warning: {fault}: {fix}: allow "REASON" (language {language} accepts it; '
+                         "language 3 makes it a problem)")
+            continue
+        judge(fault, allowed_rules.get(r.id, ""), fix,
               f"rule {r.id} declares an exception it does not need (required by {len(used_by)} tasks)"
               if len(used_by) > 1 else "", problems, notes)
     solved = set(naive_solved(true))
@@ -313,7 +321,8 @@ def label_counts(tasks) -> dict[str, dict[str, int]]:
 def report_header(world, true, recall_only: float) -> dict:
     """The keys every kind's certification report opens with."""
     return {
-        "world": world.name, "kind": world.kind, "seed": world.seed, "default_seed": world.default_seed,
+        "world": world.name, "kind": world.kind, "language": world.language, "seed": world.seed,
+        "default_seed": world.default_seed,
         "params": {k: v for k, v in world.params}, "rules": len(true.rules), "herrings": len(true.herrings),
         "tasks": len(true.tasks), "examples": len(true.examples), "recall_only": recall_only,
     }

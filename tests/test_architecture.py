@@ -819,7 +819,7 @@ def test_a_mistake_in_a_kind_specific_item_is_a_located_spec_error(tally, tmp_pa
 def test_check_certifies_the_tiny_kind(tally):
     result = CliRunner().invoke(main, ["check", TALLY])
     assert result.exit_code == 0, result.output
-    assert "Tally (kind tally, seed 3): 1 rule, 0 herrings, 3 tasks" in result.output
+    assert "Tally (kind tally, language 2, seed 3): 1 rule, 0 herrings, 3 tasks" in result.output
     assert "certified: no problems" in result.output
     report = json.loads(CliRunner().invoke(main, ["check", TALLY, "--json"]).output)
     assert report["problems"] == [] and report["recall_only"] == 33.3

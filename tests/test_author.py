@@ -13,8 +13,9 @@ from worldspec.runner.log import read_events
 DEMO = open(resolve_world_path("demo"), encoding="utf-8").read()
 # a syntax error: a rule's title without quotes
 SYNTAX_ERROR = DEMO.replace('rule R1 "integer literals are offset" {', "rule R1 integer literals are offset {")
-# compiles, but the rule breaks two reference solutions and leaves R2 required by no task
-UNCERTIFIABLE = DEMO.replace("herring H1 SHATTER", '''rule R6 "GAUGE hides a phantom" {
+# compiles, but the rule breaks two reference solutions and leaves R2 required by no task; a new world, in
+# language 3 (where a rule required by one task is a problem, not the warning of an older world)
+UNCERTIFIABLE = DEMO.replace("kind program", "language 3\nkind program", 1).replace("herring H1 SHATTER", '''rule R6 "GAUGE hides a phantom" {
   op GAUGE(xs) = len(xs) + 1
   statement "GAUGE counts one element more than xs has."
   equation  "(+ (len xs) 1)"
@@ -253,7 +254,9 @@ def test_an_overrun_names_check_timeout_for_author_and_timeout_for_check(fake_op
 
 def test_a_reply_with_a_lone_surrogate_is_a_diagnostic_not_a_crash(fake_openai, tmp_path):
     lone = "\ud800"  # UTF-8 cannot encode it; a provider sends it as the JSON escape
-    author_server(fake_openai, [DEMO.replace('world "Demo"', f'world "De{lone}mo"'), DEMO])
+    # a draft in language 3, where an unknown escape is an error (an older world is only warned)
+    author_server(fake_openai, [DEMO.replace('world "Demo" version 1', f'world "De{lone}mo" version 1\nlanguage 3'),
+                                DEMO])
     out = tmp_path / "lone.world"
     r = author(fake_openai, out, "--extra", "0")
     assert r.exit_code == 0, r.output

@@ -153,9 +153,13 @@ SWEEP_FIRST = '''"""
   """'''
 
 
-def spec_text(*, rare: bool = False, tasks=("T1", "T2", "T3", "T4"), extra: str = "", **fill: str) -> str:
-    """The Mini world's text; `fill` puts lines into a rule or task (R2="allow ...", T1="...")."""
+def spec_text(*, rare: bool = False, tasks=("T1", "T2", "T3", "T4"), extra: str = "", language: int = 0,
+              **fill: str) -> str:
+    """The Mini world's text; `fill` puts lines into a rule or task (R2="allow ...", T1="..."); `language`:
+    its `language` line (0: none, the second edition)."""
     text = HEAD + (RARE if rare else "") + "".join(TASKS[t] for t in tasks) + extra + BUDGET
+    if language:
+        text = text.replace('world "Mini" version 1\n', f'world "Mini" version 1\nlanguage {language}\n', 1)
     for key in ("R1", "R2", "R3", "T1", "T2", "T3", "T4"):
         text = text.replace(f"%{key}%", fill.get(key, ""))
     return text
@@ -305,10 +309,21 @@ def test_the_runner_split_reads_the_same_requires(demo):
 
 
 def test_a_rule_required_by_one_task_is_a_problem():
-    rep = certify(tasks=("T1", "T2", "T3"))
+    rep = certify(tasks=("T1", "T2", "T3"), language=3)
     assert rep["problems"] == [
         'rule R3 (TWICE triples) is required by one task only (T2): add a second task that needs it, or '
         'declare the exception in the rule: allow "REASON"']
+
+
+def test_a_rule_required_by_one_task_is_a_warning_in_an_older_world():
+    """Two tasks per rule came after worlds were written without it: language 2 (no line) is warned."""
+    for language in (0, 2):
+        rep = certify(tasks=("T1", "T2", "T3"), language=language)
+        assert rep["problems"] == []
+        assert rep["notes"] == [
+            'warning: rule R3 (TWICE triples) is required by one task only (T2): add a second task that needs it, '
+            'or declare the exception in the rule: allow "REASON" (language 2 accepts it; language 3 makes it a '
+            'problem)']
 
 
 def test_a_declared_one_task_rule_is_a_note():

@@ -115,7 +115,7 @@ def test_check_text():
     r = cli("check", DEMO)
     assert r.exit_code == 0, r.output
     out = r.stdout
-    assert out.startswith("Demo (kind program, seed 2026): 5 rules, 1 herring, 7 tasks, 5 examples\n")
+    assert out.startswith("Demo (kind program, language 2, seed 2026): 5 rules, 1 herring, 7 tasks, 5 examples\n")
     assert "params: K=3, ZERO=-3" in out
     assert "recall-only score (naive answers in the true world): 14.3%" in out
     for rid in ("R1", "R2", "R3", "R4", "R5"):

@@ -199,7 +199,8 @@ HOSTILE = [
     attack("string-5MB", 'summary "' + "x" * 5_000_000 + '"\n', "larger than 2,000,000 bytes", 1, whole=True),
     attack("tokens-250k", "param P = [" + "1," * 125_000 + "1]\n", "more than 200,000 tokens", 1),
     # text that is not what it seems
-    attack("surrogate-escape", 'summary "\\ud800"\n', "unknown escape", 1),
+    attack("surrogate-escape", HEAD.replace("kind program", "language 3\nkind program") + 'summary "\\ud800"\n',
+           "unknown escape", AFTER + 2, whole=True),
     attack("surrogate-bytes", HEAD.encode() + b'summary "\xed\xa0\x80"\n', "not UTF-8 text", AFTER + 1, whole=True),
     attack("terminal-escape", "param P = \x1b[2J\n", "unexpected character", 1),
     attack("nul-byte", "param P = 1\x00\n", "unexpected character", 1),

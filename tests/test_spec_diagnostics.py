@@ -232,7 +232,6 @@ CASES = [
          "nesting-if-chain"),
     # call chains nest without brackets that stay open: the parser's own depth check on the tree stops them
     case("param Q = f" + "()" * 150 + "\n", "nests more than 100 levels deep", 1, 11, "nesting-call-chain"),
-    case('summary "a\\ud800"\n', "unknown escape '\\\\u' in a string", 1, 11, "unknown-escape"),
     case("param Q = " + "9" * 5000 + "\n", "this integer literal is too large", 1, 11, "huge-int-literal"),
     case("param Q = " + "2" * 78 + "\n", "this integer literal is too large", 1, 11, "int-literal-over-256-bits"),
     case("param Q = " + "9" * 400 + ".5\n", "this number is too large", 1, 11, "huge-float-literal"),
@@ -257,6 +256,10 @@ WHOLE = [
          "unknown-world-kind"),
     case('kind program\nseed 1\n', "does not start with a world header", 1, 1, "no-world-header"),
     case('', "does not start with a world header", 1, 1, "empty-file"),
+    # language 3 refuses an unknown escape (an older world is warned: tests/test_language_versions.py)
+    case('world "W" version 1\nlanguage 3\nkind program\nseed 1\nsummary "a\\ud800"\n',
+         "unknown escape '\\u' in a string", 5, 11, "unknown-escape"),
+    case('world "W" version 1\nlanguage 9\n', "unknown language version 9", 2, 10, "unknown-language"),
 ]
 
 

@@ -360,7 +360,7 @@ def test_check_on_a_terminal_shows_a_spinner_and_the_report_stays_clean(tmp_path
     os.close(master)
     assert p.returncode == 0
     assert b"certifying demo" in seen
-    assert stdout.startswith("Demo (kind program, seed 2026): 5 rules, 1 herring, 7 tasks, 5 examples\n")
+    assert stdout.startswith("Demo (kind program, language 2, seed 2026): 5 rules, 1 herring, 7 tasks, 5 examples\n")
 
 
 def test_check_cuts_long_rule_titles_at_a_word(tmp_path):
@@ -379,7 +379,8 @@ def test_check_marks_bad_every_rule_it_lists_as_a_problem(tmp_path):
     spec = (Path(__file__).parent.parent / "worlds" / "demo.world").read_text()
     allow = '  allow     "A demo keeps one task per scope rule; a benchmark gives every rule two."\n'
     assert allow in spec
-    (tmp_path / "one.world").write_text(spec.replace(allow, ""))  # R3's declared exception taken away
+    # R3's declared exception taken away, in language 3 (language 2 only warns of a one-task rule)
+    (tmp_path / "one.world").write_text(spec.replace(allow, "").replace("kind program", "language 3\nkind program", 1))
     r = CliRunner().invoke(main, ["check", str(tmp_path / "one.world")])
     assert r.exit_code == 1, r.output
     rows = {ln.split()[1]: ln.split()[0] for ln in r.output.splitlines() if re.match(r"  (ok |BAD) [RH]\d", ln)}

@@ -291,6 +291,8 @@ class Spec:
     generic: tuple[GenericItem, ...] = ()  # kind-specific items and blocks
     budget_spans: tuple[tuple[str, Span], ...] = attrs.field(eq=False, default=())
     kind_span: Span = attrs.field(eq=False, default=NOSPAN)
+    language: int = 2  # the edition the world is written in (its `language` line; 2 without one)
+    warnings: tuple = attrs.field(eq=False, repr=False, default=())  # SpecWarnings the parser found (older editions' leniency)
 
 
 def mentions(e, name: str) -> bool:

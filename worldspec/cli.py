@@ -327,7 +327,8 @@ def all_problems(report: dict) -> list[str]:
 
 def report_lines(report: dict) -> list[str]:
     """What `check` prints for one world's certification."""
-    lines = [f"{report['world']} (kind {report['kind']}, seed {report['seed']}): "
+    language = f"language {report['language']}, " if "language" in report else ""
+    lines = [f"{report['world']} (kind {report['kind']}, {language}seed {report['seed']}): "
              f"{plural(report['rules'], 'rule')}, {plural(report['herrings'], 'herring')}, "
              f"{plural(report['tasks'], 'task')}, {plural(report['examples'], 'example')}"]
     if report.get("params"):

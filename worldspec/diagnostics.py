@@ -6,6 +6,7 @@ that any later pass can point into the text.
 """
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 
@@ -103,3 +104,40 @@ class SpecErrors(Exception):
 
     def __str__(self) -> str:
         return self.render()
+
+
+class Collector:
+    """The spec errors of independent items (each def, rule, example, task), gathered so that one run
+    reports every one it finds instead of the first (issue 24); `raise_any` ends a stage that had some."""
+
+    def __init__(self):
+        self.errors: list[SpecError] = []
+
+    @contextlib.contextmanager
+    def item(self):
+        """Run one item's checks; its spec errors are kept and the next item is checked."""
+        try:
+            yield
+        except SpecErrors as e:
+            self.errors.extend(e.errors)
+        except SpecError as e:
+            self.errors.append(e)
+
+    def raise_any(self) -> None:
+        """Raise what was gathered, in source order, each once: one SpecError, or SpecErrors for several."""
+        raise_all(self.errors)
+
+
+def raise_all(errors: list[SpecError]) -> None:
+    """Raise these errors in source order, each once (an error two items reach is reported once)."""
+    unique, seen = [], set()
+    for e in errors:
+        key = (e.span.file, e.span.line, e.span.col, e.message)
+        if key not in seen:
+            seen.add(key)
+            unique.append(e)
+    unique.sort(key=lambda e: (e.span.file, e.span.line, e.span.col))
+    if len(unique) == 1:
+        raise unique[0]
+    if unique:
+        raise SpecErrors(unique)

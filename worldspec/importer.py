@@ -141,7 +141,7 @@ def fact_block(fid: str, sentence: str, mention: list[str], required: bool) -> l
 
 def header(name: str, summary: str, setting: str, origin: str) -> list[str]:
     return [f"# Imported by `worldspec import` from {' '.join(origin.split())}.", "",
-            f"world {spec_string(name)} version 1", "kind judge", "seed 1", f"summary {spec_string(summary)}",
+            f"world {spec_string(name)} version 1", "language 3", "kind judge", "seed 1", f"summary {spec_string(summary)}",
             f"setting {setting}", f"origin {spec_string(origin)}", ""]
 
 

@@ -32,6 +32,7 @@ def spec_warnings(spec: ast.Spec) -> list[SpecWarning]:
                                      "A rule body that calls base(...) calls this def, not the base line of what the "
                                      "rule changes; rename the def if that is not what you mean."))
     found += placeholder_warnings(spec)
+    found += list(spec.warnings)  # the parser's: what an older edition accepts and language 3 refuses
     return sorted(found, key=lambda w: (w.span.file, w.span.line, w.span.col))
 
 

@@ -31,7 +31,7 @@ import attrs
 
 from worldspec import ast
 from worldspec.builtins import BUILTINS, FORBIDDEN, INFIX, neg as _neg
-from worldspec.diagnostics import SpecError, did_you_mean
+from worldspec.diagnostics import SpecError, did_you_mean, raise_all
 from worldspec.meta_ast import CTX_VARS, native_body
 from worldspec.values import (MAX_INT_BITS, MAX_META_DEPTH, Ctx, EvalError, Function, LimitError, Thunk,
                               collection)
@@ -189,6 +189,10 @@ def _check_name(name: str, span: ast.Span) -> None:
                         "Specs are pure expressions: there is no access to Python, files or imports.")
 
 
+# Python's spellings of the literals, which authors reach for: the meta-language's own word for each.
+PYTHON_WORDS = {"None": "none", "True": "true", "False": "false", "null": "none"}
+
+
 class MetaCompiler:
     """Compiles expressions against fixed constants (params) and defs."""
 
@@ -206,12 +210,21 @@ class MetaCompiler:
         self._active: list[str] = []  # defs being compiled: naming one of them closes a cycle
         self._calls: set[str] = set()  # the defs the body being compiled names
         self._graph: dict[str, tuple[bool, set[str], set[str]]] = {}  # def -> (uses ctx, reads, defs named)
+        self.def_errors: list[SpecError] = []  # the spec errors of the defs compiled so far
+        # names the world knows that a body here cannot call (a program world's ops): name -> (why, what to do),
+        # so that the error says what the name is instead of suggesting a builtin that looks alike
+        self.unreachable: dict[str, tuple[str, str]] = {}
+        # True while a kind compiles its other bodies on after a def failed, to report their errors too
+        # (it then calls finish(), which raises the defs' errors); else unit() raises them at once
+        self.defer_def_errors = False
 
     def unit(self, name: str, params: list[str], body: ast.Expr, variadic: bool = False,
              defaults: tuple = (), lazy: tuple[int, ...] = (), native: bool = True) -> Unit:
         """Compile a body over parameters (the last len(defaults) optional, those at `lazy` lazy);
         native code (meta_ast) unless this compiler keeps closures or `native` is false."""
-        self.finish()
+        self._compile_pending()
+        if not self.defer_def_errors:
+            raise_all(self.def_errors)
         for p in params:
             _check_name(p, body.span)
         scope = _Scope(params, None, lazy)
@@ -251,8 +264,17 @@ class MetaCompiler:
 
     def finish(self) -> None:
         """Compile every declared def now (so that errors point at the spec)."""
+        self._compile_pending()
+        raise_all(self.def_errors)
+
+    def _compile_pending(self) -> None:
+        """Compile every declared def, keeping each one's error: one run reports every def's error, and
+        (with `defer_def_errors`) the rule bodies compiled after them too."""
         while self._pending:
-            self._compile_def(next(iter(self._pending)))
+            try:
+                self._compile_def(next(iter(self._pending)))
+            except SpecError as e:
+                self.def_errors.append(e)
 
     def _compile_def(self, name: str) -> None:
         d = self._pending.pop(name, None)
@@ -365,6 +387,15 @@ class MetaCompiler:
         if name == BASE:
             raise SpecError(e.span, "base(...) is only known in a rule body",
                             "A rule calls base(...) for the base line it changes; a base line or a def has none.")
+        if name in PYTHON_WORDS:
+            word = PYTHON_WORDS[name]
+            raise SpecError(e.span, f"unknown name {name!r}: the meta-language writes {word}",
+                            f"Write {word}, in lower case: the literals are true, false and none.")
+        by_case = {k.lower(): k for k in self.unreachable}
+        if name in self.unreachable or name.lower() in by_case:
+            known_as = name if name in self.unreachable else by_case[name.lower()]
+            why, fix = self.unreachable[known_as]
+            raise SpecError(e.span, f"unknown name {name!r}: {known_as} is {why}", fix)
         known = list(s.slots) + list(self.constants) + list(self.defs) + list(BUILTINS) + list(CTX_VARS)
         raise SpecError(e.span, f"unknown name {name!r}", did_you_mean(name, known).strip()
                         or "Declare it as a param, a def, a parameter or a let binding.")

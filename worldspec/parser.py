@@ -18,7 +18,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from worldspec import ast
-from worldspec.diagnostics import SpecError, did_you_mean, remember_source
+from worldspec.diagnostics import SpecError, SpecErrors, SpecWarning, did_you_mean, remember_source
 from worldspec.grammar_tables import spec_parser
 from worldspec.scan import MAX_NESTING, MAX_TOKENS, NESTING_HINT, NESTING_MESSAGE, Head, scan
 from worldspec.sources import MAX_SOURCE_BYTES, folder_of, is_inside, read_source
@@ -31,9 +31,20 @@ MAX_SEED = 2**63 - 1
 MAX_VERSION = 1_000_000
 MAX_BUDGET = 100_000  # any budget entry: rounds, calls, units, characters
 
+# The editions of the spec language (docs/language.md, "Changes by version"). A world states its own
+# with a `language N` header line; a world without one is read as the second edition, which every
+# world written before the line existed is. Strictness added by a later edition is an error in a world
+# that declares it and a warning in an older one, so a world that compiled once still compiles.
+LANGUAGES = (2, 3)
+OLDEST_LANGUAGE = 2  # what a world with no `language` line is read as
+NEWEST_LANGUAGE = 3  # what `worldspec new` writes, and what the docs teach
+ESCAPE_HINT = ('Strings know the escapes \\n, \\t, \\" and \\\\ (a backslash). For another character '
+               'write chr(CODE) in an expression, e.g. "line" + chr(13) for a carriage return, or the '
+               'character itself.')
+
 # Words that open a section (at the top level) or a line inside a block: a
 # syntax error under a word close to one of these is blamed on that word.
-SECTION_WORDS = ("world", "kind", "seed", "summary", "include", "param", "def", "syntax", "base", "rule",
+SECTION_WORDS = ("world", "language", "kind", "seed", "summary", "include", "param", "def", "syntax", "base", "rule",
                  "herring", "manual", "example", "task", "budget")
 BLOCK_WORDS = ("op", "hook", "statement", "equation", "program", "prompt", "input", "case", "expect",
                "solution", "naive", "function", "predict", "tolerance", "unit_cost")
@@ -95,8 +106,11 @@ class _ToAst:
     instead of overflowing Python's.
     """
 
-    def __init__(self, file: str):
+    def __init__(self, file: str, escapes: list | None = None):
         self._file = file
+        # unknown escapes found, (span, escape): whether each is an error or a warning depends on the
+        # world's `language` line, which may come after the string (parse_spec decides)
+        self._escapes = escapes
 
     def transform(self, root: Tree):
         """The AST of a parse tree; a SpecError where an expression nests too deeply."""
@@ -146,11 +160,12 @@ class _ToAst:
     def string(self, meta, c):
         tok = c[0]
         if tok.type == "STRING":
-            unknown = next((m for m in _ESCAPE.finditer(tok) if m.group(1) not in _ESCAPES), None)
-            if unknown:  # "\ud800" would silently read as "ud800"
-                raise SpecError(ast.Span(self._file, tok.line, tok.column + unknown.start()),
-                                f"unknown escape {unknown.group()!r} in a string",
-                                'Strings know the escapes \\n, \\t, \\" and \\\\ (a backslash).')
+            for unknown in (m for m in _ESCAPE.finditer(tok) if m.group(1) not in _ESCAPES):
+                # "\ud800" would silently read as "ud800"
+                at = ast.Span(self._file, tok.line, tok.column + unknown.start())
+                if self._escapes is None:  # a lone expression has no language line: the newest rules
+                    raise SpecError(at, f"unknown escape '{unknown.group()}' in a string", ESCAPE_HINT)
+                self._escapes.append((at, unknown.group()))
         return unquote(str(tok))
 
     def int_lit(self, meta, c):
@@ -249,6 +264,9 @@ class _ToAst:
     # sections
     def header_world(self, meta, c):
         return ("world", (c[0], self._number(c[1], "version", MAX_VERSION)), self._sp(meta))
+
+    def header_language(self, meta, c):
+        return ("language", self._number(c[0], "language version", MAX_VERSION), _span(self._file, c[0]))
 
     def header_kind(self, meta, c):
         return ("kind", str(c[0]), _span(self._file, c[0]))
@@ -522,6 +540,7 @@ class _Reader:
         self.tokens = MAX_TOKENS
         self.includes = MAX_INCLUDES  # charged before a file is read: a fan-out of includes costs no parse
         self.parsed: dict[tuple[str, str], tuple[int, list]] = {}  # (file, text) -> (tokens, its items)
+        self.escapes: list[tuple[ast.Span, str]] = []  # unknown escapes in every file read, (where, escape)
 
     def tree(self, text: str, file: str, at: ast.Span, start: str = "start") -> Tree:
         """The parse tree of text, charged to the allowance; `at` is blamed when the allowance runs out."""
@@ -541,7 +560,7 @@ class _Reader:
         if key not in self.parsed:
             tokens = self.tokens
             tree = self.tree(text, file, at)
-            self.parsed[key] = (tokens - self.tokens, _ToAst(file).transform(tree).children)
+            self.parsed[key] = (tokens - self.tokens, _ToAst(file, self.escapes).transform(tree).children)
             return self.parsed[key][1]
         count, items = self.parsed[key]
         self.charge(text, at)
@@ -569,7 +588,7 @@ class _Reader:
             sub = read_source(path, span, f"included file {item[1]!r}",
                               "Include paths are relative to the including file.")
             for sub_item in self.items(sub, path, span, depth + 1):
-                if sub_item[0] not in ("world", "kind", "seed", "summary"):
+                if sub_item[0] not in HEADER_TAGS:
                     out.append(sub_item)  # an included file's header describes itself, not the includer
         return out
 
@@ -593,6 +612,39 @@ class _Reader:
         return path
 
 
+HEADER_TAGS = ("world", "language", "kind", "seed", "summary")
+
+
+def language_of(head: dict, file: str) -> int:
+    """The edition a world is written in: its `language` line's, or the second edition's without one."""
+    if "language" not in head:
+        return OLDEST_LANGUAGE
+    value, span = head["language"]
+    if value not in LANGUAGES:
+        raise SpecError(span, f"unknown language version {value}",
+                        f"The editions are {', '.join(map(str, LANGUAGES[:-1]))} and {LANGUAGES[-1]}: write "
+                        f"`language {NEWEST_LANGUAGE}` for a new world (a world without the line is read as language {OLDEST_LANGUAGE}); "
+                        "see docs/language.md, \"Changes by version\".")
+    return value
+
+
+def escape_diagnostics(escapes, language: int) -> tuple[list[SpecError], list[SpecWarning]]:
+    """Unknown string escapes as errors (language 3) or as warnings (older worlds: the escape reads as
+    the character after the backslash, as the second edition read it)."""
+    errors, warnings, seen = [], [], set()
+    for span, escape in escapes:
+        if (span.file, span.line, span.col) in seen:  # a file included twice is read once
+            continue
+        seen.add((span.file, span.line, span.col))
+        if language >= 3:
+            errors.append(SpecError(span, f"unknown escape '{escape}' in a string", ESCAPE_HINT))
+        else:
+            warnings.append(SpecWarning(
+                span, f"unknown escape '{escape}' in a string, read as '{escape[1:]}' (language {language}; "
+                "language 3 refuses it)", ESCAPE_HINT))
+    return errors, warnings
+
+
 def parse_expr(text: str, file: str = "<expr>") -> ast.Expr:
     """Parse one meta-language expression (tests, the REPL, equations' helpers)."""
     return _ToAst(file).transform(_Reader(None).tree(text, file, ast.Span(file, 1, 1), start="expr"))
@@ -600,12 +652,13 @@ def parse_expr(text: str, file: str = "<expr>") -> ast.Expr:
 
 def parse_spec(text: str, file: str = "<spec>") -> ast.Spec:
     """Parse a whole .world text into a Spec (includes resolved relative to file, inside its folder)."""
-    items = _Reader(folder_of(file)).items(text, file, ast.Span(file, 1, 1))
+    reader = _Reader(folder_of(file))
+    items = reader.items(text, file, ast.Span(file, 1, 1))
     head: dict = {}
     groups: dict[str, list] = {k: [] for k in ("param", "def", "syntax", "base", "rule", "herring",
                                                "manual", "example", "task", "budget", "generic")}
     for tag, value, span in items:
-        if tag in ("world", "kind", "seed", "summary"):
+        if tag in HEADER_TAGS:
             if tag in head and span.file == file:
                 raise SpecError(span, f"'{tag}' is declared twice", "Keep one header line of each kind.")
             head[tag] = (value, span)
@@ -615,6 +668,12 @@ def parse_spec(text: str, file: str = "<spec>") -> ast.Spec:
         raise SpecError(ast.Span(file, 1, 1), "the file does not start with a world header",
                         'Begin with a line like: world "My World" version 1')
     (name, version), wspan = head["world"]
+    language = language_of(head, file)
+    errors, warnings = escape_diagnostics(reader.escapes, language)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise SpecErrors(errors)
     budget, costs, budget_spans = [], [], []
     for entries in groups["budget"]:
         for kind, key, value, span in entries:
@@ -631,7 +690,7 @@ def parse_spec(text: str, file: str = "<spec>") -> ast.Spec:
         manual="\n\n".join(groups["manual"]), examples=tuple(groups["example"]),
         tasks=tuple(groups["task"]), budget=tuple(budget), unit_costs=tuple(costs), span=wspan,
         generic=tuple(groups["generic"]), budget_spans=tuple(budget_spans),
-        kind_span=head.get("kind", (None, wspan))[1] or wspan)
+        kind_span=head.get("kind", (None, wspan))[1] or wspan, language=language, warnings=tuple(warnings))
 
 
 def load_spec(path: str) -> ast.Spec:

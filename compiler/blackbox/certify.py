@@ -180,7 +180,7 @@ def certify_box(w, progress=None) -> dict:
     notes += [f"warning: {x}" for x in warnings]
     labels = {"family": {w.family: len(w.tasks)}, "difficulty": {w.difficulty: len(w.tasks)}}
     return {
-        "world": w.name, "kind": w.kind, "seed": w.seed, "default_seed": w.default_seed,
+        "world": w.name, "kind": w.kind, "language": w.language, "seed": w.seed, "default_seed": w.default_seed,
         "params": {k: v for k, v in w.params}, "rules": len(w.rules), "herrings": len(w.herrings),
         "tasks": len(w.tasks), "examples": len(w.examples) + len(w.worked), "family": w.family, "difficulty": w.difficulty,
         "tests": [{"id": c.id, "input": w.format(c.values) if c.values else None,

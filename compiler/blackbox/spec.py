@@ -107,7 +107,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> BlackBoxWorld:
                        tuple(p.name for p in r.override.params)) for r in spec.rules)
     herrings = tuple(Rule(h.id, h.note, f"op {h.target}", True, h.note, "", ()) for h in spec.herrings)
     world = BlackBoxWorld(
-        name=spec.name, version=spec.version, kind=spec.kind, seed=seed, default_seed=spec.seed,
+        name=spec.name, version=spec.version, language=spec.language, kind=spec.kind, seed=seed, default_seed=spec.seed,
         summary=interpolate(spec.summary, params), params=tuple(params.items()), manual="", examples=(),
         tasks=(), rules=rules, herrings=herrings, budget=box_budget(spec), family=family, difficulty=difficulty,
         inputs=inputs, goal_note=goal_note, grading=grading, source=spec.file, hidden=hidden,

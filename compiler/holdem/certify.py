@@ -139,7 +139,7 @@ def certify_holdem(w, progress=None) -> dict:
 
 def report(w, hands: int, showdowns: int, checks: int, baselines: dict, notes: list, problems: list) -> dict:
     """The certification report's fields."""
-    return {"world": w.name, "kind": w.kind, "seed": w.seed, "default_seed": w.default_seed,
+    return {"world": w.name, "kind": w.kind, "language": w.language, "seed": w.seed, "default_seed": w.default_seed,
             "params": dict(w.params), "rules": 0, "herrings": 0, "tasks": 0, "examples": 0,
             "hands_completed": hands, "showdowns": showdowns, "legality_checks": checks,
             "baselines": baselines, "notes": notes, "problems": problems}

@@ -65,7 +65,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> HoldemWorld:
         raise SpecError(items["seats"][0].span, "a ring game (players 3 or more) has no seats item",
                         "The button moves one seat every hand; seats are for heads-up duplicate deals.")
     world = HoldemWorld(
-        name=spec.name, version=spec.version, kind=spec.kind, seed=seed, default_seed=spec.seed,
+        name=spec.name, version=spec.version, language=spec.language, kind=spec.kind, seed=seed, default_seed=spec.seed,
         summary=interpolate(spec.summary, params), params=tuple(params.items()), manual="", examples=(),
         tasks=(), rules=(), herrings=(), budget=Budget(rounds=0, calls_per_round=0, max_calls=0),
         table=table, hands=integer("hands", 10, 1, 10_000), seats=read_seats(items, spec, SEATS), opponents=opponents,

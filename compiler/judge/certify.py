@@ -58,7 +58,7 @@ def certify_judge(w, progress=None) -> dict:
     if w.origin:
         notes.insert(0, f"origin: {w.origin}")
     return {
-        "world": w.name, "kind": w.kind, "seed": w.seed, "default_seed": w.default_seed,
+        "world": w.name, "kind": w.kind, "language": w.language, "seed": w.seed, "default_seed": w.default_seed,
         "params": {k: v for k, v in w.params}, "rules": 0, "herrings": 0, "tasks": len(w.tasks),
         "examples": 0, "setting": w.setting, "turns": w.budget.turns, "grading": w.grading,
         "facts": facts, "guesses": guesses, "notes": notes, "problems": problems,

@@ -64,7 +64,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> JudgeWorld:
     task = Task("answer", setting, surface, "answer", (("setting", setting),), answer,
                 guesses[0] if guesses else "")
     return JudgeWorld(
-        name=spec.name, version=spec.version, kind=spec.kind, seed=seed, default_seed=spec.seed,
+        name=spec.name, version=spec.version, language=spec.language, kind=spec.kind, seed=seed, default_seed=spec.seed,
         summary=spec.summary, params=(), manual=render_manual(spec.name, setting, surface, spec.manual,
                                                                budget.turns),
         examples=(), tasks=(task,), rules=(), herrings=(), budget=budget, setting=setting, surface=surface,

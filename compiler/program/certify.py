@@ -216,7 +216,8 @@ def certify_program(world, progress=None) -> dict:
         mismatch=functools.partial(equations.disagreement, true))
     witness_problems(world, problems)
     honest_floors(true, requires, {r: d.allow for r, d in world.rule_data.items() if d.allow},
-                  {t: d.allow for t, d in world.task_data.items() if d.allow}, problems, notes)
+                  {t: d.allow for t, d in world.task_data.items() if d.allow}, problems, notes,
+                  language=world.language)
     for e in true.examples:
         if e.output.startswith(("error:", "limit:", "syntax error:")):
             problems.append(f"example {e.id} fails in the true world: {e.output.splitlines()[-1]}")

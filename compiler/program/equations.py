@@ -204,9 +204,9 @@ def _unknown_head(node, known) -> Atom | None:
     return None
 
 
-def check_equation(mc: MetaCompiler, text: str, params: list[str], span: ast.Span) -> None:
+def check_equation(mc: MetaCompiler, text: str, params: list[str], span: ast.Span, changes: str = "") -> None:
     """A rule's equation must read and compile over its parameters: else a SpecError at the
-    place in the equation's text where it goes wrong."""
+    place in the equation's text where it goes wrong. `changes`: the op the rule changes."""
     if not text:
         return
     line = source_line(span.file, span.line) if span.line else ""
@@ -224,6 +224,12 @@ def check_equation(mc: MetaCompiler, text: str, params: list[str], span: ast.Spa
         raise SpecError(at(e.pos), f"the equation {text!r} cannot be read: {e}", hint) from None
     known = set(BUILTINS) | set(mc.defs) | set(params) | set(CTX_VARS) | set(mc.constants)
     head = _unknown_head(node, known)
+    if head is not None and str(head) in mc.unreachable:  # an op of the world: say so, not "did you mean"
+        own = str(head) == changes
+        raise SpecError(at(head.pos), f"the equation {text!r} names {head}, "
+                        + ("the op this rule changes" if own else "an op of the world"),
+                        "An equation states what the op computes now, over the rule's parameters, in builtins "
+                        "and defs" + (f" (not in terms of {head} itself)" if own else "") + ", e.g. (get xs (- i 1)).")
     if head is not None:
         raise SpecError(at(head.pos), f"the equation {text!r} has an unknown head {str(head)!r}",
                         did_you_mean(head, [*BUILTINS, *mc.defs, *HEADS]).strip() or hint)

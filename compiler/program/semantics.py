@@ -22,7 +22,7 @@ from worldspec.ast import mentions
 from worldspec.compiler.common import interpolate
 from worldspec.compiler.program.equations import check_equation
 from worldspec.compiler.program.kernel import call_deep, on_deep_stack
-from worldspec.diagnostics import SpecError
+from worldspec.diagnostics import Collector, SpecError
 from worldspec.meta import BASE, PRIOR, MetaCompiler, Unit
 from worldspec.parser import parse_expr
 from worldspec.values import Ctx, EvalError, Function, LimitError, show
@@ -307,6 +307,7 @@ class SemanticsBuilder:
         self.compiled: dict[tuple[str, tuple[str, ...]], Op | None] = {}
         self.standard: dict[str, Op] = {}  # always-called hooks at their standard bodies
         self.mc = mc
+        mc.defer_def_errors = True  # compile_all reports the defs' errors with the base lines' and rules'
         self.holding: frozenset = frozenset()  # targets whose bodies call holds(...)
         self.holds_mc: dict[tuple, MetaCompiler] = {}  # truthy layers -> a compiler whose holds is theirs
         if HOLDS not in mc.defs:  # a world's own def named holds keeps its meaning
@@ -381,15 +382,25 @@ class SemanticsBuilder:
 
     def compile_all(self) -> None:
         """Compile every def, base line, override and equation now (so that errors point at the spec)."""
-        self.mc.finish()
+        found = Collector()  # each def, base line, rule and equation is checked: one run reports them all
+        self.mc.defer_def_errors = True
+        with found.item():
+            self.mc.finish()
         for target in self.base:
-            self.op(target)
+            with found.item():
+                self.op(target)
         for rid in self.rules:
-            self.rule_op(rid)
+            with found.item():
+                self.rule_op(rid)
+        self.mc.defer_def_errors = False
+        found.raise_any()
         self.build(self.rules)
         for r in self.rules.values():
             params = [p.name for p in r.override.params]
-            check_equation(self.mc, interpolate(r.equation, self.mc.constants), params, r.equation_span)
+            with found.item():
+                check_equation(self.mc, interpolate(r.equation, self.mc.constants), params, r.equation_span,
+                               r.override.name)
+        found.raise_any()
 
     def build(self, applied) -> Semantics:
         """The table with exactly these rules in force (built once per rule set)."""

@@ -17,11 +17,11 @@ from worldspec.compiler.program.manual import render_manual
 from worldspec.compiler.program.semantics import HOOK_PARAMS, SemanticsBuilder
 from worldspec.compiler.program.surface import Surface, build_surface
 from worldspec.compiler.program.world import ProgramWorld, RuleData, TaskData
-from worldspec.diagnostics import SpecError, did_you_mean, source_line
+from worldspec.diagnostics import Collector, SpecError, did_you_mean, raise_all, source_line
 from worldspec.meta import MetaCompiler
 from worldspec.values import Ctx, EvalError
 
-PROGRAM_SECTIONS = ("world", "kind", "seed", "summary", "include", "param", "def", "syntax", "base",
+PROGRAM_SECTIONS = ("world", "language", "kind", "seed", "summary", "include", "param", "def", "syntax", "base",
                     "rule", "herring", "manual", "example", "task", "budget")
 TASK_FIELDS = ("prompt", "input", "case", "expect", "solution", "naive", "function", "predict", "program",
                "tolerance", "allow")
@@ -33,10 +33,17 @@ TASK_TEXT_FIELDS = ("allow",)
 
 def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProgramWorld:
     """Compile a parsed program spec into its true world (the given seed, or the declared one)."""
+    # Independent items are checked one by one and their errors reported together (issue 24), in stages:
+    # the items, then the definitions (defs, base lines, rules), then examples and tasks, which run on them.
     reject_foreign_items(spec)
     seed = spec.seed if seed is None else seed
     params = draw_params(spec, seed)
     mc = meta_compiler(spec, params)
+    mc.unreachable = {d.name: (
+        f"an op of this world, which the meta-language (defs, base lines, rule bodies, expect) of a program world "
+        "cannot call", f"Write what {d.name} computes with builtins and defs (a def both bodies call shares it); "
+        "a rule reaches the op it changes as prior(...) or base(...). (A box world's defs may call its ops.)")
+        for d in spec.base if d.kind == "op"}
     surface = build_surface(spec.syntax, spec.syntax[0].span if spec.syntax else spec.span)
     check_definitions(spec, hooks=HOOK_PARAMS, stacked=True)
     for d in spec.base:
@@ -49,43 +56,57 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProgramWorld:
     check_control_rules(builder)  # a jump, passes or branch_order value the kernel refuses, found now
     budget = program_budget(spec)
     world = ProgramWorld(
-        name=spec.name, version=spec.version, kind=spec.kind, seed=seed, default_seed=spec.seed,
+        name=spec.name, version=spec.version, language=spec.language, kind=spec.kind, seed=seed, default_seed=spec.seed,
         summary=interpolate(spec.summary, params), params=tuple(params.items()),
         manual=render_manual(spec, surface, params, budget), examples=(), tasks=(),
         rules=tuple(perturbed_rule(r, params) for r in spec.rules),
         herrings=tuple(herring(spec, h) for h in spec.herrings), budget=budget, surface=surface,
         builder=builder, task_data={}, sem=builder.build(r.id for r in spec.rules), source=spec.file)
-    examples = tuple(read_example(world, e, params) for e in spec.examples)
-    world = attrs.evolve(world, examples=examples, task_data=read_tasks(world, spec, mc, params),
-                         rule_data={r.id: rule_data(world, r, params) for r in spec.rules})
+    found = Collector()
+    examples = []
+    for e in spec.examples:
+        with found.item():
+            examples.append(read_example(world, e, params))
+    with found.item():
+        task_data = read_tasks(world, spec, mc, params)
+    data = {}
+    for r in spec.rules:
+        with found.item():
+            data[r.id] = rule_data(world, r, params)
+    found.raise_any()
+    world = attrs.evolve(world, examples=tuple(examples), task_data=task_data, rule_data=data)
     task_data = with_predictions(world)
     return attrs.evolve(world, tasks=tuple(d.task for d in task_data.values()), task_data=task_data)
 
 
 def reject_foreign_items(spec: ast.Spec) -> None:
-    """A program world has no kind-specific items: name the section or field a typo meant."""
+    """A program world has no kind-specific items: name the section or field a typo meant (every one)."""
+    errors, lines = [], set()
     for g in spec.generic:
-        raise SpecError(g.span, f"unknown section {g.key!r} in a {spec.kind} world",
-                        did_you_mean(g.key, PROGRAM_SECTIONS).strip()
-                        or "Sections: " + ", ".join(PROGRAM_SECTIONS) + ".")
+        # a mistyped section's other words read as more items (`tsak T2 band apply {`): its line once
+        if (g.span.file, g.span.line) in lines:
+            continue
+        lines.add((g.span.file, g.span.line))
+        errors.append(SpecError(g.span, f"unknown section {g.key!r} in a {spec.kind} world",
+                                did_you_mean(g.key, PROGRAM_SECTIONS).strip()
+                                or "Sections: " + ", ".join(PROGRAM_SECTIONS) + "."))
     for r in spec.rules:
         if r.override is None:
-            raise SpecError(r.span, f"rule {r.id} overrides nothing",
-                            "Start the rule with the base line it replaces: op NAME(...) = ...")
-        for f in r.fields:
-            if f.key not in RULE_TEXT_FIELDS:
-                raise SpecError(f.span, f"unknown rule field {f.key!r}", did_you_mean(f.key, RULE_FIELDS).strip()
-                                or "Rule fields: " + ", ".join(RULE_FIELDS) + ".")
+            errors.append(SpecError(r.span, f"rule {r.id} overrides nothing",
+                                    "Start the rule with the base line it replaces: op NAME(...) = ..."))
+        errors += [SpecError(f.span, f"unknown rule field {f.key!r}", did_you_mean(f.key, RULE_FIELDS).strip()
+                             or "Rule fields: " + ", ".join(RULE_FIELDS) + ".")
+                   for f in r.fields if f.key not in RULE_TEXT_FIELDS]
     for e in spec.examples:
-        for f in e.fields:
-            raise SpecError(f.span, f"unknown example field {f.key!r}", 'An example holds program """...""".')
+        errors += [SpecError(f.span, f"unknown example field {f.key!r}", 'An example holds program """...""".')
+                   for f in e.fields]
         if not e.program:
-            raise SpecError(e.span, f"example {e.id} has no program", 'Add program """...""".')
+            errors.append(SpecError(e.span, f"example {e.id} has no program", 'Add program """...""".'))
     for t in spec.tasks:
-        for f in t.extra:
-            if f.key not in TASK_TEXT_FIELDS:
-                raise SpecError(f.span, f"unknown task field {f.key!r}", did_you_mean(f.key, TASK_FIELDS).strip()
-                                or "Task fields: " + ", ".join(TASK_FIELDS) + ".")
+        errors += [SpecError(f.span, f"unknown task field {f.key!r}", did_you_mean(f.key, TASK_FIELDS).strip()
+                             or "Task fields: " + ", ".join(TASK_FIELDS) + ".")
+                   for f in t.extra if f.key not in TASK_TEXT_FIELDS]
+    raise_all(errors)
 
 
 def program_budget(spec: ast.Spec) -> Budget:
@@ -130,7 +151,7 @@ def rule_data(world: ProgramWorld, r: ast.RuleDecl, params: dict) -> RuleData:
 # ---------------------------------------------------------------- examples and tasks
 
 
-def program_error(span: ast.Span, what: str, e: kernel.ProgramError) -> SpecError:
+def program_error(span: ast.Span, what: str, e: kernel.ProgramError, surface: Surface | None = None) -> SpecError:
     """A program in the spec that does not parse, located at its line inside the spec."""
     line = span.line + max(e.line - 1, 0) if span.line else span.line
     if span.line and source_line(span.file, span.line).rstrip().endswith('"""'):
@@ -142,7 +163,26 @@ def program_error(span: ast.Span, what: str, e: kernel.ProgramError) -> SpecErro
         if at >= 0:
             col = at + 1 + max(e.col - 1 - (len(e.source_line) - len(e.source_line.lstrip())), 0)
     return SpecError(ast.Span(span.file, line, col), f"{what}: {e.message}",
-                     "Programs in a spec are written in the world's own syntax block.")
+                     switched_off(surface, e) or "Programs in a spec are written in the world's own syntax block.")
+
+
+# A literal the program grammar has only when the syntax block switches it on: (character, setting, what).
+SWITCHED_LITERALS = (("[", "list", "List literals"), ("{", "map", "Map literals"))
+
+
+def switched_off(surface: Surface | None, e: kernel.ProgramError) -> str:
+    """The hint for a program error at a literal the world has switched off ("" otherwise): the setting."""
+    if surface is None or not e.message.startswith("unexpected character"):
+        return ""
+    for char, key, what in SWITCHED_LITERALS:
+        if e.message == f"unexpected character {char!r}" and not surface.has(key):
+            return (f"{what} are off in this world: its syntax block turns them on with `{key} on` "
+                    f"(see docs/language.md, syntax), or build the value with an op of the base.")
+    before = e.source_line[e.col - 2:e.col - 1] if e.col > 1 else ""
+    if e.message == "unexpected character '.'" and before.isdigit() and not surface.has("float"):
+        return ("Float literals are off in this world: its syntax block turns them on with `float on` "
+                "(see docs/language.md, syntax).")
+    return ""
 
 
 def check_parses(world: ProgramWorld, text: str, span: ast.Span, what: str) -> None:
@@ -150,7 +190,7 @@ def check_parses(world: ProgramWorld, text: str, span: ast.Span, what: str) -> N
     try:
         world.compile_program(text)
     except kernel.ProgramError as err:
-        raise program_error(span, what, err) from None
+        raise program_error(span, what, err, world.surface) from None
 
 
 def read_example(world: ProgramWorld, e: ast.ExampleDecl, params: dict) -> Example:
@@ -184,15 +224,20 @@ def task_prompt(surface: Surface, t: ast.TaskDecl, params: dict, inputs) -> str:
 def read_tasks(world: ProgramWorld, spec: ast.Spec, mc: MetaCompiler, params: dict) -> dict[str, TaskData]:
     """Task id -> grading data; predictions get their answers later (with_predictions)."""
     out: dict[str, TaskData] = {}
+    seen: set[str] = set()
+    found = Collector()  # each task is checked: one run reports every task's error
     for t in spec.tasks:
-        if t.id in out:
-            raise SpecError(t.span, f"task id {t.id} is used twice", "Task ids must be unique.")
-        labels = dict(t.labels)
-        if "band" not in labels:
-            raise SpecError(t.span, f"task {t.id} has no band", "Write: task ID band apply { ... }")
-        if not t.prompt:
-            raise SpecError(t.span, f"task {t.id} has no prompt", 'Add prompt "..." to the task.')
-        out[t.id] = (predict_task if t.predict else graded_task)(world, t, mc, params)
+        with found.item():
+            if t.id in seen:
+                raise SpecError(t.span, f"task id {t.id} is used twice", "Task ids must be unique.")
+            seen.add(t.id)
+            labels = dict(t.labels)
+            if "band" not in labels:
+                raise SpecError(t.span, f"task {t.id} has no band", "Write: task ID band apply { ... }")
+            if not t.prompt:
+                raise SpecError(t.span, f"task {t.id} has no prompt", 'Add prompt "..." to the task.')
+            out[t.id] = (predict_task if t.predict else graded_task)(world, t, mc, params)
+    found.raise_any()
     return out
 
 

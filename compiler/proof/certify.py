@@ -110,7 +110,7 @@ def certify(world, progress=None) -> dict:
         f"manual-trusting UnprovRec: {unprovrec}% of {len(true.unprovable_tasks)} unprovable goals declined"
         if unprovrec is not None else "manual-trusting UnprovRec: no unprovable goals"]
     honest_floors(true, requires, world.rule_allow, {tid: d.allow for tid, d in true.task_data.items() if d.allow},
-                  problems, notes)
+                  problems, notes, language=world.language)
     return {**report_header(world, true, recall_only), "rule_table": rules, "herring_table": herrings,
             "requires": requires, "labels": label_counts(true.tasks), "unprovable": unprovable,
             "recall_only_tasks": floor, "recall_only_refusals": refusals, "manual_unprovrec": unprovrec,

@@ -148,7 +148,8 @@ class Reader:
         self.bounds = self.read_bounds(generic["bounds"])
         budget = self.read_budget()
         world = ProofWorld(
-            name=spec.name, version=spec.version, kind=spec.kind, seed=self.seed, default_seed=spec.seed,
+            name=spec.name, version=spec.version, language=spec.language, kind=spec.kind, seed=self.seed,
+            default_seed=spec.seed,
             summary=self.text(spec.summary), params=tuple(self.params.items()), manual="", examples=(), tasks=(),
             rules=rules, herrings=herrings, budget=budget, notation=self.notation, infer=infer, patches=patches,
             applied=frozenset(patches), task_data={}, rule_allow=rule_allow, decline=decline,
