@@ -43,6 +43,7 @@ from worldspec.bounded import TooLarge, read_capped, read_capped_text
 from worldspec.commands import certification
 from worldspec.compiler import resolve_world_path
 from worldspec.diagnostics import SpecError, SpecErrors
+from worldspec.parser import LANGUAGES
 from worldspec.sources import MAX_SOURCE_BYTES, is_inside
 
 from .log import RunLog
@@ -295,7 +296,8 @@ def first_prompt(kind: str, brief: str, doc: str, example_name: str, example: st
     return (f"# The reference for worlds of kind {kind}\n\n{doc}\n\n"
             f"# An example world of kind {kind} ({example_name}, certified)\n\n```world\n{example}\n```\n\n"
             f"# The brief\n\n{brief.strip()}\n\n"
-            f"Write a complete .world file of kind {kind} for this brief. It must compile and pass "
+            f"Write a complete .world file of kind {kind} for this brief, its second line `language "
+            f"{max(LANGUAGES)}`. It must compile and pass "
             "`worldspec check` (certification). Reply with the whole file in one ```world fenced block.")
 
 

@@ -104,6 +104,7 @@ def test_a_syntax_error_then_an_uncertifiable_rule_then_a_certified_world(fake_o
     assert repair[3]["content"] == (folder / "items-repair-prompt.md").read_text()
     drafts = [b for b in fake_openai.requests if "# A certified world" not in b["messages"][1]["content"]]
     assert [len(b["messages"]) for b in drafts] == [2, 4, 6]
+    assert "its second line `language 3`" in drafts[0]["messages"][1]["content"]  # new worlds state their edition
     assert drafts[2]["messages"][3]["content"] == prompt2 and drafts[2]["messages"][5]["content"] == prompt3
     assert [(folder / f"round-{n}.world").read_text() for n in (1, 2, 3)] == [SYNTAX_ERROR, UNCERTIFIABLE, DEMO]
     # logged like a run: requests and replies through the runtime, one event per round and item

@@ -10,6 +10,7 @@ import json
 import os
 
 import pytest
+from conftest import checked
 from click.testing import CliRunner
 
 from worldspec.cli import main
@@ -285,3 +286,18 @@ def test_the_world_wide_literals_are_still_refused_where_switched_on():
 def test_a_scientific_literal_in_a_spec():
     spec = parse_spec(DEMO.replace("param ZERO = 0 - K", "param ZERO = 0 - K\nparam G = 6.674e-11", 1), "w.world")
     assert next(p for p in spec.params if p.name == "G").args[0].value == 6.674e-11
+
+
+RULED_WORLDS = ["worlds/demo.world", "worlds/aliencode.world", "worlds/alienlogic.world",
+                *sorted(f"tests/worlds/{d}/{f}" for d in ("lang", "lang3")
+                        for f in os.listdir(os.path.join(ROOT, "tests", "worlds", d)) if f.endswith(".world"))]
+
+
+@pytest.mark.parametrize("path", RULED_WORLDS)
+def test_the_bundled_worlds_meet_the_third_editions_strictness(path):
+    """Worlds without a `language` line get the third edition's new strictness as warnings; the bundled ones
+    meet it anyway (no warning), so a bundled world that loses a rule's second task still fails the suite."""
+    report = checked(os.path.join(ROOT, path))
+    assert report["problems"] == []
+    gated = [n for n in report["notes"] + report["spec_warnings"] if "language 3" in str(n) or "escape" in str(n)]
+    assert gated == [], gated
