@@ -82,7 +82,7 @@ def pylike():
     ("print(-7 % 3, 7 % -3, 8 % 3)", "-1 1 2"),  # P1: the sign of the dividend
     ("print(2 ** 3)", "7"), ("print(2 ** 3 ** 2)", "255"),  # P2, and ** groups right to left
     ("print(-2 ** 2)", "-3"),  # unary minus binds looser than **, as in Python
-    ("print(-5 + 1)", "-4"), ("print(- -5)", "5"),
+    ("print(-5 + 1)", "-4"), ("print(- -5)", "-5"),  # P4: a negative stays negative
     ("print(not 1 == 2, not 0)", "true true"),
     ("print(2 and 3, 0 and 3)", "true false"),  # P3
     ("print(0 or 5, 4 or 5)", "5 4"),
@@ -94,6 +94,26 @@ def test_operators_parse_with_their_precedence_and_run_as_the_ops(pylike, progra
     assert fb.text.strip() == printed, fb.text
 
 
+
+
+@pytest.mark.parametrize("program, true, knocked, manual", [
+    ("x = 0 - 3\nprint(-x)", "-3", "3", "3"),  # P4: unary minus of a negative number leaves it negative
+    ("print(- -5, -(2 - 9), -4)", "-5 -7 -4", "5 7 -4", "5 7 -4"),  # a negative literal is NEG of its digits
+    ("x = 3\nprint(-x, -x * 2, 1 - -x)", "-3 -6 4", "-3 -6 4", "-3 -6 4"),  # -x of a positive x: as documented
+    ("print(-2 ** 2)", "-3", "-3", "-4"),  # NEG after ** (Python's precedence); P2 makes 2 ** 2 three
+])
+def test_unary_minus_is_perturbed_by_its_rule(pylike, program, true, knocked, manual):
+    assert pylike.probe(program).text.strip() == true
+    assert pylike.knockout("P4").probe(program).text.strip() == knocked
+    assert pylike.base_world().probe(program).text.strip() == manual
+
+
+def test_precedence_is_the_same_in_every_world_variant(pylike):
+    """Precedence is not a rule: the syntax block's one table parses every variant's programs and writes the
+    manual, so an expression groups alike in the true world and the manual's."""
+    program = "print(1 + 2 * 3, 10 - 4 - 3, 2 * 3 ** 2, 2 ** 3 ** 2)"
+    assert pylike.probe(program).text.strip() == "7 3 16 255"  # P2 makes 3 ** 2 eight: 2 * 8, and 2 ** 8 - 1
+    assert pylike.base_world().probe(program).text.strip() == "7 3 18 512"
 
 
 def test_non_associative_comparisons_do_not_chain(pylike):
@@ -115,6 +135,7 @@ def test_the_world_certifies():
     r = CliRunner().invoke(main, ["check", PYLIKE])
     assert r.exit_code == 0, r.output
     assert "certified: no problems" in r.output and "tasks: 2" in r.output
+    assert "P4     unary minus leaves a negative number negative" in r.output
 
 
 def test_the_manual_tells_each_symbol_and_its_op():

@@ -280,6 +280,33 @@ def test_the_manual_documents_the_new_forms(loops):
     assert "POP(xs)" in text and "wherever it is called" in text
 
 
+@pytest.mark.parametrize("program, true, knocked, manual", [
+    # D1: setting a key the map has keeps its old value; a new key is added
+    ('m = {"a": 1}\nm["a"] = 2\nm["b"] = 3\nprint(m)', '{"a": 1, "b": 3}', '{"a": 2, "b": 3}', '{"a": 2, "b": 3}'),
+    # the Python counting idiom counts nothing past 1
+    ("m = {}\nfor x in [7, 7, 7]:\n    if HAS(m, x):\n        m[x] = m[x] + 1\n    else:\n        m[x] = 1\nprint(m)",
+     "{7: 1}", "{7: 3}", "{7: 3}"),
+    # a nested assignment through a key the map has is lost too; with D1 out, P1 counts the list from 1
+    ('m = {"a": [1, 2]}\nm["a"][1] = 9\nprint(m)', '{"a": [1, 2]}', '{"a": [9, 2]}', '{"a": [1, 9]}'),
+    # a literal's later key still wins, and list elements are set as P1 says
+    ('m = {"a": 1, "a": 2}\nxs = [4, 5]\nxs[1] = 0\nprint(m, xs)', '{"a": 2} [0, 5]', '{"a": 2} [0, 5]',
+     '{"a": 2} [4, 0]'),
+])
+def test_a_map_key_keeps_its_first_value(loops, program, true, knocked, manual):
+    assert both(loops, program) == true
+    assert both(loops.knockout("D1"), program) == knocked
+    assert both(loops.base_world(), program) == manual
+
+
+def test_the_nested_assignment_of_a_task_is_reached_by_the_position_rule(loops):
+    """Q2's answers assign `g[1][1] = 0` (solution) and `g[0][0] = 0` (naive): P1 reaches each position of it."""
+    program = "g = [[1, 2], [3, 4]]\ng[1][1] = 0\nprint(g)"
+    assert both(loops, program) == "[[0, 2], [3, 4]]"
+    assert both(loops.knockout("P1"), program) == "[[1, 2], [3, 0]]"
+    q2 = next(t for t in loops.tasks if t.id == "Q2")
+    assert "g[1][1] = 0" in q2.solution and "g[0][0] = 0" in q2.naive and loops.requires(q2) == {"P1"}
+
+
 # ---------------------------------------------------------------- functions as values and closures
 
 @pytest.mark.parametrize("program, printed", [
