@@ -555,10 +555,11 @@ PROTOCOLS_PACKAGE = "worldspec.runner.protocols"
 # through the protocols that inherit them; __init__.py is the registry).
 PROTOCOL_OF_MODULE = {
     "milestone": "milestone", "trajectory": "milestone", "conditions": "milestone", "reasks": "milestone",
-    "turnshot": "turn@shot",
-    "pool": "pool", "matches": "pool", "tournament": "pool",
+    "milestone_report": "milestone",
+    "turnshot": "turn@shot", "turnshot_report": "turn@shot",
+    "pool": "pool", "matches": "pool", "tournament": "pool", "pool_report": "pool",
     "holdem": "holdem", "holdem_ring": "holdem", "holdem_report": "holdem",
-    "judge": "judge",
+    "judge": "judge", "judge_report": "judge",
 }
 SHARED_PROTOCOL_MODULES = ("base", "")  # "" is the package: the registry, which reads world.protocol and name
 WORLD_NAMES = ("world", "w")

@@ -261,7 +261,9 @@ def test_report_over_two_settings_prints_a_row_for_each_never_their_mean(tmp_pat
     assert r.exit_code == 0, r.output
     one, two = round(100 / n, 1), round(200 / n, 1)
     rows = [line for line in r.output.splitlines() if re.match(r"\| (10@1|20@2) \| m \|", line)]
-    assert len(rows) == 4  # the family table and the per-family table, each a row per setting
+    # the family table, the table beside the paper's o3 figures and the per-family table, each a row per setting
+    assert len(rows) == 6
+    assert rows[2:4] == [f"| 10@1 | m | ERI | {one} (1) | — | no / — |", f"| 20@2 | m | ERI | {two} (1) | — | no / — |"]
     # ERI easy, ERI hard, Easy, Hard, All
     assert rows[0] == f"| 10@1 | m | {one} | — | {one} | — | {one} |"
     assert rows[1] == f"| 20@2 | m | {two} | — | {two} | — | {two} |"

@@ -40,7 +40,7 @@ from worldspec.runner.log import read_events
 from worldspec.runner.models import RetryPolicy, ScriptedModel, TransientError
 from worldspec.runner.progress import Progress
 from worldspec.runner.tally import Tally
-from worldspec.runner.report import curves_figure
+from worldspec.runner.protocols.milestone_report import curves_figure
 
 EXE = shutil.which("worldspec")
 CMD = [EXE] if EXE else [sys.executable, "-c", "from worldspec.cli import main; main()"]

@@ -48,10 +48,10 @@ from typing import Sequence
 import attrs
 
 from ..metrics import INTERACTIVE, PASSK, mean
-from ..report import JUDGE_LAYOUT
 from ..models import FatalError, LitellmModel, LostError, Model, Reply, Request, Usage
 from .base import Plan, ProbesTheWorld, fingerprint
 from .turnshot import TurnShotLineup
+from .judge_report import JUDGE_LAYOUT
 
 PASS_K_CAP = 32  # a safety bound on k* (the paper's matched k* were 1 to 8); a capped k* is reported
 JUDGES = ("keyword", "model")
@@ -449,7 +449,7 @@ class JudgeLineup(TurnShotLineup):
 
 class JudgeProtocol(ProbesTheWorld):
     name = "judge"
-    layout = JUDGE_LAYOUT  # report.py: how its runs are summarised and laid out
+    layout = JUDGE_LAYOUT  # judge_report.py: how its runs are summarised and laid out
     many_worlds = True
     config_keys = ("turns", "judge", "judge_model")
 

@@ -36,13 +36,13 @@ import attrs
 from ..agents import default_milestone_agents, milestone_agent
 from ..answers import reportable_rules, rule_report_instructions
 from ..metrics import best_of
-from ..report import MILESTONE_LAYOUT
 from ..models import FatalError, Model
 from .base import Plan, ProbesTheWorld, fingerprint
 from .conditions import (Volume, default_volume, fixed_script, hindsight_script, reference_system, round_slots,
                          split_reference, volume_from)
 from .reasks import MAX_REASKS
 from .trajectory import TOOL_LOOP_GRACE, Fork, Trajectory, conv_id
+from .milestone_report import MILESTONE_LAYOUT
 
 THIS_RUN = "this run"  # how a reference taken from the run itself is named (the run's path may change)
 CONDITIONS = ("autonomous", "hindsight", "fixed", "without-tool", "direct", "open-book-m0", "a4-open-book")
@@ -219,7 +219,7 @@ class MilestoneLineup:
 
 class Milestone(ProbesTheWorld):
     name = "milestone"
-    layout = MILESTONE_LAYOUT  # report.py: how its runs are summarised and laid out
+    layout = MILESTONE_LAYOUT  # milestone_report.py: how its runs are summarised and laid out
     many_worlds = False
     config_keys = ("conditions", "trajectories", "control_trajectories", "answers", "hindsight_from",
                    "volume_from", "full_volume", "fixed_seed", "rule_prompt")

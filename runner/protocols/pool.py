@@ -19,11 +19,11 @@ from worldspec.compiler import InputError
 
 from ..agents import strategy_agents
 from ..answers import extract_answer
-from ..report import POOL_LAYOUT
 from ..models import FatalError, LostError, Model, Request
 from .base import OneWorld, Plan, ProbesTheWorld, ScheduleLineup, fingerprint
 from .matches import conv_id, finish, round_prompt, rules_prompt
 from .tournament import RoundRobinLineup
+from .pool_report import POOL_LAYOUT
 
 
 # ----------------------------------------------------------------------------
@@ -114,7 +114,7 @@ class PoolLineup(ScheduleLineup):
 
 class Pool(OneWorld, ProbesTheWorld):
     name = "pool"
-    layout = POOL_LAYOUT  # report.py: how its runs are summarised and laid out
+    layout = POOL_LAYOUT  # pool_report.py: how its runs are summarised and laid out
 
     def agents_for(self, world) -> tuple[str, ...]:
         """With no --model: the pool's strategies (a round robin: its baselines, who always enter)."""

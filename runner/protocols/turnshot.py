@@ -32,9 +32,9 @@ import attrs
 
 from ..agents import BOX_AGENTS, box_agent
 from ..answers import extract_answer
-from ..report import BOX_LAYOUT
 from ..models import FatalError, LostError, Model, Request
 from .base import Plan, PlaySession, fingerprint
+from .turnshot_report import BOX_LAYOUT
 
 
 # Replies one exploration turn may take: a turn of a game played round by round is a whole game.
@@ -423,7 +423,7 @@ class TurnShotLineup:
 
 class TurnShot:
     name = "turn@shot"
-    layout = BOX_LAYOUT  # report.py: how its runs are summarised and laid out
+    layout = BOX_LAYOUT  # turnshot_report.py: how its runs are summarised and laid out
     many_worlds = True
     config_keys = ("turns", "shots", "grading")
 
