@@ -191,6 +191,15 @@ def capped(text: str, chars: int) -> tuple[str, bool]:
 # ---------------------------------------------------------------- the World protocol: a core and one face per protocol
 
 
+OPTIONAL_HEADER = ("language",)  # WorldHeader fields a World of a kind outside this package may lack
+
+
+def language_of(world) -> int:
+    """The edition of the spec language a world was read by: its `language`, or 2 for a world of a kind that
+    records none (a kind written before the language line)."""
+    return getattr(world, "language", 2)
+
+
 @runtime_checkable
 class World(Protocol):
     """The core every compiled world offers, whatever its kind: identity, manual, budget, rules, tasks,
@@ -204,8 +213,10 @@ class World(Protocol):
     """
 
     # The data members are WorldHeader's fields (name, version, kind, seed, ..., budget), declared once
-    # there: the protocol reads them from its annotations instead of repeating the list.
-    __annotations__ = dict(WorldHeader.__annotations__)
+    # there: the protocol reads them from its annotations instead of repeating the list. `language` is not
+    # required: a kind registered before the language line existed offers worlds without it (read as the
+    # second edition: `language_of`).
+    __annotations__ = {k: v for k, v in WorldHeader.__annotations__.items() if k not in OPTIONAL_HEADER}
 
     @property
     def protocol(self) -> str: ...

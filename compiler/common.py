@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 
 from worldspec import ast
-from worldspec.compiler.api import Budget, Feedback
+from worldspec.compiler.api import Budget, Feedback, language_of
 from worldspec.diagnostics import SpecError, did_you_mean
 from worldspec.meta import MetaCompiler
 from worldspec.values import EvalError, same
@@ -321,7 +321,7 @@ def label_counts(tasks) -> dict[str, dict[str, int]]:
 def report_header(world, true, recall_only: float) -> dict:
     """The keys every kind's certification report opens with."""
     return {
-        "world": world.name, "kind": world.kind, "language": world.language, "seed": world.seed,
+        "world": world.name, "kind": world.kind, "language": language_of(world), "seed": world.seed,
         "default_seed": world.default_seed,
         "params": {k: v for k, v in world.params}, "rules": len(true.rules), "herrings": len(true.herrings),
         "tasks": len(true.tasks), "examples": len(true.examples), "recall_only": recall_only,
