@@ -34,6 +34,13 @@ def ev(src: str, max_steps: int | None = None, **env):
     return unit(Ctx() if max_steps is None else Ctx(max_steps), list(env.values()))
 
 
+def compiled(src: str, *params: str):
+    """One expression compiled once, called on the values of `params` (a draw thousands of times over: parsing
+    and compiling it again for each was nearly all of a distribution test's time)."""
+    unit = MetaCompiler().unit("<test>", list(params), parse_expr(src))
+    return lambda *values: unit(Ctx(), list(values))
+
+
 def call(name: str, *args, max_steps: int = 10 ** 9):
     """Call a builtin on Python values: (result, steps paid)."""
     ctx = Ctx(max_steps)
@@ -381,11 +388,14 @@ def test_draws_are_pure_functions_of_seed_and_key():
     for src in ('rand(3, ["a", 1], -5, 5)', "rand_float(3, {})", 'choice(3, "k", range(50))',
                 'shuffle(3, "k", range(50))'):
         assert same(ev(src), ev(src))
-    rolls = [ev("rand(7, i, 1, 6)", i=i) for i in range(6000)]
+    roll = compiled("rand(7, i, 1, 6)", "i")
+    rolls = [roll(i) for i in range(6000)]
     assert set(rolls) == set(range(1, 7))
     assert all(900 <= rolls.count(v) <= 1100 for v in range(1, 7))
-    assert [ev("rand(s, 0, 1, 6)", s=s) for s in range(50)] != [ev("rand(s, 0, 1, 6)", s=s + 1) for s in range(50)]
-    floats = [ev("rand_float(0, i)", i=i) for i in range(2000)]
+    by_seed = compiled("rand(s, 0, 1, 6)", "s")
+    assert [by_seed(s) for s in range(50)] != [by_seed(s + 1) for s in range(50)]
+    draw = compiled("rand_float(0, i)", "i")
+    floats = [draw(i) for i in range(2000)]
     assert all(0 <= f < 1 for f in floats) and 0.45 < sum(floats) / len(floats) < 0.55
     assert len(set(floats)) == len(floats)
 
@@ -417,7 +427,8 @@ def test_rand_stays_in_its_bounds(lo, span):
 
 
 def test_shuffle_is_a_uniform_permutation():
-    orders = [tuple(ev("shuffle(9, i, [1, 2, 3])", i=i)) for i in range(3000)]
+    shuffled = compiled("shuffle(9, i, [1, 2, 3])", "i")
+    orders = [tuple(shuffled(i)) for i in range(3000)]
     assert set(orders) == set(itertools.permutations([1, 2, 3]))
     assert all(400 <= orders.count(p) <= 600 for p in set(orders))
     assert sorted(ev('shuffle(2, "s", "hello")')) == sorted("hello") and type(ev('shuffle(2, "s", "ab")')) is str

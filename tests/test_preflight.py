@@ -7,6 +7,9 @@ import subprocess
 import sys
 import time
 
+from click.testing import CliRunner
+
+from worldspec.cli import main
 from worldspec.runner.endpoints import unreachable
 
 ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true",
@@ -18,6 +21,13 @@ def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def in_process(*args):
+    """`worldspec ARGS` in this process (exit status, stdout, stderr): the runs below test what the run
+    command reads from its log, not a fresh process's start, and litellm is imported once, not per run."""
+    r = CliRunner().invoke(main, list(args))
+    return r.exit_code, r.stdout, r.stderr
 
 
 def worldspec(*args, timeout=60):
@@ -62,27 +72,32 @@ def test_bad_urls_are_named():
 def test_resume_takes_the_options_from_the_log(tmp_path):
     """Issue 31 item 6: --resume needed every option typed again, though the log holds them."""
     out = tmp_path / "d"
-    code, _, stderr = worldspec("run", "demo", "--agent", "oracle", "-n", "2", "--condition", "direct",
-                                "--out", str(out), "--quiet", timeout=600)
+    code, _, stderr = in_process("run", "demo", "--agent", "oracle", "-n", "2", "--condition", "direct",
+                                 "--out", str(out), "--quiet")
     assert code == 0, stderr
-    code, stdout, stderr = worldspec("run", "demo", "--out", str(out), "--resume", timeout=600)
+    code, stdout, stderr = in_process("run", "demo", "--out", str(out), "--resume")
     assert code == 0, stderr
     assert "different configuration" not in stderr and "| Demo | oracle | direct | 100.0" in stdout
-    code, _, stderr = worldspec("run", "demo", "--out", str(out), "--resume", "-n", "3", timeout=600)
+    code, _, stderr = in_process("run", "demo", "--out", str(out), "--resume", "-n", "3")
     assert code == 2 and "different configuration" in stderr  # what is typed again wins
 
 
 def test_a_run_resumes_against_a_new_api_base(fake_openai, tmp_path):
     """Issue 31 item 1: the endpoint is not part of a run's identity (a fixed URL could not resume)."""
     out = tmp_path / "m"
-    # no exploration (direct): what is tested is the run's identity, not what the model does
+    # The fake's default policy knows only the fake world's tasks: on the demo's it dropped the connection, and
+    # the run spent half a minute in retries before it lost those answers. A model that answers every request
+    # at once: what is tested is the run's identity, not what the model does (no exploration: direct).
+    fake_openai.responder = lambda body: {"content": "```\nEMIT 0\n```", "tool_calls": [], "usage": (10, 5)}
     args = ("run", "demo", "--model", "openai/fake", "-n", "1", "--condition", "direct", "--no-cache", "--quiet",
-            "--out", str(out))
-    code, _, stderr = worldspec(*args, "--api-base", fake_openai.base_url, timeout=600)
-    assert code in (0, 4) and (out / "log.jsonl").exists(), stderr
+            "--retry-delay", "0.001", "--out", str(out))
+    code, _, stderr = in_process(*args, "--api-base", fake_openai.base_url)
+    assert code == 0 and (out / "log.jsonl").exists(), stderr
+    asked = len(fake_openai.requests)
     other = fake_openai.base_url.rstrip("/") + "/"  # another spelling of the endpoint (the one a user fixed)
-    code, _, stderr = worldspec(*args, "--api-base", other, "--resume", timeout=600)
-    assert code in (0, 4) and "different configuration" not in stderr, stderr
+    code, _, stderr = in_process(*args, "--api-base", other, "--resume")
+    assert code == 0 and "different configuration" not in stderr, stderr
+    assert len(fake_openai.requests) == asked  # resumed as the finished run it is: nothing asked again
 
 
 def test_identity_keys_ignore_the_endpoint_and_read_old_logs_as_they_ran():
