@@ -87,11 +87,12 @@ def check_type(t: ast.Type, span: ast.Span) -> None:
 
 
 def check_definitions(spec: ast.Spec, require_equation: bool = True, hooks: dict | None = None,
-                      stacked: bool = False) -> None:
+                      stacked: bool = False, syntax_rules: bool = False) -> None:
     """Base lines, rule overrides and herrings are consistent (any kind that uses them).
 
     `hooks` maps the hook names a kind offers to their parameter names (none by default);
-    `stacked`: the kind layers several rules on one base line (else each line takes one rule).
+    `stacked`: the kind layers several rules on one base line (else each line takes one rule);
+    `syntax_rules`: a rule may replace a syntax entry instead (the kind checks the entry itself).
     """
     hooks = hooks or {}
     seen: dict[str, ast.Definition] = {}
@@ -121,6 +122,13 @@ def check_definitions(spec: ast.Spec, require_equation: bool = True, hooks: dict
         if r.id in ids:
             raise SpecError(r.span, f"rule id {r.id} is used twice", "Rule ids must be unique.")
         ids.add(r.id)
+        if r.syntax is not None:
+            if not syntax_rules:
+                raise SpecError(r.syntax.span, f"rule {r.id} replaces a syntax entry, which only a program "
+                                "world's rule may", "Start the rule with the base line it replaces: op NAME(...) = ...")
+            if not r.statement:
+                raise SpecError(r.span, f"rule {r.id} has no statement", 'Add statement "..." (the open-book text).')
+            continue  # its entry is its equation: a report states the entry (the kind checks it)
         o = r.override
         if o.target not in seen:
             names = [t.split(" ", 1)[1] for t in seen if t.startswith(o.kind + " ")]

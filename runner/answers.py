@@ -207,10 +207,12 @@ def grade_rule_report(world, text: str | None) -> dict:
 
 def rule_line(rule) -> str:
     """The report line stating a rule: `op PLUCK(xs, i) = (get xs (- i 1))` for an
-    operator or hook, `r11: A, B |- A & B` for a proof rule."""
+    operator or hook, `P5 := - SUB right 11` for an operator entry, `r11: A, B |- A & B` for a proof rule."""
     kind, _, name = rule.target.partition(" ")
     if kind in ("op", "hook"):
         return f"{rule.target}({', '.join(rule.params)}) = {rule.equation}"
+    if kind in ("infix", "prefix"):  # a program world's syntax rule: its entry, in its slot (`P5 := - SUB right 11`)
+        return f"{rule.id} := {rule.equation}"
     return f"{name or rule.id}: {rule.equation}"
 
 
@@ -310,6 +312,9 @@ def _slot_target(rule) -> str:
     kind, _, name = rule.target.partition(" ")
     if kind in ("op", "hook"):
         return f"{'hook ' if kind == 'hook' else ''}{name}({', '.join(rule.params)})"
+    if kind in ("infix", "prefix"):  # a syntax rule: stated as its entry
+        form = "SYMBOL OP ASSOCIATIVITY PRECEDENCE" if kind == "infix" else "SYMBOL OP PRECEDENCE"
+        return f"the {kind} operator {name} (state its syntax entry: {form})"
     return rule.target
 
 

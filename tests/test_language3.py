@@ -65,7 +65,7 @@ def test_the_def_is_what_a_call_reaches():
 from pathlib import Path  # noqa: E402
 
 from worldspec.compiler import load_world  # noqa: E402
-from worldspec.diagnostics import SpecError as _SpecError  # noqa: E402
+from worldspec.diagnostics import SpecError as _SpecError, SpecErrors as _SpecErrors  # noqa: E402
 
 LANG3 = Path(__file__).resolve().parent / "worlds" / "lang3"
 PYLIKE = str(LANG3 / "pylike.world")
@@ -77,7 +77,8 @@ def pylike():
 
 
 @pytest.mark.parametrize("program, printed", [
-    ("print(1 + 2 * 3)", "7"), ("print((1 + 2) * 3)", "9"), ("print(10 - 4 - 3)", "3"),
+    ("print(1 + 2 * 3)", "7"), ("print((1 + 2) * 3)", "9"),
+    ("print(10 - 4 - 3, 10 - 4 + 3)", "9 9"),  # P5: binary - groups from the right
     ("print(100 // 10 // 5)", "2"),
     ("print(-7 % 3, 7 % -3, 8 % 3)", "-1 1 2"),  # P1: the sign of the dividend
     ("print(2 ** 3)", "7"), ("print(2 ** 3 ** 2)", "255"),  # P2, and ** groups right to left
@@ -108,12 +109,75 @@ def test_unary_minus_is_perturbed_by_its_rule(pylike, program, true, knocked, ma
     assert pylike.base_world().probe(program).text.strip() == manual
 
 
-def test_precedence_is_the_same_in_every_world_variant(pylike):
-    """Precedence is not a rule: the syntax block's one table parses every variant's programs and writes the
-    manual, so an expression groups alike in the true world and the manual's."""
-    program = "print(1 + 2 * 3, 10 - 4 - 3, 2 * 3 ** 2, 2 ** 3 ** 2)"
-    assert pylike.probe(program).text.strip() == "7 3 16 255"  # P2 makes 3 ** 2 eight: 2 * 8, and 2 ** 8 - 1
-    assert pylike.base_world().probe(program).text.strip() == "7 3 18 512"
+def test_a_syntax_rule_groups_the_true_worlds_programs_and_not_the_manuals(pylike):
+    """P5 replaces the entry `- SUB left 10` with `- SUB right 11`: the true world and every knockout but P5's
+    parse with it; the manual's world and P5's knockout with the syntax block's table."""
+    program = "print(10 - 3 - 2, 1 + 2 * 3, 2 * 3 ** 2, 2 ** 3 ** 2)"
+    assert pylike.probe(program).text.strip() == "9 7 16 255"  # 10 - (3 - 2); P2 makes 3 ** 2 eight
+    assert pylike.knockout("P5").probe(program).text.strip() == "5 7 16 255"  # the knockout tells P5 apart
+    assert pylike.knockout("P2").probe(program).text.strip() == "9 7 18 512"  # ...and keeps P5's grouping
+    assert pylike.base_world().probe(program).text.strip() == "5 7 18 512"
+    assert pylike.surface is pylike.knockout("P2").surface  # one parser per table, shared
+    assert pylike.knockout("P5").surface is pylike.base_world().surface
+    assert "- `a - b` is `SUB(a, b)` (precedence 10, grouping left to right)." in pylike.manual  # the base's
+    rule = pylike.rule("P5")
+    assert (rule.target, rule.equation) == ("infix -", "- SUB right 11")
+
+
+def test_a_syntax_rule_is_observable_required_and_graded_by_its_grouping(pylike):
+    from worldspec.compiler.program.certify import find_witness
+    witness = find_witness(pylike, "P5")
+    assert witness and pylike.probe(witness).text != pylike.knockout("P5").probe(witness).text
+    assert {t for t in ("T9", "T10") if "P5" in pylike.requires(t)} == {"T9", "T10"}
+    assert not any("P5" in pylike.requires(t.id) for t in pylike.tasks if t.id not in ("T9", "T10"))
+    # a stated entry is right when its table groups every program as the rule's does
+    for stated in ("- SUB right 11", 'infix "- SUB right 15"', "syntax infix - SUB right 19"):
+        assert pylike.grade_equation("P5", stated), stated
+    for stated in ("- SUB left 11", "- SUB right 10", "- SUB right 20", "- ADD right 11", "(- a b)"):
+        assert not pylike.grade_equation("P5", stated), stated
+
+
+def syntax_rule_world(syntax: str, rule: str, base: str = "") -> str:
+    return world_with(syntax, base) + 'rule P1 "grouping" {\n  ' + rule + '\n  statement "s"\n}\n'
+
+
+def test_a_program_one_table_refuses_is_a_syntax_error_in_that_variant_only(tmp_path):
+    p = tmp_path / "w.world"
+    p.write_text(syntax_rule_world('infix "== EQ none 5"\n  infix "+ ADD left 10"', 'syntax infix "== EQ left 5"',
+                                   '  op EQ(a: any, b: any) -> bool = a == b  "a equals b."\n'))
+    w = load_world(str(p), cache=False)
+    assert w.probe("print(1 == 1 == true, 1 + 1 == 2)").text.strip() == "true true"
+    fb = w.base_world().probe("print(1 == 1 == true)")
+    assert fb.status == "parse_error" and "unexpected '=='" in fb.text
+    assert w.base_world().probe("print(1 + 1 == 2)").text.strip() == "true"
+
+
+@pytest.mark.parametrize("rule, message", [
+    ('syntax prefix "~ NEG 40"', "rule P1 replaces prefix '~', which the syntax block does not declare"),
+    ('syntax infix "- ADD left 10"', "rule P1 replaces infix '-', which the syntax block does not declare"),
+    ('syntax prefix "- ADD 40"', "rule P1 makes prefix '-' call ADD; the syntax block's calls NEG"),
+    ('syntax prefix "- NEG 30"', "the syntax block's own precedence"),
+    ('syntax infix "+ ADD left"', "is not of the form"),
+    ("syntax list on", "a rule may replace an operator entry only"),
+    ('syntax infix "<> ADD right 10"', "with rule P1: infix '<>' is right but '+', of the same precedence 10"),
+    ('syntax prefix "- NEG 40"\n  equation "(- 0 a)"', "its entry is its equation"),
+])
+def test_syntax_rules_are_checked(tmp_path, rule, message):
+    p = tmp_path / "w.world"
+    p.write_text(syntax_rule_world('infix "+ ADD left 10"\n  infix "<> ADD left 20"\n  prefix "- NEG 30"', rule))
+    with pytest.raises((_SpecError, _SpecErrors)) as info:
+        load_world(str(p), cache=False)
+    text = info.value.render()
+    assert message in text and "w.world:" in text and "^" in text, text
+
+
+def test_one_entry_takes_one_syntax_rule(tmp_path):
+    p = tmp_path / "w.world"
+    p.write_text(syntax_rule_world('infix "+ ADD left 10"\n  prefix "- NEG 30"', 'syntax prefix "- NEG 40"')
+                 + 'rule P2 "again" {\n  syntax prefix "- NEG 50"\n  statement "s"\n}\n')
+    with pytest.raises((_SpecError, _SpecErrors)) as info:
+        load_world(str(p), cache=False)
+    assert "prefix '-' is replaced by both P1 and P2" in info.value.render()
 
 
 def test_non_associative_comparisons_do_not_chain(pylike):
@@ -136,6 +200,7 @@ def test_the_world_certifies():
     assert r.exit_code == 0, r.output
     assert "certified: no problems" in r.output and "tasks: 2" in r.output
     assert "P4     unary minus leaves a negative number negative" in r.output
+    assert "P5     - groups from the right" in r.output
 
 
 def test_the_manual_tells_each_symbol_and_its_op():

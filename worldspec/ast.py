@@ -215,6 +215,7 @@ class RuleDecl(Declared):
     statement: str  # the rule in words, for grading a rule report
     equation: str  # the rule as an equation a rule report may state instead
     equation_span: Span = attrs.field(eq=False, default=NOSPAN)
+    syntax: SyntaxEntry | None = None  # program worlds: `syntax infix "..."`, an operator entry it replaces
 
 
 @attrs.frozen

@@ -314,6 +314,9 @@ class _ToAst:
     def syntax(self, meta, c):
         return ("syntax", tuple(c), self._sp(meta))
 
+    def rule_syntax(self, meta, c):
+        return c[0]
+
     def base_line(self, meta, c):
         kind, name, params, ret, mutates, body, doc = c
         mutated, updates = mutates or ("", None)
@@ -339,9 +342,12 @@ class _ToAst:
         fields = {x[0]: x[1:] for x in rest if isinstance(x, tuple)}
         extra = tuple(x for x in rest if isinstance(x, ast.Field))
         equation, equation_span = fields.get("equation", ("", ast.NOSPAN))
-        return ("rule", ast.RuleDecl(id=str(c[0]), title=c[1], override=c[2],
+        changes = c[2]  # a base line's override, or (program worlds) an operator entry of the syntax block
+        syntax = changes if isinstance(changes, ast.SyntaxEntry) else None
+        return ("rule", ast.RuleDecl(id=str(c[0]), title=c[1], override=None if syntax else changes,
                                      statement=fields.get("statement", ("",))[0], equation=equation,
-                                     span=_span(self._file, c[0]), fields=extra, equation_span=equation_span),
+                                     span=_span(self._file, c[0]), fields=extra, equation_span=equation_span,
+                                     syntax=syntax),
                 self._sp(meta))
 
     def gfield(self, meta, c):

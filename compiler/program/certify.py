@@ -36,7 +36,9 @@ def find_witness(world, rule_id: str, max_examples: int = SEARCH_EXAMPLES, evide
     `evidence` is off), then a Hypothesis search of generated probes.
     """
     true, knocked = world.true_world(), world.knockout(rule_id)
-    target = world.builder.rules[rule_id].override.target
+    syntax = world.surfaces.by_rule.get(rule_id) if world.surfaces is not None else None
+    # a syntax rule's probes call the op its symbol calls (its witness lines and the author's programs group)
+    target = f"op {syntax.operator.op}" if syntax else world.builder.rules[rule_id].override.target
     gen = ProbeGenerator(true, mine_rules=True)
     tells = functools.partial(tells_apart, true, knocked)
     declared = next((p for p in world.rule_data[rule_id].witnesses if tells(p)), None)

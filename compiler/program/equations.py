@@ -20,6 +20,7 @@ from lark.exceptions import UnexpectedCharacters
 from worldspec import ast
 from worldspec.builtins import BUILTINS
 from worldspec.compiler.program.kernel import call_deep, on_deep_stack
+from worldspec.compiler.program.surface import syntax_disagreement
 from worldspec.compiler.program.values_gen import curated_values, values_for
 from worldspec.diagnostics import SpecError, did_you_mean, source_line
 from worldspec.meta import CTX_VARS, MetaCompiler
@@ -304,6 +305,8 @@ def disagreement(world, rule_id: str, text: str, samples: int = SAMPLES) -> str 
     why the equation cannot be read; None when they agree everywhere we look."""
     if not isinstance(text, str) or not text.strip():
         return "no equation"
+    if world.surfaces is not None and rule_id in world.surfaces.by_rule:  # a precedence: stated as an entry
+        return syntax_disagreement(world.surfaces, world.applied, rule_id, text)
     try:
         stated = compile_equation(world, rule_id, text.strip())
     except (EquationError, SpecError) as e:

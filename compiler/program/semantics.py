@@ -320,7 +320,7 @@ class SemanticsBuilder:
                                                                          manual.uses_ctx, manual.reads)
         self.tables: dict[frozenset, Semantics] = {}
         self.requires_cache: dict[str, frozenset] = {}
-        self.parse_cache: dict = {}  # program text -> tree (or its ProgramError)
+        self.parse_cache: dict = {}  # (grammar, program text) -> tree (or its ProgramError)
         self.program_cache: dict = {}  # (rules, text, known functions) -> (tree, code)
 
     def holds_targets(self) -> frozenset:

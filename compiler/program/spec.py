@@ -15,7 +15,8 @@ from worldspec.compiler.program import kernel
 from worldspec.compiler.program.control import check_control_rules
 from worldspec.compiler.program.manual import render_manual
 from worldspec.compiler.program.semantics import HOOK_PARAMS, SemanticsBuilder
-from worldspec.compiler.program.surface import Surface, build_surface
+from worldspec.compiler.program.surface import (Surface, Surfaces, build_surface, check_syntax_rules,
+                                                read_syntax_rule)
 from worldspec.compiler.program.world import ProgramWorld, RuleData, TaskData
 from worldspec.diagnostics import Collector, SpecError, did_you_mean, raise_all, source_line
 from worldspec.meta import MetaCompiler
@@ -44,14 +45,16 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProgramWorld:
         "cannot call", f"Write what {d.name} computes with builtins and defs (a def both bodies call shares it); "
         "a rule reaches the op it changes as prior(...) or base(...). (A box world's defs may call its ops.)")
         for d in spec.base if d.kind == "op"}
-    surface = build_surface(spec.syntax, spec.syntax[0].span if spec.syntax else spec.span)
-    check_definitions(spec, hooks=HOOK_PARAMS, stacked=True)
+    syntax_span = spec.syntax[0].span if spec.syntax else spec.span
+    surface = build_surface(spec.syntax, syntax_span)  # the syntax block's: the manual's world parses with it
+    check_definitions(spec, hooks=HOOK_PARAMS, stacked=True, syntax_rules=True)
+    surfaces = read_syntax_rules(spec, surface, syntax_span)
     for d in spec.base:
         if d.kind == "op" and d.name in surface.keywords:
             raise SpecError(d.span, f"operator {d.name} is also a keyword of the syntax block",
                             "Rename the operator or the keyword.")
     check_operator_ops(spec, surface)
-    builder = SemanticsBuilder(mc, spec.base, spec.rules)
+    builder = SemanticsBuilder(mc, spec.base, tuple(r for r in spec.rules if r.override is not None))
     builder.compile_all()  # every body now, so that errors point at the spec
     check_control_rules(builder)  # a jump, passes or branch_order value the kernel refuses, found now
     budget = program_budget(spec)
@@ -60,8 +63,8 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProgramWorld:
         summary=interpolate(spec.summary, params), params=tuple(params.items()),
         manual=render_manual(spec, surface, params, budget), examples=(), tasks=(),
         rules=tuple(perturbed_rule(r, params) for r in spec.rules),
-        herrings=tuple(herring(spec, h) for h in spec.herrings), budget=budget, surface=surface,
-        builder=builder, task_data={}, sem=builder.build(r.id for r in spec.rules), source=spec.file)
+        herrings=tuple(herring(spec, h) for h in spec.herrings), budget=budget,
+        surface=surfaces.for_rules(r.id for r in spec.rules), surfaces=surfaces, builder=builder, task_data={}, sem=builder.build(r.id for r in spec.rules), source=spec.file)
     found = Collector()
     examples = []
     for e in spec.examples:
@@ -91,9 +94,13 @@ def reject_foreign_items(spec: ast.Spec) -> None:
                                 did_you_mean(g.key, PROGRAM_SECTIONS).strip()
                                 or "Sections: " + ", ".join(PROGRAM_SECTIONS) + "."))
     for r in spec.rules:
-        if r.override is None:
+        if r.override is None and r.syntax is None:
             errors.append(SpecError(r.span, f"rule {r.id} overrides nothing",
-                                    "Start the rule with the base line it replaces: op NAME(...) = ..."))
+                                    "Start the rule with the base line it replaces: op NAME(...) = ..., or "
+                                    'with the operator entry it replaces: syntax infix "- SUB right 10".'))
+        if r.syntax is not None and r.equation:
+            errors.append(SpecError(r.equation_span, f"rule {r.id} replaces a syntax entry: its entry is its "
+                                    "equation", 'Remove the equation line; a report states the entry, "- NEG 50".'))
         errors += [SpecError(f.span, f"unknown rule field {f.key!r}", did_you_mean(f.key, RULE_FIELDS).strip()
                              or "Rule fields: " + ", ".join(RULE_FIELDS) + ".")
                    for f in r.fields if f.key not in RULE_TEXT_FIELDS]
@@ -116,8 +123,35 @@ def program_budget(spec: ast.Spec) -> Budget:
     return read_budget(spec, tuple(sorted(costs.items())))
 
 
+def read_syntax_rules(spec: ast.Spec, surface: Surface, span) -> Surfaces:
+    """The syntax rules (each an operator entry with another precedence), checked, and the surfaces of
+    the variants the world runs: the true world's and each knockout's tables must be grammars."""
+    changes, by_entry = [], {}
+    found = Collector()
+    for r in spec.rules:
+        if r.syntax is None:
+            continue
+        with found.item():
+            c = read_syntax_rule(r.id, r.syntax, surface)
+            if c.index in by_entry:
+                raise SpecError(r.syntax.span, f"{c.operator.kind} {c.operator.symbol!r} is replaced by both "
+                                f"{by_entry[c.index]} and {r.id}", "Each operator entry may be replaced by one rule.")
+            by_entry[c.index] = r.id
+            changes.append(c)
+    found.raise_any()
+    surfaces = Surfaces(surface, tuple(changes))
+    ids = {r.id for r in spec.rules}
+    check_syntax_rules(surfaces, [ids] + [ids - {c.rule} for c in changes], span)
+    return surfaces
+
+
 def perturbed_rule(r: ast.RuleDecl, params: dict) -> Rule:
-    """A rule as the world lists it (a discovery target)."""
+    """A rule as the world lists it (a discovery target); a syntax rule's target is its entry's kind and
+    symbol (`prefix -`), its equation the entry (`- NEG 50`)."""
+    if r.syntax is not None:
+        kind, symbol = r.syntax.key, r.syntax.value.split()[0]
+        return Rule(id=r.id, title=interpolate(r.title, params), target=f"{kind} {symbol}", herring=False,
+                    statement=interpolate(r.statement, params), equation=r.syntax.value, params=())
     return Rule(id=r.id, title=interpolate(r.title, params), target=r.override.target, herring=False,
                 statement=interpolate(r.statement, params), equation=interpolate(r.equation, params),
                 params=tuple(p.name for p in r.override.params))

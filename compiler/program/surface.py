@@ -17,6 +17,11 @@ reports speak of ADD as before. Higher precedence binds tighter; an infix operat
 `left`, `right` or `none` (non-associative: `a < b < c` is a syntax error). The grammar
 gets one level per precedence, loosest first; kernel.desugar turns the parsed operator
 nodes into ordinary call nodes, in place and without recursion.
+
+A rule may replace one operator entry (`syntax prefix "- NEG 50"`): the same symbol and op
+with another precedence or associativity. Each world variant then parses with its own table
+(`Surfaces.for_rules`): the manual's world with the syntax block's, the true world with every
+replacement, a knockout without its rule's; one parser per distinct table, built once.
 """
 from __future__ import annotations
 
@@ -313,6 +318,143 @@ def build_surface(entries, span) -> Surface:
     except LarkError as e:  # a grammar collision is the world author's to fix
         raise ambiguity(words, spans, span, e, operators) from None
     return Surface(tuple(words.items()), frozenset(keywords), grammar, parser, operators)
+
+
+@attrs.frozen
+class SyntaxRule:
+    """A rule's replacement of one operator entry of the syntax block (its symbol and op kept)."""
+
+    rule: str
+    index: int  # the position of the entry it replaces in the syntax block's operator table
+    operator: Operator  # the entry in force with the rule
+
+
+class Surfaces:
+    """The surfaces of a world's variants: the syntax block's operator table with the entries replaced by
+    the syntax rules in force. Shared by every variant; one parser per distinct table."""
+
+    def __init__(self, base: Surface, changes: tuple[SyntaxRule, ...] = ()):
+        self.base = base
+        self.changes = changes
+        self.by_rule = {c.rule: c for c in changes}
+        self.by_table: dict[tuple, Surface] = {base.operators: base}
+        self.by_applied: dict[tuple[str, ...], Surface] = {(): base}
+
+    def table(self, applied) -> tuple[Operator, ...]:
+        """The operator table with these rules in force."""
+        ops = list(self.base.operators)
+        for c in self.changes:
+            if c.rule in applied:
+                ops[c.index] = c.operator
+        return tuple(ops)
+
+    def for_rules(self, applied) -> Surface:
+        """The surface of the variant with these rules in force (built on first use)."""
+        applied = frozenset(applied)
+        key = tuple(c.rule for c in self.changes if c.rule in applied)
+        hit = self.by_applied.get(key)
+        if hit is None:
+            table = self.table(applied)
+            hit = self.by_table.get(table)
+            if hit is None:
+                hit = self.by_table[table] = self.with_table(table)
+            self.by_applied[key] = hit
+        return hit
+
+    def with_table(self, table: tuple[Operator, ...]) -> Surface:
+        """The base surface with another operator table (a precedence change keeps every token)."""
+        grammar, _ = generate_grammar(dict(self.base.words), {}, None, table)
+        return attrs.evolve(self.base, grammar=grammar, parser=program_parser(grammar), operators=table)
+
+
+def read_syntax_rule(rule_id: str, entry, base: Surface) -> SyntaxRule:
+    """A rule's `syntax infix "..."`/`syntax prefix "..."` line, checked against the syntax block: an entry
+    the block declares, with its op, and another precedence or associativity."""
+    if entry.key not in OPERATOR_KEYS:
+        raise SpecError(entry.span, f"rule {rule_id} replaces the syntax entry {entry.key!r}; a rule may replace "
+                        "an operator entry only (infix or prefix)",
+                        'Write the entry as the syntax block does, with another precedence: syntax prefix "- NEG 50". '
+                        "The statement forms are the same in every variant of a world.")
+    new = read_operator(entry.key, entry.value, entry.span)
+    index = next((i for i, o in enumerate(base.operators) if (o.kind, o.symbol) == (new.kind, new.symbol)), None)
+    if index is None:
+        declared = [o.symbol for o in base.operators if o.kind == new.kind]
+        raise SpecError(entry.span, f"rule {rule_id} replaces {new.kind} {new.symbol!r}, which the syntax block "
+                        "does not declare", (did_you_mean(new.symbol, declared).strip() + " ").lstrip()
+                        + f"A rule changes the precedence of a declared operator; the syntax block's {new.kind} "
+                        f"symbols: {', '.join(declared) or 'none'}.")
+    old = base.operators[index]
+    if new.op != old.op:
+        raise SpecError(entry.span, f"rule {rule_id} makes {new.kind} {new.symbol!r} call {new.op}; the syntax "
+                        f"block's calls {old.op}", f"A syntax rule changes only the precedence and associativity: "
+                        f"keep {old.op}. A rule on what {old.op} computes is an op line: op {old.op}(...) = ...")
+    if (new.precedence, new.assoc) == (old.precedence, old.assoc):
+        raise SpecError(entry.span, f"rule {rule_id} gives {new.kind} {new.symbol!r} the syntax block's own "
+                        "precedence" + (" and associativity" if new.kind == "infix" else ""),
+                        "A rule must change something: give another precedence"
+                        + (" or associativity." if new.kind == "infix" else "."))
+    return SyntaxRule(rule_id, index, new)
+
+
+def check_syntax_rules(surfaces: Surfaces, variants, span) -> None:
+    """Each variant's table is a grammar: one associativity per precedence, no conflict. An error stands at
+    the entry of the rule that causes it: one that fails alone, else the last of the rules in force."""
+    singles = [({c.rule}, False) for c in surfaces.changes]  # associativity alone: no parser for these
+    for applied, build in singles + [(v, True) for v in variants]:
+        blame = [c for c in surfaces.changes if c.rule in applied]
+        if not blame:
+            continue
+        at = blame[-1].operator.span or span
+        try:
+            check_operators(list(surfaces.table(applied)), span)
+            if build:
+                surfaces.for_rules(applied)
+        except SpecError as e:
+            raise SpecError(at, f"with rule {blame[-1].rule}: {e.message}", e.hint) from None
+        except LarkError as e:
+            raise SpecError(at, f"with rule {blame[-1].rule} the operators make the syntax ambiguous",
+                            f"Lark says: {str(e).splitlines()[0]}. Choose another precedence.") from None
+
+
+def rank_table(table: tuple[Operator, ...]) -> tuple:
+    """What a table's grammar depends on: each entry's op, rank among the precedences, associativity."""
+    levels = {p: i for i, p in enumerate(sorted({o.precedence for o in table}))}
+    return tuple((o.kind, o.symbol, o.op, levels[o.precedence], o.assoc if o.kind == "infix" else "") for o in table)
+
+
+def syntax_disagreement(surfaces: Surfaces, applied, rule_id: str, text: str) -> str | None:
+    """Where a stated entry (`- NEG 50`, `prefix "- NEG 50"`) groups otherwise than a syntax rule, or why it
+    cannot be read; None when the operator table with it parses every program as the rule's does."""
+    change = surfaces.by_rule[rule_id]
+    o = change.operator
+    words = text.strip().split(None, 1)
+    if words and words[0] == "syntax":
+        words = words[1].split(None, 1) if len(words) > 1 else []
+    if words and words[0] == o.kind and len(words) > 1:
+        words = [words[1]]
+    entry = " ".join(words).strip().strip('"`').strip()
+    try:
+        stated = read_operator(o.kind, entry, None)
+    except SpecError as e:
+        return f"it cannot be read: {e.message}"
+    if (stated.symbol, stated.op) != (o.symbol, o.op):
+        return f"it states {stated.kind} {stated.symbol!r} calling {stated.op}; the rule is about {o.symbol!r} ({o.op})"
+    true = surfaces.table(set(applied) | {rule_id})
+    trial = tuple(stated if i == change.index else t for i, t in enumerate(true))
+    if rank_table(trial) == rank_table(true):
+        return None
+    below = max((t.precedence for t in true if t.precedence < o.precedence), default=None)
+    above = min((t.precedence for t in true if t.precedence > o.precedence), default=None)
+    level = [t.symbol for t in true if t.precedence == o.precedence and t is not o]
+
+    def named(p):
+        return " ".join(dict.fromkeys(t.symbol for t in true if t.precedence == p))
+    where = [f"looser than {named(above)}" if above is not None else "the tightest",
+             f"tighter than {named(below)}" if below is not None else "the loosest"]
+    if level:
+        where.append(f"level with {' '.join(level)}")
+    return (f"in the true table {o.kind} {o.symbol!r} binds {', '.join(where)}"
+            + (f", grouping {o.assoc}" if o.kind == "infix" else "") + "; the stated entry groups otherwise")
 
 
 def program_parser(grammar: str) -> Lark:

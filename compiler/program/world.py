@@ -2,7 +2,8 @@
 
 A ProgramWorld is immutable. `variant(rules)` gives the same world under another rule
 set (the manual's world applies none, a knockout world all but one); every
-variant shares the compiled definitions, the parser and the tasks.
+variant shares the compiled definitions and the tasks, and parses with the
+operator table of its rules (a syntax rule changes a precedence).
 """
 from __future__ import annotations
 
@@ -132,12 +133,13 @@ def unreached(rule: Rule, words: frozenset[str] | None) -> bool:
 class ProgramWorld(WorldHeader):
     """A world whose probes and answers are programs in its own language (built with keywords)."""
 
-    surface: object = attrs.field(repr=False)  # surface.Surface: the syntax block's parser
+    surface: object = attrs.field(repr=False)  # surface.Surface: the parser of this variant's operator table
     builder: SemanticsBuilder = attrs.field(repr=False)  # shared by every variant
     task_data: dict = attrs.field(repr=False)  # task id -> TaskData
     sem: Semantics = attrs.field(repr=False)  # the table of the rules in force
     source: str = ""
     rule_data: dict = attrs.field(repr=False, factory=dict)  # rule id -> RuleData
+    surfaces: object = attrs.field(repr=False, default=None)  # surface.Surfaces: every variant's, shared
 
     @property
     def protocol(self) -> str:
@@ -151,7 +153,10 @@ class ProgramWorld(WorldHeader):
 
     def variant(self, applied) -> "ProgramWorld":
         """The same world with exactly these rules in force."""
-        return attrs.evolve(self, sem=self.builder.build(applied))
+        applied = frozenset(applied)
+        if self.surfaces is None:
+            return attrs.evolve(self, sem=self.builder.build(applied))
+        return attrs.evolve(self, sem=self.builder.build(applied), surface=self.surfaces.for_rules(applied))
 
     def base_world(self) -> "ProgramWorld":
         """The manual's world: no perturbed rule in force."""
@@ -190,10 +195,12 @@ class ProgramWorld(WorldHeader):
         return _cached(self.builder.program_cache, key, compile_)
 
     def parse(self, text: str):
-        """A program's syntax tree (cached); raises kernel.ProgramError."""
+        """A program's syntax tree in this variant's operator table (cached); raises kernel.ProgramError."""
         if len(text) > kernel.MAX_PROGRAM_CHARS:  # never keep huge texts around
             return kernel.parse_program(self.surface, text)
-        return _cached(self.builder.parse_cache, text, lambda: kernel.parse_program(self.surface, text))
+        # keyed by the grammar too: a precedence rule's knockout groups the same text otherwise
+        return _cached(self.builder.parse_cache, (self.surface.grammar, text),
+                       lambda: kernel.parse_program(self.surface, text))
 
     def execute(self, text: str, inputs: dict | None = None, max_steps: int = MAX_STEPS,
                 then: str | None = None) -> Outcome:
