@@ -64,7 +64,8 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> ProgramWorld:
         manual=render_manual(spec, surface, params, budget), examples=(), tasks=(),
         rules=tuple(perturbed_rule(r, params) for r in spec.rules),
         herrings=tuple(herring(spec, h) for h in spec.herrings), budget=budget,
-        surface=surfaces.for_rules(r.id for r in spec.rules), surfaces=surfaces, builder=builder, task_data={}, sem=builder.build(r.id for r in spec.rules), source=spec.file)
+        surface=surfaces.for_rules(r.id for r in spec.rules), surfaces=surfaces, builder=builder, task_data={},
+        sem=builder.build(r.id for r in spec.rules), source=spec.file)
     found = Collector()
     examples = []
     for e in spec.examples:

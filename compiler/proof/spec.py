@@ -236,7 +236,8 @@ class Reader:
             rid = self.rule_id(r.id, r.span)
             if r.override is not None or r.syntax is not None:
                 raise SpecError((r.override or r.syntax).span, f"rule {rid} overrides an operator or a syntax "
-                                "entry, but a proof world patches inference rules", 'Write schema "..." inside the rule instead.')
+                                "entry, but a proof world patches inference rules",
+                                'Write schema "..." inside the rule instead.')
             if rid in patches:
                 raise SpecError(r.span, f"rule {rid} is patched twice", "Each inference rule may be patched once.")
             if rid not in infer:
