@@ -137,6 +137,15 @@ def test_a_syntax_rule_is_observable_required_and_graded_by_its_grouping(pylike)
         assert not pylike.grade_equation("P5", stated), stated
 
 
+def test_a_syntax_rule_is_reported_as_its_entry(pylike):
+    from worldspec.runner.answers import fenced, grade_rule_report, reportable_rules, rule_line, slot_instructions
+    oracle = fenced("\n".join(rule_line(r) for r in reportable_rules(pylike)))
+    assert "P5 := - SUB right 11" in oracle
+    assert grade_rule_report(pylike, oracle)["correct"] == ["P1", "P2", "P3", "P4", "P5"]
+    assert grade_rule_report(pylike, fenced("P5 := - SUB left 10"))["correct"] == []
+    assert "P5 := ??    # the actual behaviour of the infix operator - (state its syntax entry" in slot_instructions(pylike)
+
+
 def syntax_rule_world(syntax: str, rule: str, base: str = "") -> str:
     return world_with(syntax, base) + 'rule P1 "grouping" {\n  ' + rule + '\n  statement "s"\n}\n'
 
