@@ -65,8 +65,7 @@ def share_of(w) -> dict:
     if fam:
         entry["family"], entry["difficulty"] = fam, diff
     return {"entry": entry, "problems": [f"{w.source}: {x}" for x in report["problems"]],
-            # what the folder's cross-checks pair it by (crossed_files), when its kind has them
-            "crossed": [w.kind, w.family, w.difficulty] if KINDS[w.kind].cross_checks and w.family else None}
+            "crossed": w.kind if KINDS[w.kind].cross_checks else None}  # its kind, when that has cross-checks
 
 
 def certify_one(p: str, seed: int | None = None, progress=None, cache: bool | None = None,
@@ -85,13 +84,14 @@ def certify_one(p: str, seed: int | None = None, progress=None, cache: bool | No
     return share_of(w)
 
 
-def crossed_files(shares: list[dict]) -> list[str]:
-    """The files of a folder's shares that its cross-checks can compare: of a kind that has them, in a family
-    with both a hard and an easy world of that kind (the others are in no pair, so leaving them out changes
-    nothing)."""
-    kept = [(s["entry"]["file"], *s["crossed"]) for s in shares if s.get("crossed")]
-    pairs = {(kind, fam, diff) for _, kind, fam, diff in kept}
-    return [file for file, kind, fam, _ in kept if {(kind, fam, "hard"), (kind, fam, "easy")} <= pairs]
+def crossed_files(shares: list[dict]) -> list[list[str]]:
+    """The files of a folder's shares whose kind has cross-checks, one list a kind (in the order the kinds
+    first appear, each in file order): what cross_family_problems gives each kind's cross_checks."""
+    by_kind: dict[str, list[str]] = {}
+    for s in shares:
+        if s.get("crossed"):
+            by_kind.setdefault(s["crossed"], []).append(s["entry"]["file"])
+    return list(by_kind.values())
 
 
 def cross_files(files: list[str], seed: int | None = None, cache: bool | None = None) -> list[str]:

@@ -69,7 +69,8 @@ import pebble
 from worldspec.compiler import KINDS, load_world, register_kind, resolve_world_path, worldcache
 from worldspec.compiler.api import Feedback
 from worldspec.compiler.certified import certify
-from worldspec.compiler.suite import certify_folder, certify_one, cross_files, crossed_files, folder_report, world_files
+from worldspec.compiler.suite import (certify_folder, certify_one, cross_files, crossed_files, folder_report,
+                                     world_files)
 from worldspec.diagnostics import SpecError, SpecErrors
 
 from .answers import grade_rule_report
@@ -507,7 +508,7 @@ class Sandbox:
 
     def certify_folder(self, folder: str, seed: int | None, progress=None, timeout: float | None = None) -> dict:
         """`worldspec check FOLDER`: its files certified side by side, one a worker (each within `timeout`
-        seconds, an Overrun past them), then the cross-box checks; the report is certify_folder's."""
+        seconds, an Overrun past them), then each kind's cross-box checks; the report is certify_folder's."""
         timeout = timeout or self.deadlines.certify
         cache = not worldcache.disabled()
         files = world_files(folder)
@@ -517,9 +518,10 @@ class Sandbox:
                    for i, p in enumerate(files, 1)]
         try:
             shares = [self._waited(f, timeout) for f in futures]
-            crossed = crossed_files(shares)
-            cross = self._waited(self._submit(timeout, cross_check_files, crossed, seed, cache),
-                                 timeout) if crossed else []
+            # each kind's cross-checks in a worker of their own (compiling its worlds again, or recalling them)
+            crossing = [self._submit(timeout, cross_check_files, files, seed, cache) for files in crossed_files(shares)]
+            futures += crossing
+            cross = [problem for f in crossing for problem in self._waited(f, timeout)]
         except BaseException:  # an overrun, an error, Ctrl-C: the files still queued or running are dropped
             for f in futures:
                 f.cancel()
