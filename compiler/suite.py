@@ -46,25 +46,79 @@ def certify_folder(path: str, seed: int | None = None, progress=None, cache: boo
     """Certify every world under `path`; counts by family and difficulty; cross-box problems. A world certified
     before (same spec, seed and compiler) has its report recalled from the world cache unless cache is False."""
     worlds, problems = load_folder(path, seed, progress, cache)
-    entries = []
-    counts: dict[str, dict[str, int]] = {"family": {}, "difficulty": {}, "family_difficulty": {}, "kind": {}}
+    shares = [share_of(w) for w in _certifying(worlds, progress)]
+    return folder_report(path, [{"problem": p} for p in problems] + shares, cross_family_problems(worlds))
+
+
+def _certifying(worlds, progress):
     for i, w in enumerate(worlds, 1):
         if progress:
             progress(f"[{i}/{len(worlds)}] certifying {w.name}")
-        report = certify(w)  # recalled from the world cache when this world was certified before
-        problems += [f"{w.source}: {x}" for x in report["problems"]]
-        entry = {"file": w.source, "world": w.name, "kind": w.kind, "certified": not report["problems"]}
-        _count(counts["kind"], w.kind)
-        fam, diff = report.get("family"), report.get("difficulty")
+        yield w
+
+
+def share_of(w) -> dict:
+    """One compiled world's part of its folder's report: its entry and its certification's problems."""
+    report = certify(w)  # recalled from the world cache when this world was certified before
+    entry = {"file": w.source, "world": w.name, "kind": w.kind, "certified": not report["problems"]}
+    fam, diff = report.get("family"), report.get("difficulty")
+    if fam:
+        entry["family"], entry["difficulty"] = fam, diff
+    return {"entry": entry, "problems": [f"{w.source}: {x}" for x in report["problems"]],
+            "crossed": w.kind if KINDS[w.kind].cross_checks else None}  # its kind, when that has cross-checks
+
+
+def certify_one(p: str, seed: int | None = None, progress=None, cache: bool | None = None,
+                place: str = "", shown: str | None = None) -> dict:
+    """One file of a folder compiled and certified (what a `check FOLDER` worker runs for each file): its
+    share (share_of), or {"problem": ...} when it does not compile; its progress is led by `place` ("[i/n]")
+    and names the file as `shown` (default: p)."""
+    if progress:
+        progress(f"{place} compiling {shown or p}".lstrip())
+    try:
+        w = load_world(p, seed, cache)
+    except (SpecError, SpecErrors) as e:
+        return {"problem": f"{p}: does not compile: {e.render().splitlines()[0]}"}
+    if progress:
+        progress(f"{place} certifying {w.name}".lstrip())
+    return share_of(w)
+
+
+def crossed_files(shares: list[dict]) -> list[list[str]]:
+    """The files of a folder's shares whose kind has cross-checks, one list a kind (in the order the kinds
+    first appear, each in file order): what cross_family_problems gives each kind's cross_checks."""
+    by_kind: dict[str, list[str]] = {}
+    for s in shares:
+        if s.get("crossed"):
+            by_kind.setdefault(s["crossed"], []).append(s["entry"]["file"])
+    return list(by_kind.values())
+
+
+def cross_files(files: list[str], seed: int | None = None, cache: bool | None = None) -> list[str]:
+    """The cross-box problems among these files' worlds (compiled again: recalled when the cache is on)."""
+    return cross_family_problems([load_world(p, seed, cache) for p in files])
+
+
+def folder_report(path: str, shares: list[dict], cross: list[str]) -> dict:
+    """A folder's report from its worlds' shares (in file order; {"problem": ...} for one that does not
+    compile, listed first among the problems) and its cross-box problems."""
+    problems = [s["problem"] for s in shares if "entry" not in s]
+    entries = []
+    counts: dict[str, dict[str, int]] = {"family": {}, "difficulty": {}, "family_difficulty": {}, "kind": {}}
+    for s in shares:
+        if "entry" not in s:
+            continue
+        entry = s["entry"]
+        problems += s["problems"]
+        _count(counts["kind"], entry["kind"])
+        fam, diff = entry.get("family"), entry.get("difficulty")
         if fam:
-            entry["family"], entry["difficulty"] = fam, diff
             _count(counts["family"], fam)
             _count(counts["difficulty"], diff)
             _count(counts["family_difficulty"], f"{fam}/{diff}")
         entries.append(entry)
-    cross = cross_family_problems(worlds)
     problems += cross
-    return {"folder": path, "worlds": len(worlds) + sum(1 for p in problems if "does not compile" in p),
+    return {"folder": path, "worlds": len(entries) + sum(1 for p in problems if "does not compile" in p),
             "certified": sum(e["certified"] for e in entries), "counts": counts, "entries": entries,
             "cross_checks": len(cross), "problems": problems}
 

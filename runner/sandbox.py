@@ -69,7 +69,8 @@ import pebble
 from worldspec.compiler import KINDS, load_world, register_kind, resolve_world_path, worldcache
 from worldspec.compiler.api import Feedback
 from worldspec.compiler.certified import certify
-from worldspec.compiler.suite import certify_folder
+from worldspec.compiler.suite import (certify_folder, certify_one, cross_files, crossed_files, folder_report,
+                                     world_files)
 from worldspec.diagnostics import SpecError, SpecErrors
 
 from .answers import grade_rule_report
@@ -282,8 +283,20 @@ def certify_file(o: Origin, progress) -> dict:
 
 @portable_errors
 def certify_files(folder: str, seed: int | None, progress, cache: bool = True) -> dict:
-    """`worldspec check FOLDER` in a worker."""
+    """`worldspec check FOLDER` in one worker."""
     return certify_folder(folder, seed, progress=progress, cache=cache)
+
+
+@portable_errors
+def certify_folder_file(path: str, seed: int | None, progress, cache: bool, place: str, shown: str) -> dict:
+    """One file of `worldspec check FOLDER` in a worker: its share of the folder's report."""
+    return certify_one(path, seed, progress, cache, place, shown)
+
+
+@portable_errors
+def cross_check_files(files: list[str], seed: int | None, cache: bool) -> list[str]:
+    """The cross-box problems among a folder's worlds, in a worker (after their certification)."""
+    return cross_files(files, seed, cache)
 
 
 @portable_errors
@@ -493,6 +506,43 @@ class Sandbox:
                 raise self._stalled(future, self.deadlines.certify)
             self._result(future, self.deadlines.certify)
 
+    def certify_folder(self, folder: str, seed: int | None, progress=None, timeout: float | None = None) -> dict:
+        """`worldspec check FOLDER`: its files certified side by side, one a worker (each within `timeout`
+        seconds, an Overrun past them), then each kind's cross-box checks; the report is certify_folder's."""
+        timeout = timeout or self.deadlines.certify
+        cache = not worldcache.disabled()
+        files = world_files(folder)
+        n = len(files)
+        futures = [self._submit(timeout, certify_folder_file, p, seed, progress, cache, f"[{i}/{n}]",
+                                os.path.relpath(p, folder))
+                   for i, p in enumerate(files, 1)]
+        try:
+            shares = [self._waited(f, timeout) for f in futures]
+            # each kind's cross-checks in a worker of their own (compiling its worlds again, or recalling them)
+            crossing = [self._submit(timeout, cross_check_files, files, seed, cache) for files in crossed_files(shares)]
+            futures += crossing
+            cross = [problem for f in crossing for problem in self._waited(f, timeout)]
+        except BaseException:  # an overrun, an error, Ctrl-C: the files still queued or running are dropped
+            for f in futures:
+                f.cancel()
+            raise
+        return folder_report(folder, shares, cross)
+
+    def _waited(self, future, timeout: float):
+        """A call's result once it is done. The calls of one batch are queued in order, so when the one
+        before it is done this one has started (or starts at once): it has its deadline and the pool's
+        start-up allowance from then."""
+        concurrent.futures.wait([future], timeout=timeout + self.deadlines.start)
+        if not future.done():
+            raise self._stalled(future, timeout)
+        return self._result(future, timeout)
+
+    def resize(self, workers: int | None) -> None:
+        """Have `workers` worker processes from the next call on (None: as many as now)."""
+        if workers and workers != self.workers:
+            self.close()
+            self.workers = workers
+
     def close(self) -> None:
         with self._lock:
             if self._pool is not None:
@@ -562,13 +612,15 @@ def overrun_feedback(e: Overrun, cap: int) -> Feedback:
 
 
 def certify_once(path: str, seed: int | None, progress=None, timeout: float | None = None,
-                 sandbox: Sandbox | None = None) -> tuple[dict, str | None]:
-    """(certification report, note) of a world file or a folder: `worldspec check` (Overrun past the deadline)."""
+                 sandbox: Sandbox | None = None, jobs: int | None = None) -> tuple[dict, str | None]:
+    """(certification report, note) of a world file or a folder: `worldspec check` (Overrun past the deadline).
+    A folder's files are certified `jobs` at a time (default: the sandbox's workers)."""
     sandbox = sandbox or shared()
     timeout = timeout or sandbox.deadlines.certify
     if os.path.isdir(path):
+        sandbox.resize(jobs)
         try:
-            return sandbox.call(timeout, certify_files, path, seed, progress, not worldcache.disabled()), None
+            return sandbox.certify_folder(path, seed, progress, timeout), None
         except Unavailable as e:
             return certify_folder(path, seed, progress=progress), f"{e}: certified in this process, with no time limit"
     o = _file_origin(path, seed)

@@ -14,8 +14,10 @@ from click.testing import CliRunner
 from worldspec.cli import main
 
 WORLDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worlds")
-from worldspec.compiler import load_world
+from worldspec.compiler import load_world, worldcache
+from worldspec.compiler.suite import certify_folder
 from worldspec.play import Session
+from worldspec.runner import sandbox
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(ROOT, "worlds", "demo.world")
@@ -144,6 +146,32 @@ def test_check_a_folder(tmp_path):
     data = json.loads(r.stdout)
     assert data["worlds"] == 2 and data["certified"] == 1
     assert any("broken.world" in p and "does not compile" in p for p in data["problems"])
+
+
+def test_check_a_folder_side_by_side_reports_what_one_worker_does(tmp_path, monkeypatch):
+    """Issue 27: `check FOLDER --jobs 2` certifies its worlds in two workers; the report (entries, counts,
+    problems in file order, a world that does not compile, the cross-box checks) is --jobs 1's and the
+    in-process certify_folder's."""
+    oracle = os.path.join(ROOT, "worlds", "oracle", "circuit")
+    for name in ("cri-e-consequece", "cri-e-swap", "cri-h-and-tree", "cri-h-compare"):
+        shutil.copy(os.path.join(oracle, f"{name}.world"), tmp_path / f"{name}.world")
+    shutil.copy(DEMO, tmp_path / "demo.world")
+    (tmp_path / "broken.world").write_text('world "B" version 1\nkind program\nbase {\n')
+    monkeypatch.setenv(worldcache.ENV_DISABLE, "")  # restored after the test: --no-cache sets it
+    workers = sandbox.shared().workers
+    one = cli("check", str(tmp_path), "--json", "--no-cache", "--jobs", "1")
+    two = cli("check", str(tmp_path), "--json", "--no-cache", "--jobs", "2")
+    assert one.exit_code == two.exit_code == 1, two.output
+    assert one.stdout == two.stdout
+    data = json.loads(two.stdout)
+    assert data == certify_folder(str(tmp_path), cache=False)
+    assert [os.path.basename(e["file"]) for e in data["entries"]] == [
+        "cri-e-consequece.world", "cri-e-swap.world", "cri-h-and-tree.world", "cri-h-compare.world", "demo.world"]
+    assert data["worlds"] == 6 and data["certified"] == 5 and data["counts"]["family_difficulty"] == {
+        "CRI/easy": 2, "CRI/hard": 2}
+    assert "broken.world" in data["problems"][0] and "does not compile" in data["problems"][0]
+    assert "--jobs" in cli("check", "--help").output
+    sandbox.shared().resize(workers)  # as the tests after this one expect it
 
 
 def test_check_unknown_world():

@@ -112,12 +112,12 @@ def no_cache_option(name: str = "--no-cache"):
 
 
 def certification(path: str, seed: int | None, say=None, timeout: float | None = None,
-                  option: str = "--timeout") -> tuple[dict, str | None]:
+                  option: str = "--timeout", jobs: int | None = None) -> tuple[dict, str | None]:
     """(report, note): `check`'s certification of a file or folder; an overrun is the report's one problem,
     naming OPTION, the deadline's option of the command that asked (`check --timeout`, `author --check-timeout`).
     A spec that does not compile raises its diagnostic (SpecError, SpecErrors, sandbox.RemoteSpecError)."""
     try:
-        return sandbox.certify_once(path, seed, say, timeout)
+        return sandbox.certify_once(path, seed, say, timeout, jobs=jobs)
     except sandbox.Overrun as e:
         problem = f"certification {e.said}; a spec's code must finish (raise {option} for a slow machine)"
         return {"world": path, "problems": [problem], "overrun": True}, None
