@@ -572,8 +572,8 @@ def test_a_dry_run_at_the_largest_budget_is_quick(tmp_path):
 
 # ---------------------------------------------------------------- done when: hostile replies through `worldspec run`
 
-HOSTILE = {  # what a hostile model sends, as probes of AlienCode
-    "bomb": "\n".join(["SET a AS STRAND(1)"] + ["SET a AS STRAND(a, a)"] * 40 + ["EMIT(TWIN(a, a))"]),
+HOSTILE = {  # what a hostile model sends, as probes of the demo world (AlienCode's syntax, a 6-call budget)
+    "bomb": "\n".join(["SET a AS STRAND(1)"] + ["SET a AS STRAND(a, a)"] * 40 + ["EMIT(GAUGE(a))"]),
     "literal": "EMIT(" + "9" * 4301 + ")",
     "surrogate": f'EMIT("{LONE}")',
 }
@@ -596,7 +596,7 @@ def logged(out) -> list[dict]:
 def test_hostile_replies_go_through_a_run_that_is_killed_and_resumed(fake_openai, tmp_path):
     fake_openai.responder = hostile_responder(list(HOSTILE.values()))
     out = tmp_path / "run"
-    args = model_run(fake_openai, out)
+    args = model_run(fake_openai, out, "demo")
     proc = subprocess.Popen(CLI + args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:  # killed right after the three hostile probes were answered
         deadline = time.monotonic() + 240
