@@ -504,3 +504,15 @@ def test_python_dash_m_worldspec_is_the_command(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "worldspec", "nonesuch"], capture_output=True, text=True,
                          timeout=120, cwd=tmp_path)
     assert bad.returncode == 2 and "Usage: worldspec" in bad.stderr
+
+
+def test_check_a_folder_names_the_file_of_every_kind_of_world(tmp_path):
+    """A folder's report lists each world's file, whatever its kind: `check worlds` failed with an internal error
+    on the Hold'em world, which had no `source`."""
+    for path in ("interactive/holdem.world", "interactive/trust.world", "demo.world"):
+        shutil.copy(os.path.join(ROOT, "worlds", path), tmp_path / os.path.basename(path))
+    r = cli("check", str(tmp_path), "--json", "--jobs", "1")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert sorted((os.path.basename(e["file"]), e["kind"]) for e in data["entries"]) == [
+        ("demo.world", "program"), ("holdem.world", "holdem"), ("trust.world", "game")]

@@ -71,7 +71,7 @@ def compile_spec(spec: ast.Spec, seed: int | None = None) -> HoldemWorld:
         table=table, hands=integer("hands", 10, 1, 10_000), seats=read_seats(items, spec, SEATS), opponents=opponents,
         baselines=read_baselines(items, opponents), recent=integer("recent", 8, 0, 100),
         certify_hands=integer("certify_hands", 40, 1, 10_000), players=players,
-        tables=integer("tables", 1, 1, 1000))
+        tables=integer("tables", 1, 1, 1000), source=spec.file)
     return attrs.evolve(world, manual=render_holdem_manual(spec, world, params))
 
 

@@ -91,6 +91,7 @@ class HoldemWorld(WorldHeader):
     certify_hands: int
     players: int = 2  # 2: heads-up duplicate deals; 3 to 10: a ring game (`tables` tables of `hands` hands)
     tables: int = 1
+    source: str = ""  # the spec file, as every kind's world names it (a folder's report lists it)
 
     @property
     def ring(self) -> bool:
