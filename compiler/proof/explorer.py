@@ -453,9 +453,3 @@ class ProofExplorer:
         self.asked, self.sent, self.unexplained = set(asked), set(sent), dict(unexplained)
         self.passed = set(passed)
 
-
-def proof_explorer(world, seed: int = 0) -> ProofExplorer | None:
-    """The built-in explorer of a proof world (None for other kinds), built from its view alone."""
-    if getattr(world, "kind", "") != "proof":
-        return None
-    return ProofExplorer(proof_view(world), seed)
