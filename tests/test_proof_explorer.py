@@ -175,6 +175,7 @@ def test_observing_prunes_to_the_hypotheses_that_predict_the_verdict():
     assert (outcomes == {PASS}) == (not failed or int(failed.group(1)) > last)
 
 
+@pytest.mark.slow  # a whole budget on AlienLogic and 70 bounded searches: 7-12 s on a shared 2-core machine
 def test_alienlogic_beats_its_recall_only_floor_and_reports_unprovrec(measured):
     """The figures docs/explorer.md records (default seed)."""
     assert measured.accuracy > FLOOR
@@ -212,3 +213,18 @@ def test_run_agent_explorer_on_a_proof_world_scores_its_learnability(tmp_path):
     assert record["system"] == "explorer" and last["calls"] == 48
     assert last["accuracy"] == pytest.approx(found.accuracy) == 100.0
     assert (last["rules_correct"], last["rules_total"]) == (2, 2)
+
+
+def test_a_wider_search_proves_what_the_sequents_universe_misses(alienlogic):
+    """T15 (P & Q |- P): r17 gives the right conjunct, so the proof passes through Q & P, which is no
+    subformula of the sequent; the wider search (one-step images under the learned one-line rules) finds it."""
+    narrow, wide = alienlogic.explorer(0), alienlogic.explorer(0)
+    wide.widen = True
+    for _ in range(alienlogic.budget.max_calls):
+        proof = narrow.next_probe()
+        narrow.observe(proof, alienlogic.probe(proof).text)
+    wide.restore(narrow.snapshot())
+    task = alienlogic.task("T15")
+    assert narrow.answer(task) == alienlogic.decline
+    answer = wide.answer(task)
+    assert alienlogic.verify(task, read_answer(alienlogic, task, fenced(answer))).passed, answer
