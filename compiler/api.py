@@ -511,8 +511,9 @@ class Explorable(Protocol):
 
 
 def explorer_of(world, seed: int = 0):
-    """The world's built-in explorer session, or None when its kind has none."""
-    return world.explorer(seed) if isinstance(world, Explorable) else None
+    """The world's built-in explorer session, or None when its kind has none. A world may offer an explorer
+    without scoring information per probe (proof worlds): `explorer` alone is enough here."""
+    return world.explorer(seed) if callable(getattr(world, "explorer", None)) else None
 
 
 @attrs.frozen

@@ -5,9 +5,11 @@ Milestone worlds (`--agent NAME`):
             (the pipeline's self-test: must score 100%);
   manual    trusts the manual: submits naive solutions (the recall-only floor);
   explorer  explores without a model: probes chosen by expected information gain over a
-            hypothesis space built from the manual (the world's own explorer, api.Explorable);
+            hypothesis space built from the manual (the world's own explorer, api.explorer_of);
             states its most probable hypotheses, predicts by running programs under them and
-            repairs naive answers ("explorer (naive-program repair)" in docs/explorer.md);
+            repairs naive answers ("explorer (naive-program repair)" in docs/explorer.md); in a
+            proof world it tests rules with one-rule proofs and answers by bounded search under
+            the rules it learned (docs/explorer.md, "Proof worlds"); not a default agent there;
   replay:DIR[#SYSTEM]  replays the replies of a recorded run (probes still run live).
 
 Turn@shot worlds (black boxes, game boxes):
@@ -138,7 +140,7 @@ class ExplorerAgent(BuiltinAgent):
         self.session = explorer_of(world, probe_seed)
         if self.session is None:
             raise FatalError(f"the explorer does not apply to {world.name} (kind {world.kind}): "
-                             "only worlds with a built-in explorer (program worlds) have one")
+                             "only worlds with a built-in explorer (program and proof worlds) have one")
         self.states: dict[tuple, dict] = {(): self.session.snapshot()}  # exchanges -> weights after them
         self.probes: dict[tuple, str] = {}  # exchanges -> the probe sent next
 

@@ -9,6 +9,10 @@ explorers build their state from the manual, the declared domains or syntax, and
   answers every task; graded as a run grades them (`read_answer`, `World.verify`, `grade_rule_report`). The
   explorer is deterministic, so every one of the budget's answers to a task is the same: the figure equals
   the last milestone of `worldspec run WORLD --agent explorer` (tests/test_learnability.py checks it);
+- a proof world (one with decline forms and an `explorer`, compiler/proof/explorer.py): `proof_learnability`
+  plays the same milestone rounds of one-unit proof probes, reads the checker's verdict as the tool message
+  carries it, and grades its last-milestone report and answers as a run grades them; it adds UnprovRec (the
+  correct refusals over the goals designated unprovable);
 - a black box: `box_learnability` plays the box explorer (runner/boxexplorer/) against the box with its
   turn@shot budget and grades its answers with the box's own (lenient) grading: a test passes when some
   shot's answer is right;
@@ -52,6 +56,8 @@ class Learnability:
     rules_total: int | None = None
     missed: dict = attrs.field(factory=dict)
     scored: bool = False  # test games: each scores a share of its optimum, not pass or fail
+    refusals: int | None = None  # proof worlds: correct refusals (UnprovRec's numerator) ...
+    unprovable: int | None = None  # ... and the goals designated unprovable (its denominator)
 
     def line(self) -> str:
         """The line `check` prints."""
@@ -61,7 +67,11 @@ class Learnability:
             line = (f"learnability: the explorer ({self.strategy}) answers {self.accuracy:.1f}% of the tasks "
                     f"within {self.turns} calls; {self.rules_correct}/{self.rules_total} rules stated correctly")
             missed = "; ".join(f"{r}: {why}" for r, why in self.missed.items())
-            return line + (f" (missed {missed})" if missed else "")
+            line += f" (missed {missed})" if missed else ""
+            if self.unprovable:
+                line += (f"; UnprovRec {100.0 * self.refusals / self.unprovable:.1f}% ({self.refusals}/"
+                         f"{self.unprovable} unprovable goals declined)")
+            return line
         if self.scored:
             return (f"learnability: the explorer ({self.strategy}) scores {self.accuracy:.1f}% of the test "
                     f"games' optimum within {self.turns}@{self.shots} (each game's best shot, lenient grading)")
@@ -91,6 +101,8 @@ def learnability(world, seed: int = 0) -> Learnability:
     kind = getattr(world, "kind", "?")
     if isinstance(world, Explorable):
         return program_learnability(world, seed)
+    if hasattr(world, "unprovable_tasks") and explorer_of(world, seed) is not None:
+        return proof_learnability(world, seed)
     if getattr(world, "protocol", "") != "turn@shot":  # what the box explorer speaks (compiler.api PROTOCOLS)
         return Learnability(None, reason=f"no explorer for {kind}", kind=kind)
     if any(t.shape == "play" for t in world.tasks):
@@ -130,6 +142,44 @@ def program_learnability(world, seed: int = 0) -> Learnability:
     return Learnability(100.0 * passed / max(1, len(world.tasks)), calls, world.budget.answers,
                         "information gain", kind=world.kind, rules_correct=len(correct), rules_total=len(rules),
                         missed={r.id: why_missed(world, session, r) for r in rules if r.id not in correct})
+
+
+def proof_learnability(world, seed: int = 0) -> Learnability:
+    """The proof explorer's last-milestone accuracy, rule report and UnprovRec within the world's budget."""
+    session = explorer_of(world, seed)
+    calls = 0
+    for slots in round_slots(world.budget):
+        for _ in range(slots):
+            proof = session.next_probe()
+            fb = world.probe(proof)
+            session.observe(proof, fb.text)
+            calls += 1
+    answers = {t.id: read_answer(world, t, fenced(session.answer(t))) for t in world.tasks}
+    passed = sum(bool(world.verify(t, answers[t.id]).passed) for t in world.tasks)
+    refusals = sum(bool(world.correct_refusal(tid, answers[tid])) for tid in world.unprovable_tasks)
+    report = grade_rule_report(world, fenced(session.report()))
+    rules = reportable_rules(world)
+    correct = set(report["correct"])
+    return Learnability(100.0 * passed / max(1, len(world.tasks)), calls, world.budget.answers,
+                        "one-rule tests", kind=world.kind, rules_correct=len(correct), rules_total=len(rules),
+                        missed={r.id: why_proof_missed(world, session, r) for r in rules if r.id not in correct},
+                        refusals=refusals, unprovable=len(world.unprovable_tasks))
+
+
+def why_proof_missed(world, session, rule) -> str:
+    """Why the proof explorer did not state `rule` right (read here, after it is done): no variant of the
+    manual's schema in its space is the rule, several survive (the budget ran out first), or the verdicts
+    left a hypothesis that is not the rule."""
+    rid = rule.id
+    hyps = session.space.get(rid, ())
+    right = {h.id for h in hyps if not h.is_base and world.grade_equation(rid, h.show(world.notation))}
+    if not right:
+        pruned = " and the verdicts pruned every variant" if rid in session.unexplained else ""
+        return f"outside its families (no variant of the manual's schema states it{pruned})"
+    left = set(session.weights.get(rid, ()))
+    if left & right and len(left) > 1:
+        return f"budget spent ({len(left)} hypotheses left, the rule among them)"
+    return "its surviving hypothesis is not the rule"
 
 
 def why_missed(world, session, rule) -> str:

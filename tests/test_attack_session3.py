@@ -205,14 +205,16 @@ def test_reports_label_the_explorer_and_json_keeps_its_id(fake_run, tmp_path):
 
 
 def test_the_explorer_agent_runs_on_program_worlds_and_boxes_and_is_refused_elsewhere(tmp_path):
+    # proof worlds have an explorer too since issue 26 (tests/test_proof_explorer.py); a judge world has none
     lang = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worlds", "lang", "state.world")
     r = CliRunner().invoke(main, ["run", lang, "--agent", "explorer", "-n", "1", "--no-cache",
                                   "--out", str(tmp_path / "state")])
     assert r.exit_code == 0, r.output
     assert "explorer (naive-program repair)" in r.output
-    r = CliRunner().invoke(main, ["run", "alienlogic", "--agent", "explorer", "-n", "1", "--no-cache",
+    judge = os.path.join(WORLDS, "interactive", "math", "m01-exactly-one-divisor.world")
+    r = CliRunner().invoke(main, ["run", judge, "--agent", "explorer", "-n", "1", "--no-cache",
                                   "--out", str(tmp_path / "x")])
-    assert r.exit_code == EXIT_INPUT and "does not apply to AlienLogic" in r.output and "Traceback" not in r.output
+    assert r.exit_code == EXIT_INPUT and "unknown agent 'explorer'" in r.output and "Traceback" not in r.output
     # a black box has its own explorer since issue 26 (runner/boxexplorer/)
     box = os.path.join(WORLDS, "oracle-extra", "cii-e01-running-maximum.world")
     r = CliRunner().invoke(main, ["run", box, "--agent", "explorer", "--no-cache", "--out", str(tmp_path / "box")])

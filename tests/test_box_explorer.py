@@ -123,8 +123,8 @@ def test_learnability_is_the_explorers_accuracy_within_the_boxs_budget():
     assert 80.0 <= found.accuracy <= 100.0 and "within 10@1" in found.line()
     # a box outside the families scores low: the number is measured, not a constant
     assert box_learnability(load_world("worlds/oracle/code/cii-h-mergesort-recursion.world")).accuracy < 50.0
-    proof = box_learnability(load_world("alienlogic"))  # no explorer: said, not measured
-    assert proof.accuracy is None and proof.line() == "learnability: not measured (no explorer for proof)"
+    judge = box_learnability(load_world("worlds/interactive/math/m01-exactly-one-divisor.world"))  # no explorer
+    assert judge.accuracy is None and judge.line() == "learnability: not measured (no explorer for judge)"
 
 
 def test_check_prints_the_learnability_line_only_when_asked():

@@ -168,9 +168,10 @@ def test_a_models_probe_is_read_as_a_whole_program():
 
 def test_worlds_without_an_explorer_say_so():
     proof = load_world("alienlogic")
-    assert not isinstance(proof, Explorable)
-    assert explorer_of(proof) is None
-    assert "explorer" not in default_milestone_agents(proof)
+    assert not isinstance(proof, Explorable)  # no information per probe ...
+    assert explorer_of(proof) is not None  # ... but a built-in explorer since issue 26 (tests/test_proof_explorer.py)
+    assert "explorer" not in default_milestone_agents(proof)  # named, not a default agent
+    assert explorer_of(load_world("worlds/interactive/math/m01-exactly-one-divisor.world")) is None
     assert "explorer" in default_milestone_agents(load_world(DEMO))
 
 

@@ -17,6 +17,7 @@ from worldspec.compiler.api import CaseResult, Feedback, Task, ToolSpec, Verdict
 from worldspec.compiler.common import capped_feedback
 from worldspec.compiler.proof import checker, formula as F, generate, proofs, search
 from worldspec.compiler.proof.certify import certify as certify_proof
+from worldspec.compiler.proof.explorer import ProofExplorer, proof_view
 from worldspec.compiler.proof.formula import FormulaError
 from worldspec.compiler.proof.manual import sequent
 from worldspec.compiler.proof.schema import Schema, parse_schema
@@ -366,6 +367,11 @@ class ProofWorld(WorldHeader):
             if rid not in self.patches and r.schema.canonical() == canonical:
                 return rid
         return None
+
+    def explorer(self, seed: int = 0) -> ProofExplorer:
+        """The built-in LLM-free explorer (compiler/proof/explorer.py), built from this world's view alone: the
+        manual, the notation and words, the budget and the task prompts (never the patches)."""
+        return ProofExplorer(proof_view(self), seed)
 
     def probe_generator(self, seed: int = 0) -> Iterator[str]:
         """Seeded one-rule proofs built from the manual's schemas (fixed-probe exploration)."""
