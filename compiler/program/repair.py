@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from lark import Token, Tree
+
 from worldspec.compiler.program.believed import context
 from worldspec.compiler.program.probegen import quote
 
@@ -343,6 +345,11 @@ class Repairer:
                 if p.type.name in ("list", "any"):
                     out.append(lambda a, i=i: f"{name}({', '.join(_put(a, i, f'{rev}({a[i]})'))})")
                     out.append(lambda a, i=i: f"{rev}({name}({', '.join(_put(a, i, f'{rev}({a[i]})'))}))")
+        if sub and n == 2 and d.returns.name == "int" and all(p.type.name == "int" for p in d.params):
+            # a remainder brought into the divisor's sign: f(f(a, b) + b, b)
+            out.append(lambda a: f"{name}({sub}({name}({a[0]}, {a[1]}), {sub}(0, {a[1]})), {a[1]})")
+        if sub and n == 1 and d.returns.name == d.params[0].type.name == "int":
+            out.append(lambda a: f"{sub}(0, {a[0]})")  # a negation written as a difference from zero
         return out
 
     def rewrite_for(self, target: str, scope: str):
@@ -411,7 +418,12 @@ class Repairer:
 
     def repair(self, naive: str, bools: set = frozenset()) -> str:
         """The naive answer rewritten for the believed world (bools: the inputs declared as truth values)."""
-        text = self.correct_bool_params(self.index_loops(naive), set(bools))
+        # operators written as calls: the call repair reaches them, and the grouping no longer rests on the
+        # syntax table (a syntax rule may change precedence or associativity; a call means what it says)
+        # (read with the manual's table: the programmer wrote the answer as the manual groups it)
+        surface = self.manual.surface
+        ops = {o.op for o in getattr(surface, "operators", ()) or ()}
+        text = self.correct_bool_params(self.index_loops(operators_as_calls(surface, naive, ops)), set(bools))
         for target in self.ex.weights:
             kind, name = target.split(" ", 1)
             h = self.ex.best(target)
@@ -512,3 +524,49 @@ def _put(a: list, i: int, x: str) -> list:
     b = list(a)
     b[i] = x
     return b
+
+
+def _span(x) -> tuple[int, int] | None:
+    if isinstance(x, Token):
+        return (x.start_pos, x.end_pos) if x.start_pos is not None else None
+    if isinstance(x, Tree) and not x.meta.empty:
+        return x.meta.start_pos, x.meta.end_pos
+    return None
+
+
+def operators_as_calls(surface, text: str, ops: set) -> str:
+    """The program with every infix or prefix use of these operators written as the call it stands for
+    (`n % 3` as MOD(n, 3), `-d` as NEG(d)), so that the call repair reaches them; unchanged when the
+    world has no operator syntax or the text does not parse."""
+    table = getattr(surface, "operators", ()) or ()
+    if not ops or not any(o.op in ops for o in table):
+        return text
+    src = text.rstrip() + "\n"
+    try:
+        tree = surface.parser.parse(src)
+    except Exception:  # noqa: BLE001 — a naive answer that does not parse is repaired as text
+        return text
+
+    def render(node, start: int, end: int) -> str:
+        kind, _, index = node.data.partition("_")
+        if kind in ("infix", "prefix") and index.isdigit() and table[int(index)].op in ops:
+            o = table[int(index)]
+            operands = [c for c in node.children if not (isinstance(c, Token) and str(c) == o.symbol)]
+            parts = []
+            for c in operands:
+                sp = _span(c)
+                if sp is None:
+                    return src[start:end]
+                parts.append(render(c, *sp) if isinstance(c, Tree) else src[sp[0]:sp[1]])
+            return f"{o.op}({', '.join(parts)})"
+        out, pos = [], start
+        for c in node.children:
+            sp = _span(c) if isinstance(c, Tree) else None
+            if sp is None or sp[0] < pos:
+                continue
+            out += [src[pos:sp[0]], render(c, *sp)]
+            pos = sp[1]
+        return "".join(out) + src[pos:end]
+
+    whole = render(tree, 0, len(src))
+    return whole if text.endswith("\n") else whole.rstrip("\n")
