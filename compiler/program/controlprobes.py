@@ -92,3 +92,78 @@ def _closures(s, k, n, lists, word, out) -> list[str]:
             _block(s.render("function", name=f, params="zp"), i + s.render("function", name=g, params=""),
                    i + i + s.render("return", expr="zp"), i + s.render("return", expr=f"{g}()"),
                    f"{out}({f}({n[7]}))")]
+
+
+# Hooks of statements and calls probed by `statement_programs` (each needs only forms the world has).
+STATEMENT_HOOKS = ("list_literal", "float_literal", "set_index", "assign_many", "for_many", "update", "arguments",
+                   "returned", "no_return", "passes", "branch_order", "else_runs")
+
+
+def statement_programs(name: str, s, k: int, t, out: str, mutators=()) -> list[tuple[str, set]]:
+    """(program, dependencies) probing a statement or call hook (STATEMENT_HOOKS): list and decimal literals,
+    element and multiple assignment, pairs unpacked by a loop, a mutating call's write-back, a function's
+    arguments and result, a loop's passes, an if chain's order and else block. `mutators` holds (operator,
+    the text of its arguments with `{var}` where the variable it writes back goes) for the update hook."""
+    texts = {v: t(v) for v in (0, 1, 2, 3, 5, 9)}
+    if None in texts.values() or not s.has("assign"):
+        return []
+    n, i = texts, "    "
+    deps = set(DEPS) | {"hook position", "hook list_literal"}
+    progs: list[str] = []
+    v, w = f"zs{k}", f"zw{k}"
+    lists = {xs: t(list(xs)) for xs in ((3, 1, 2), (5, 9, 0), (1, 2), ((1, 2), (3, 5)), (2, (1, 0), 3))}
+    if name == "list_literal":
+        progs += [f"{out}({x})" for x in lists.values() if x is not None]
+    elif name == "float_literal" and s.has("float"):
+        progs += [f"{out}({x})" for x in ("1.5", "2.25", "10.0", "0.5")]
+    elif name == "set_index" and s.has("set_index") and lists[(5, 9, 0)] is not None:
+        for at in (0, 1, 2):
+            progs.append(_block(s.render("assign", name=v, expr=lists[(5, 9, 0)]),
+                                s.render("set_index", name=v, index=n[at], expr=n[3]), f"{out}({v})"))
+    elif name == "assign_many" and s.has("assign_many"):
+        progs += [_block(s.render("assign_many", names=f"{v}, {w}", exprs=f"{n[1]}, {n[2]}"), f"{out}({x})")
+                  for x in (v, w)]
+    elif name == "for_many" and s.has("for_many") and lists[((1, 2), (3, 5))] is not None:
+        for x in (v, w):
+            progs.append(_block(s.render("assign", name=f"zr{k}", expr=n[0]),
+                                s.render("for_many", names=f"{v}, {w}", expr=lists[((1, 2), (3, 5))]),
+                                i + s.render("assign", name=f"zr{k}", expr=x), f"{out}(zr{k})"))
+    elif name == "update":
+        for op, args in mutators:
+            for xs in ((3, 1, 2), (5, 9, 0)):
+                if lists[xs] is not None:
+                    progs.append(_block(s.render("assign", name=v, expr=lists[xs]), f"{op}({args.replace('{var}', v)})",
+                                        f"{out}({v})"))
+    elif name in ("arguments", "returned", "no_return") and s.has("function") and s.has("return"):
+        f, ret = f"zf{k}", s.render("return", expr="").rstrip()
+        progs += [_block(s.render("function", name=f, params="zp, zq"), i + s.render("return", expr="zp"),
+                         f"{out}({f}({n[1]}, {n[2]}))"),
+                  _block(s.render("function", name=f, params="zp, zq"), i + s.render("return", expr="zq"),
+                         f"{out}({f}({n[1]}, {n[2]}))"),
+                  _block(s.render("function", name=f, params="zp"), i + ret, f"{out}({f}({n[5]}))"),
+                  _block(s.render("function", name=f, params="zp"), i + s.render("assign", name=v, expr="zp"),
+                         f"{out}({f}({n[5]}))")]
+        if s.has("pass"):
+            progs.append(_block(s.render("function", name=f, params="zp"), i + s.word("pass"), f"{out}({f}({n[5]}))"))
+    elif name == "passes" and s.has("for"):
+        for xs in ((1,), (1, 2), (1, 2, 3), (1, 2, 3, 5), (1, 2, 3, 5, 9)):
+            if t(list(xs)) is not None:
+                progs.append(_block(s.render("assign", name=v, expr=n[0]), s.render("for", name=w, expr=t(list(xs))),
+                                    i + s.render("assign", name=v, expr=w), f"{out}({v})"))
+    elif name in ("branch_order", "else_runs") and s.has("if") and s.has("else"):
+        yes, no = s.word("true"), s.word("false")
+        progs += [_block(s.render("assign", name=v, expr=n[0]), s.render("if", expr=yes),
+                         i + s.render("assign", name=v, expr=n[1]), s.word("else"),
+                         i + s.render("assign", name=v, expr=n[2]), f"{out}({v})"),
+                  _block(s.render("assign", name=v, expr=n[0]), s.render("if", expr=no),
+                         i + s.render("assign", name=v, expr=n[1]), s.word("else"),
+                         i + s.render("assign", name=v, expr=n[2]), f"{out}({v})")]
+        if s.has("elif"):
+            for a, b in ((yes, yes), (no, yes), (yes, no)):
+                progs.append(_block(s.render("assign", name=v, expr=n[0]), s.render("if", expr=a),
+                                    i + s.render("assign", name=v, expr=n[1]), s.render("elif", expr=b),
+                                    i + s.render("assign", name=v, expr=n[2]), s.render("elif", expr=yes),
+                                    i + s.render("assign", name=v, expr=n[3]), f"{out}({v})"))
+    if name in ("arguments", "returned", "no_return"):  # a call's value passes through the other call hooks
+        deps |= {"hook returned"} if name == "arguments" else {"hook arguments"}
+    return [(p, deps) for p in progs]

@@ -22,7 +22,7 @@ import weakref
 import attrs
 
 from worldspec.compiler.program.believed import Believed, call, context
-from worldspec.compiler.program.controlprobes import control_programs
+from worldspec.compiler.program.controlprobes import STATEMENT_HOOKS, control_programs, statement_programs
 from worldspec.compiler.program.hypotheses import build_space
 from worldspec.compiler.program.probegen import quote
 from worldspec.compiler.program.repair import Repairer, declared_bools
@@ -357,9 +357,24 @@ class Explorer:
             progs += self._binding_programs(k, world)
         elif name in ("position", "loop_else", "jump", "enclosed"):
             progs += control_programs(name, s, k, t, out)
+        elif name in STATEMENT_HOOKS:
+            progs += statement_programs(name, s, k, t, out, self.mutators(world))
         deps_all = {"hook show", "hook output"}
         return [Segment(target, text, tuple(sorted((deps | deps_all) & set(self.weights) - {target})), hook=True)
                 for text, deps in progs]
+
+    def mutators(self, world) -> list[tuple[str, str]]:
+        """(operator, its arguments' text with `{var}` for the variable it writes back) for every operator the
+        manual says stores its result back when called on a line of its own (the update hook's probes)."""
+        out = []
+        for target, d in self.base.items():
+            if d.kind != "op" or not getattr(d, "mutates", None) or getattr(d, "updates", None) is not None:
+                continue
+            for args in self.arg_tuples.get(target, ())[:1]:
+                texts = ["{var}" if p.name == d.mutates else self.text_of(a, world) for p, a in zip(d.params, args)]
+                if None not in texts:
+                    out.append((d.name, ", ".join(texts)))
+        return out
 
     def _binding_programs(self, k: int, world) -> list[tuple[str, set]]:
         s, out = self.surface, self.out

@@ -383,6 +383,8 @@ def boundary_samples(params, drawn, words=()) -> list[list]:
     if any(p.type.name in ("int", "any") and not p.variadic for p in params):
         out += [[k if p.type.name in ("int", "any") and not p.variadic else a for p, a in zip(params, drawn[0])]
                 for k in BOUNDARY]
+    if any(p.type.name == "any" and not p.variadic for p in params):  # none, where a hook may read a default
+        out.append([None if p.type.name == "any" and not p.variadic else a for p, a in zip(params, drawn[0])])
     if any(p.type.name == "str" and not p.variadic for p in params):
         flags = (True, False) if any(p.type.name == "bool" for p in params) else (None,)
         out += [[w if p.type.name == "str" and not p.variadic else f if p.type.name == "bool" and f is not None
