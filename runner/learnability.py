@@ -191,7 +191,7 @@ def why_missed(world, session, rule) -> str:
 
     def states(h) -> bool:
         try:
-            return bool(world.grade_equation(rule.id, h.equation()))
+            return bool(world.grade_equation(rule.id, h.equation))
         except Exception:  # noqa: BLE001 — an ungradable hypothesis does not state the rule
             return False
     right = {h.id for h in space if not h.is_base and states(h)}

@@ -86,3 +86,14 @@ def test_a_kind_without_an_explorer_is_not_measured():
     r = CliRunner().invoke(main, ["check", judge, "--learnability"])
     assert "learnability: not measured (no explorer for judge)" in r.output, r.output
     # proof worlds are measured since issue 26: tests/test_proof_explorer.py
+
+
+def test_a_rule_in_the_space_that_no_probe_pinned_is_budget_spent_not_outside_the_families(demo):
+    """Before any probe every hypothesis survives, so a rule the families can state is 'budget spent'
+    (`why_missed` read each hypothesis's equation through a call of the property, and every rule was
+    'outside its families')."""
+    from worldspec.compiler.api import explorer_of
+    from worldspec.runner.learnability import why_missed
+    session = explorer_of(demo, 0)
+    whys = {r.id: why_missed(demo, session, r) for r in demo.rules if not r.herring}
+    assert any(why.startswith("budget spent") for why in whys.values()), whys
