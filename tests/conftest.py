@@ -34,6 +34,42 @@ for _package in ("worldspec", "worldspec.compiler", "worldspec.runner"):
     for _folder in importlib.util.find_spec(_package).submodule_search_locations or ():
         compileall.compile_dir(_folder, quiet=1)
 
+# One pytest process runs the suite and leaves the machine's second core idle: a `worldspec check` of the
+# bundled worlds, started now beside it, fills the session's world cache (atomic writes, content-addressed,
+# so a test that gets there first compiles the world itself and nothing differs but the time). Later tests
+# then recall each world's compile and certification instead of paying it in the test process.
+# WORLDSPEC_NO_WARM=1 runs the suite without it.
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _warm_world_cache() -> None:
+    if os.environ.get("WORLDSPEC_NO_WARM") or os.environ.get("WORLDSPEC_NO_CACHE") or (os.cpu_count() or 1) < 2:
+        return
+    script = ("import sys\nfrom worldspec.cli import main\n"
+              "for folder in sys.argv[1:]:\n"
+              "    try:\n        main(['check', folder, '--json', '--jobs', '1'], standalone_mode=False)\n"
+              "    except BaseException:\n        pass\n")
+    warmer = subprocess.Popen([sys.executable, "-c", script, os.path.join(_ROOT, "worlds"),
+                               os.path.join(_ROOT, "tests", "worlds")], cwd=_ROOT,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True, preexec_fn=lambda: os.nice(5))
+
+    def stop():  # the warmer and its workers (its own process group) end with the session
+        if warmer.poll() is None:
+            try:
+                os.killpg(warmer.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        warmer.wait()
+    atexit.register(stop)
+
+
+_warm_world_cache()
+
 import pytest  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
@@ -41,7 +77,7 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 from fake_openai import FakeOpenAI  # noqa: E402
 from runner_fakes import FAKE_KIND, FAKE_SPEC  # noqa: E402
 from worldspec.cli import main as cli_main  # noqa: E402
-from worldspec.compiler import KINDS, load_world  # noqa: E402
+from worldspec.compiler import KINDS, load_world, worldcache  # noqa: E402
 from worldspec.compiler.suite import cross_family_problems, world_files  # noqa: E402
 from worldspec.runner.config import RunConfig  # noqa: E402
 from worldspec.runner.experiment import run_experiment  # noqa: E402
@@ -72,6 +108,20 @@ def full_or(full, sampled):
 
 WORLDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "worlds")
 FAST = RetryPolicy(max_attempts=4, base_delay=0.001, max_delay=0.01)
+
+
+@pytest.fixture(autouse=True)
+def world_cache_setting_restored():
+    """A command run in process with `--no-cache` sets WORLDSPEC_NO_CACHE for its process (so its workers
+    inherit it); here that is the test process, and every later test compiled every world afresh. Each test
+    ends with the setting it started with."""
+    before = os.environ.get(worldcache.ENV_DISABLE)
+    yield
+    if os.environ.get(worldcache.ENV_DISABLE) != before:
+        if before is None:
+            os.environ.pop(worldcache.ENV_DISABLE, None)
+        else:
+            os.environ[worldcache.ENV_DISABLE] = before
 
 
 @pytest.fixture(scope="session")
