@@ -7,6 +7,7 @@ import json
 import numpy as np
 
 from worldspec.compiler import load_world
+from worldspec.runner.boxexplorer.code import DebuggerFitter, Fitter, conditional, evaluate, inputs_env, size
 from worldspec.runner.boxexplorer.physics import GRID, Coulomb, PhysicsFitter, Piecewise, fit_coulomb, fit_sine, num
 from worldspec.runner.boxexplorer.strategies import run_box
 from worldspec.runner.boxexplorer.view import box_view
@@ -52,3 +53,29 @@ def test_a_piecewise_law_is_written_as_a_lerp_call_that_agrees_with_it():
     assert verdict.score >= 4 / 6  # the late, terminal-velocity times; the early curve is not a line
     for case in verdict.cases:  # the interpreter's value is the fitter's own
         assert abs(json.loads(case.got)["object1"][1] - law(case.inputs[0])) < 1e-9
+
+
+def test_a_formula_over_every_input_is_one_step_from_their_sum():
+    rows = [inputs_env({"a": a, "b": b, "c": c, "d": d}) for a, b, c, d in ((29, 57, 57, 60), (1, 2, 3, 1),
+                                                                          (59, 37, 31, 12))]
+    for r in rows:
+        r["new.e"] = r["in.a"] * r["in.b"] + r["in.c"] * r["in.d"]
+    target = [r["new.e"] ** 2 - r["sum.in"] for r in rows]
+    law = Fitter(rows, sorted(rows[0])).fit(target, "new.f")
+    assert law is not None
+    fresh = {**inputs_env({"a": 7, "b": 8, "c": 5, "d": 9}), "new.e": 101}
+    assert evaluate(law, fresh) == 101 ** 2 - 29
+
+
+def test_a_branch_no_single_law_explains_is_fitted_as_a_conditional():
+    """`e = e0 - 10 if e0 > 50 else e0 + 10`: three rows, one below the branch; the law answers both sides."""
+    rows = [{"prev.e": e, "in.a": a} for e, a in ((3570, 29), (5, 1), (2523, 59), (700, 40))]
+    target = [e - 10 if e > 50 else e + 10 for e in (r["prev.e"] for r in rows)]
+    law = conditional(rows, target, ["prev.e", "in.a"], "new.e")
+    assert law is not None and law[0] == "if" and size(law[3]) == size(law[4]) == 2
+    assert [evaluate(law, r) for r in rows] == target
+    assert evaluate(law, {"prev.e": 4, "in.a": 1}) == 14 and evaluate(law, {"prev.e": 101, "in.a": 7}) == 91
+    # the debugger fitter takes it over the coincidence a single law of more leaves than rows would be
+    fitter = DebuggerFitter.__new__(DebuggerFitter)
+    rows3 = [({**r, "new.e": t}, {"e": t}) for r, t in zip(rows[:3], target[:3])]
+    assert fitter.fit_rows(rows3, ["e"], [])["e"][0] == "if"
