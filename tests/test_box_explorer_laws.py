@@ -8,6 +8,7 @@ import numpy as np
 
 from worldspec.compiler import load_world
 from worldspec.runner.boxexplorer.code import DebuggerFitter, Fitter, conditional, evaluate, inputs_env, size
+from worldspec.runner.boxexplorer.games import Opponent, games_of
 from worldspec.runner.boxexplorer.physics import GRID, Coulomb, PhysicsFitter, Piecewise, fit_coulomb, fit_sine, num
 from worldspec.runner.boxexplorer.strategies import run_box
 from worldspec.runner.boxexplorer.view import box_view
@@ -79,3 +80,17 @@ def test_a_branch_no_single_law_explains_is_fitted_as_a_conditional():
     fitter = DebuggerFitter.__new__(DebuggerFitter)
     rows3 = [({**r, "new.e": t}, {"e": t}) for r, t in zip(rows[:3], target[:3])]
     assert fitter.fit_rows(rows3, ["e"], [])["e"][0] == "if"
+
+
+def test_a_scouts_report_is_the_move_scout_and_a_repeating_cycle_is_keyed_by_its_place():
+    cycle = ["load", "load", "shoot 1", "defend 1"]
+    history, mine = [], ["load", "scout", "load", "defend 1", "load", "scout", "load", "load"]
+    for r, (m, t) in enumerate(zip(mine, cycle * 2), 1):
+        shown = m + (" (the opponent has 2 bullet(s))" if m == "scout" else "")
+        history.append((m, f"Round {r}: you played {shown}, the opponent played {t}; you got 0"))
+    (game,) = games_of(history)
+    assert [g[1] for g in game] == mine  # the report's annotation is no part of the move
+    opp = Opponent([game, game])
+    assert opp.best == "mod4"  # no last move keys the next: load follows load and defend 1
+    assert opp.predict(7, game[:6]).most_common(1)[0][0] == "shoot 1"
+    assert opp.predict(11, []).most_common(1)[0][0] == "shoot 1"  # a round no game reached: its place in the cycle
