@@ -10,7 +10,7 @@ from worldspec.compiler import load_world
 from worldspec.runner.boxexplorer.code import DebuggerFitter, Fitter, conditional, evaluate, inputs_env, size
 from worldspec.runner.boxexplorer.games import Opponent, games_of
 from worldspec.runner.boxexplorer.physics import GRID, Coulomb, PhysicsFitter, Piecewise, fit_coulomb, fit_sine, num
-from worldspec.runner.boxexplorer.strategies import run_box
+from worldspec.runner.boxexplorer.strategies import run_box, strategy_for
 from worldspec.runner.boxexplorer.view import box_view
 from worldspec.runner.learnability import box_query
 
@@ -94,3 +94,15 @@ def test_a_scouts_report_is_the_move_scout_and_a_repeating_cycle_is_keyed_by_its
     assert opp.best == "mod4"  # no last move keys the next: load follows load and defend 1
     assert opp.predict(7, game[:6]).most_common(1)[0][0] == "shoot 1"
     assert opp.predict(11, []).most_common(1)[0][0] == "shoot 1"  # a round no game reached: its place in the cycle
+
+
+def test_a_new_board_game_opens_with_a_move_legal_at_the_start():
+    """After "The game is over" no legal moves are listed; a move illegal at round 1 would be refused (no
+    observation) and sent again forever, so the next game opens with the first game's opening move."""
+    box = load_world("worlds/oracle/game/gsi-h-load-shoot-defend-balance.world")
+    player = strategy_for(box_view(box, turns=20, shots=2))
+    legal = " Your legal moves now: load, scout, shoot 0, defend 0."
+    history = [("load", "Round 1: you played load, the opponent played load; you got 0.\\nRound 2 of 2." + legal),
+               ("scout", "Round 2: you played scout, the opponent played load; you got 0.\\nThe game is over: your "
+                         "total payoff is 0.")]
+    assert player.next_query(history) == "load"

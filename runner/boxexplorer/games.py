@@ -140,6 +140,11 @@ class GamePlayer(Strategy):
         last = history[-1][1] if history else self.view.manual
         current = games[-1] if games and not self.ended(last) else []
         legal = self.legal(last)
+        if not current and games and any(LEGAL.search(o) for _, o in history):
+            # a new game of a board: the game-over report lists no legal moves, and a move illegal at the start
+            # is refused, so no observation, and the same history would send it again until the turns run out;
+            # the first game's opening move was legal there
+            legal = [games[0][0][1]]
         if len(games) - (1 if current else 0) < 3:  # vary: the move order starts further on each game
             g = len(games) - (1 if current else 0)
             choice = legal[(g * 3 + len(current)) % len(legal)] if legal else ""
