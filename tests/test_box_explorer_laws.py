@@ -102,7 +102,11 @@ def test_a_new_board_game_opens_with_a_move_legal_at_the_start():
     box = load_world("worlds/oracle/game/gsi-h-load-shoot-defend-balance.world")
     player = strategy_for(box_view(box, turns=20, shots=2))
     legal = " Your legal moves now: load, scout, shoot 0, defend 0."
-    history = [("load", "Round 1: you played load, the opponent played load; you got 0.\\nRound 2 of 2." + legal),
-               ("scout", "Round 2: you played scout, the opponent played load; you got 0.\\nThe game is over: your "
+    history = [("load", "Round 1: you played load, the opponent played load; you got 0.\nRound 2 of 2." + legal),
+               ("scout", "Round 2: you played scout, the opponent played load; you got 0.\nThe game is over: your "
                          "total payoff is 0.")]
     assert player.next_query(history) == "load"
+    # the next game's first round, reported after "A new game ... started.", is a round of a new game
+    history.append(("load", "A new game of 2 rounds started.\nRound 1: you played load, the opponent played load; "
+                            "you got 0.\nRound 2 of 2. Your legal moves now: load, scout, shoot 0, shoot 1."))
+    assert len(games_of(history)) == 2 and player.next_query(history) in ("load", "scout", "shoot 0", "shoot 1")

@@ -70,7 +70,8 @@ def games_of(history: History) -> list[list[tuple]]:
     """The rounds of the exploration games: [[(round, mine, theirs, payoff), ...], ...]."""
     games: list[list[tuple]] = []
     for _, out in history:
-        m = ROUND.match(out.strip())
+        # a game's first round may follow "A new game of N rounds started." on its own line
+        m = ROUND.match(re.sub(r"^A new game of \d+ rounds started\.\s*", "", out.strip()))
         if not m:
             continue
         r, mine, theirs, got = int(m.group(1)), move_of(m.group(2)), m.group(3), float(m.group(4))
@@ -152,7 +153,9 @@ class GamePlayer(Strategy):
         return self.best_move(games, current, legal)
 
     def ended(self, text: str) -> bool:
-        return "A new game" in text or "game is over" in text.lower() or "Game over" in text
+        if "game is over" in text.lower() or "Game over" in text:
+            return True
+        return "A new game" in text and not ROUND.search(text)  # a new game whose first round is not yet played
 
     def legal(self, text: str) -> list[str]:
         found = LEGAL.findall(text)
