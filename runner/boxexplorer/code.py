@@ -113,6 +113,11 @@ def evaluate(expr, env):
         return expr[1]
     if expr[0] == "k":
         return json.loads(expr[1])
+    if expr[0] == "if":  # ("if", X, c, above, else): `if X > c then above else else`
+        x = evaluate(expr[1], env)
+        if not number(x):
+            return None
+        return evaluate(expr[3] if x > expr[2] else expr[4], env)
     a, b = evaluate(expr[1], env), evaluate(expr[2], env)
     return None if a is None or b is None else apply_op(expr[0], a, b)
 
@@ -122,11 +127,47 @@ def names_of(expr) -> set:
         return {expr[1]}
     if expr[0] in ("c", "k"):
         return set()
+    if expr[0] == "if":
+        return names_of(expr[1]) | names_of(expr[3]) | names_of(expr[4])
     return names_of(expr[1]) | names_of(expr[2])
 
 
 def size(expr) -> int:
+    if expr[0] == "if":
+        return 1 + size(expr[1]) + size(expr[3]) + size(expr[4])
     return 1 if expr[0] in ("v", "c", "k") else size(expr[1]) + size(expr[2])
+
+
+# A branch's threshold: the smallest of these at or above the lower side's largest value (the branch no wider than
+# the evidence; a procedure's constants are round numbers)
+THRESHOLDS = (0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10000)
+
+
+def conditional(rows: list[dict], target: list, leaves: list[str], banned: str):
+    """`if X > c then E1 else E2` reproducing the target, X a number leaf split into two groups of rows, each
+    fitted by its own table (a branch of straight-line code): the split of the simplest branches, or None."""
+    leaves = [x for x in leaves if x != banned]  # the table keeps one law per column: never the variable itself
+    best = None
+    for x in leaves:
+        xs = [r.get(x) for r in rows]
+        if x == banned or not all(number(v) for v in xs) or len(set(xs)) < 2:
+            continue
+        for cut in sorted(set(xs))[:-1]:
+            c = next((t for t in THRESHOLDS if t >= cut), cut)
+            if any(cut < v <= c for v in xs):
+                continue
+            low = [i for i, v in enumerate(xs) if v <= c]
+            high = [i for i, v in enumerate(xs) if v > c]
+            parts = []
+            for side in (high, low):
+                sub = [rows[i] for i in side]
+                e = Fitter(sub, leaves).fit([target[i] for i in side], banned)
+                if e is None or banned in names_of(e):
+                    break
+                parts.append(e)
+            if len(parts) == 2 and (best is None or size(parts[0]) + size(parts[1]) < size(best[3]) + size(best[4])):
+                best = ("if", ("v", x), c, parts[0], parts[1])
+    return best
 
 
 def inverses(op: str, a, y):
@@ -251,9 +292,13 @@ class Fitter:
 
 
 def inputs_env(inputs: dict) -> dict:
-    """The inputs as leaves, with the length of each list or string input and each list input sorted (a
-    procedure over a sequence starts from its length; a sort ends at the sorted list)."""
+    """The inputs as leaves, with the length of each list or string input, each list input sorted (a
+    procedure over a sequence starts from its length; a sort ends at the sorted list) and the sum of three or
+    more number inputs."""
     env = {"in." + n: v for n, v in inputs.items()}
+    nums = [v for v in inputs.values() if number(v)]
+    if len(nums) > 2:  # the inputs' sum: a formula over all of them (e * e - a - b - c - d) is one step from it
+        env["sum.in"] = sum(nums)
     for n, v in inputs.items():
         if isinstance(v, (list, str)):
             env["len." + n] = len(v)
@@ -303,6 +348,9 @@ class DebuggerFitter(Strategy):
     # ---- exploration ----
     def draw_inputs(self, round_no: int) -> str:
         rng = self.rng([None] * round_no, "inputs")
+        # a formula over three or more numbers: its second round's inputs the smallest, so a branch on the size
+        # of a sum or product shows its other side (a loop's counter, alone, is better explored at larger sizes)
+        formula = sum(type(d).__name__ == "IntDomain" for _, d in self.domain.fields) >= 3
         value = {}
         for name, d in self.domain.fields:
             kind = type(d).__name__
@@ -311,7 +359,8 @@ class DebuggerFitter(Strategy):
                 hi = d.hi if d.hi is not None else 50
                 small_lo = max(lo, 1) if lo <= 1 <= hi else lo
                 # small values: a loop's visits stay few enough to ask (larger spans by turns scored less)
-                value[name] = rng.randint(small_lo, min(hi, small_lo + 60))
+                span = 2 if formula and round_no == 1 else 60
+                value[name] = rng.randint(small_lo, min(hi, small_lo + span))
             elif kind == "ListDomain" and type(d.element).__name__ == "IntDomain":
                 n = max(d.lo or 0, min(d.hi if d.hi is not None else 8, rng.randint(4, 7)))
                 value[name] = [rng.randint(1, 99) for _ in range(n)]
@@ -415,7 +464,7 @@ class DebuggerFitter(Strategy):
         out = {}
         # the last visit and the inputs first (a step that carries a value is the simplest law); the other
         # names of the same map only for a variable they alone explain, so laws rarely define each other
-        derived = sorted({k for r in envs for k in r if k.split(".")[0] in ("in", "len", "sorted", "prev")})
+        derived = sorted({k for r in envs for k in r if k.split(".")[0] in ("in", "len", "sorted", "sum", "prev")})
         base = ["old." + n for n in old] + derived
         fitters = (Fitter(envs, base), Fitter(envs, base + ["new." + n for n in names]))
         for n in names:
@@ -427,6 +476,13 @@ class DebuggerFitter(Strategy):
                 if e is not None and key([evaluate(e, r) for r in envs]) == key(target):
                     out[n] = e
                     break
+            # a branch where no law fits, or where the one that fits is a coincidence of few rows: a law of more
+            # leaves than rows, when both branches are simpler than it (`e0 - 10` above 50, `e0 + 10` below)
+            if len(rows) >= 3 and all(number(v) for v in target) and (n not in out or size(out[n]) > len(rows)):
+                e = conditional(envs, target, base + ["new." + m for m in names], "new." + n)
+                if e is not None and key([evaluate(e, r) for r in envs]) == key(target) and (
+                        n not in out or 1 + max(size(e[3]), size(e[4])) < size(out[n])):
+                    out[n] = e
         return out
 
     def predict(self, laws, inputs: dict, c: int, visit: int, var: str):

@@ -5,7 +5,8 @@ What this strategy reads: the manual's move list and its "X beats A, B and C" se
 is learned from the rounds seen, starting from the manual's wins and losses (a pair neither gives counts 0).
 The opponent is modelled by one of several predictors of its next move, each a table of counts: by round
 number (a fixed sequence, a cycle), by my move one to three rounds back (imitation, beating my last, copying
-with a delay), by its own previous move (a cycle of gestures), by both last moves, or its overall frequencies
+with a delay), by its own previous move (a cycle of gestures), by both last moves, by the round modulo 2 to 5
+(a cycle whose moves repeat), or its overall frequencies
 (a random mix); the predictor with the most correct predictions, each made before its round was counted
 (online), is the one believed. A move maximises the expected payoff under that prediction. Exploration games
 first vary my moves (each game starts the move order further on), then play the best response, which tests
@@ -22,8 +23,10 @@ from .view import BoxView, TestView
 ROUND = re.compile(r"(?:Round )?(\d+)[:.] you played (.+?), the opponent played (.+?); you got (-?[\d.]+)")
 LEGAL = re.compile(r"Your legal moves now: ([^.\n]+)")
 # What the opponent's next move is keyed by: the round number, my move 1-3 rounds back (imitation, beating my
-# last, copying with a delay), its own last move (a cycle), both last moves, or nothing (its frequencies).
-FEATURES = ("round", "mine1", "mine2", "mine3", "theirs1", "both1", "none")
+# last, copying with a delay), its own last move (a cycle), both last moves, the round modulo 2 to 5 (a cycle
+# whose moves repeat: load, load, shoot 1, defend 1, where no last move keys the next), or nothing (its
+# frequencies).
+FEATURES = ("round", "mine1", "mine2", "mine3", "theirs1", "both1", "mod2", "mod3", "mod4", "mod5", "none")
 
 
 def manual_moves(manual: str) -> list[str]:
@@ -57,14 +60,21 @@ def manual_beats(manual: str, moves: list[str]) -> dict:
     return prior
 
 
+def move_of(text: str) -> str:
+    """A reported move without what it showed: `scout (the opponent has 2 bullet(s))` is the move `scout`, so
+    its rounds count for the same payoffs and keys as the move sent."""
+    return re.sub(r"\s*\(.*\)$", "", text.strip())
+
+
 def games_of(history: History) -> list[list[tuple]]:
     """The rounds of the exploration games: [[(round, mine, theirs, payoff), ...], ...]."""
     games: list[list[tuple]] = []
     for _, out in history:
-        m = ROUND.match(out.strip())
+        # a game's first round may follow "A new game of N rounds started." on its own line
+        m = ROUND.match(re.sub(r"^A new game of \d+ rounds started\.\s*", "", out.strip()))
         if not m:
             continue
-        r, mine, theirs, got = int(m.group(1)), m.group(2), m.group(3), float(m.group(4))
+        r, mine, theirs, got = int(m.group(1)), move_of(m.group(2)), m.group(3), float(m.group(4))
         if r == 1 or not games:
             games.append([])
         games[-1].append((r, mine, theirs, got))
@@ -78,6 +88,8 @@ def key(feature: str, r: int, past: list):
         return r
     if feature == "none":
         return ()
+    if feature.startswith("mod"):
+        return (r - 1) % int(feature[3:])
     lag = int(feature[-1])
     if len(past) < lag:
         return None
@@ -129,6 +141,11 @@ class GamePlayer(Strategy):
         last = history[-1][1] if history else self.view.manual
         current = games[-1] if games and not self.ended(last) else []
         legal = self.legal(last)
+        if not current and games and any(LEGAL.search(o) for _, o in history):
+            # a new game of a board: the game-over report lists no legal moves, and a move illegal at the start
+            # is refused, so no observation, and the same history would send it again until the turns run out;
+            # the first game's opening move was legal there
+            legal = [games[0][0][1]]
         if len(games) - (1 if current else 0) < 3:  # vary: the move order starts further on each game
             g = len(games) - (1 if current else 0)
             choice = legal[(g * 3 + len(current)) % len(legal)] if legal else ""
@@ -136,7 +153,9 @@ class GamePlayer(Strategy):
         return self.best_move(games, current, legal)
 
     def ended(self, text: str) -> bool:
-        return "A new game" in text or "game is over" in text.lower() or "Game over" in text
+        if "game is over" in text.lower() or "Game over" in text:
+            return True
+        return "A new game" in text and not ROUND.search(text)  # a new game whose first round is not yet played
 
     def legal(self, text: str) -> list[str]:
         found = LEGAL.findall(text)
@@ -167,7 +186,7 @@ class GamePlayer(Strategy):
             for part in hist[1].split("|"):
                 m = ROUND.search(part.strip())
                 if m:
-                    current.append((int(m.group(1)), m.group(2), m.group(3), float(m.group(4))))
+                    current.append((int(m.group(1)), move_of(m.group(2)), m.group(3), float(m.group(4))))
         return self.best_move(games_of(history), current, self.legal(state_text))
 
     def answers(self, test: TestView, history: History) -> list[str]:

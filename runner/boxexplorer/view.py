@@ -50,8 +50,8 @@ class BoxView:
 
 
 def shown_values(world, task) -> tuple:
-    """The input a test's question names (the question prints it; a puzzle's or a game's names none)."""
-    if getattr(world, "has_goal", False) or task.shape == "play":
+    """The input a test's question names (the question prints it; a puzzle's, a game's or a program's names none)."""
+    if getattr(world, "has_goal", False) or task.shape in ("play", "program"):
         return ()
     case = world.test_of(task.id)
     return tuple(getattr(case, "values", ()) or ())
