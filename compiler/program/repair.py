@@ -316,6 +316,10 @@ class Repairer:
                     if i < j and p.type.name == q.type.name == "int":
                         for k in consts:
                             out.append(lambda a, i=i, j=j, k=k: f"{name}({', '.join(_put(_put(a, i, f'{sub}({a[i]}, {k})'), j, f'{sub}({a[j]}, {k})'))})")
+            for i, p in enumerate(d.params):  # an argument offset by another one (x + step - 1: rounding up)
+                for j, q in enumerate(d.params):
+                    if i != j and p.type.name == q.type.name == "int":
+                        out.append(lambda a, i=i, j=j: f"{name}({', '.join(_put(a, i, f'{sub}({a[i]}, {sub}({a[j]}, 1))'))})")
             for i, p in enumerate(d.params):  # the mirror image: -f(-x) (rounding up <-> down, signs)
                 if p.type.name == "int" and d.returns.name == "int":
                     out.append(lambda a, i=i: f"{sub}(0, {name}({', '.join(_put(a, i, f'{sub}(0, {a[i]})'))}))")
