@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from lark import Token, Tree
+
 from worldspec.compiler.program.believed import context
 from worldspec.compiler.program.probegen import quote
 
@@ -121,6 +123,55 @@ def _outside_strings(text: str) -> list[bool]:
         else:
             i += 1
     return mask
+
+
+def operators_as_calls(surface, text: str, ops: set) -> str:
+    """The program with every infix or prefix operator whose op is in `ops` written as that op's call
+    (`n % 3` -> `MOD(n, 3)`), so that a rewrite of the op's calls reaches it; unchanged when it does not parse."""
+    table = getattr(surface, "operators", ())
+    if not ops or not any(o.op in ops for o in table):
+        return text
+    src = text.rstrip() + "\n"
+    try:
+        tree = surface.parser.parse(src)
+    except Exception:  # noqa: BLE001 — a naive answer the world cannot parse is left for the run to report
+        return text
+
+    def operator(node):
+        kind, _, index = node.data.partition("_") if isinstance(node, Tree) else ("", "", "")
+        if kind in ("infix", "prefix") and index.isdigit():
+            o = table[int(index)]
+            return o if o.op in ops else None
+        return None
+
+    def span(node):
+        if isinstance(node, Token):
+            return (node.start_pos, node.end_pos) if node.start_pos is not None else None
+        if isinstance(node, Tree) and not node.meta.empty:
+            return node.meta.start_pos, node.meta.end_pos
+        return None
+
+    def touched(node) -> bool:
+        return isinstance(node, Tree) and any(operator(n) is not None for n in node.iter_subtrees())
+
+    def render(node, start: int, end: int) -> str:
+        o = operator(node)
+        if o is not None:
+            operands = [c for c in node.children if c is not None
+                        and not (isinstance(c, Token) and str(c) == o.symbol)]
+            return f"{o.op}({', '.join(render(c, *span(c)) for c in operands)})"
+        out, at = [], start
+        for c in (node.children if isinstance(node, Tree) else ()):
+            sp = span(c)
+            if sp is None or not touched(c) or sp[0] < at:
+                continue
+            out += [src[at:sp[0]], render(c, *sp)]
+            at = sp[1]
+        return "".join(out) + src[at:end]
+
+    if any(span(c) is None for c in tree.iter_subtrees() if operator(c) is not None):
+        return text
+    return render(tree, 0, len(src)).rstrip("\n") + ("\n" if text.endswith("\n") else "")
 
 
 def rewrite_calls(text: str, name: str, rewrite) -> str:
@@ -325,6 +376,10 @@ class Repairer:
                     out.append(lambda a, i=i: f"{sub}(0, {name}({', '.join(_put(a, i, f'{sub}(0, {a[i]})'))}))")
             if n == 2 and all(p.type.name == "int" for p in d.params):  # a sum written with differences
                 out.append(lambda a: f"{sub}({a[0]}, {sub}(0, {a[1]}))")
+                # a remainder of the dividend's sign made the divisor's: the operator again, after adding b
+                out.append(lambda a: f"{name}({sub}({name}({a[0]}, {a[1]}), {sub}(0, {a[1]})), {a[1]})")
+            if n == 1 and d.params[0].type.name == d.returns.name == "int":  # a negation written as 0 - x
+                out.append(lambda a: f"{sub}(0, {a[0]})")
         if neg:
             out.append(lambda a: f"{neg}({name}({', '.join(a)}))")
             if n == 2:
@@ -415,6 +470,11 @@ class Repairer:
 
     def repair(self, naive: str, bools: set = frozenset()) -> str:
         """The naive answer rewritten for the believed world (bools: the inputs declared as truth values)."""
+        # every operator written as its op's call: the manual's grouping made explicit (a world whose
+        # precedence or associativity differs from its manual's table cannot regroup it), and a rewrite of
+        # a perturbed op's calls reaches its infix uses
+        surface = self.manual.surface  # the manual's table, as a programmer who read it groups
+        naive = operators_as_calls(surface, naive, {o.op for o in getattr(surface, "operators", ())})
         text = self.correct_bool_params(self.index_loops(naive), set(bools))
         for target in self.ex.weights:
             kind, name = target.split(" ", 1)
