@@ -174,6 +174,36 @@ def operators_as_calls(surface, text: str, ops: set) -> str:
     return render(tree, 0, len(src)).rstrip("\n") + ("\n" if text.endswith("\n") else "")
 
 
+def _span(node):
+    if isinstance(node, Token):
+        return (node.start_pos, node.end_pos) if node.start_pos is not None else None
+    if isinstance(node, Tree) and not node.meta.empty:
+        return node.meta.start_pos, node.meta.end_pos
+    return None
+
+
+def wrap_nodes(src: str, tree, wrap: dict) -> str:
+    """src (the text tree was parsed from) with the text of each node whose id is in `wrap` replaced by
+    wrap[id](its text, with inner wrapped nodes already replaced)."""
+    inside = {id(n) for n in tree.iter_subtrees() for c in n.children if id(c) in wrap} | set(wrap)
+
+    def touched(node) -> bool:
+        return id(node) in wrap or isinstance(node, Tree) and any(id(n) in wrap for n in node.iter_subtrees())
+
+    def render(node, start: int, end: int) -> str:
+        out, at = [], start
+        for c in (node.children if isinstance(node, Tree) else ()):
+            sp = _span(c)
+            if sp is None or not touched(c) or sp[0] < at:
+                continue
+            out += [src[at:sp[0]], render(c, *sp)]
+            at = sp[1]
+        text = "".join(out) + src[at:end]
+        return wrap[id(node)](text) if id(node) in wrap else text
+    del inside
+    return render(tree, 0, len(src))
+
+
 def rewrite_calls(text: str, name: str, rewrite) -> str:
     """Every call `name(...)` replaced by rewrite(args, offset) (None keeps it), innermost first."""
     mask = _outside_strings(text)
@@ -468,13 +498,15 @@ class Repairer:
             out.append(read_wrapped(line, params, neg, unary=True) if params else line)
         return "\n".join(out)
 
-    def repair(self, naive: str, bools: set = frozenset()) -> str:
-        """The naive answer rewritten for the believed world (bools: the inputs declared as truth values)."""
+    def repair(self, naive: str, bools: set = frozenset(), types: dict | None = None) -> str:
+        """The naive answer rewritten for the believed world (bools: the inputs declared as truth values;
+        types: every declared input's type, as the prompt names it)."""
         # every operator written as its op's call: the manual's grouping made explicit (a world whose
         # precedence or associativity differs from its manual's table cannot regroup it), and a rewrite of
         # a perturbed op's calls reaches its infix uses
         surface = self.manual.surface  # the manual's table, as a programmer who read it groups
         naive = operators_as_calls(surface, naive, {o.op for o in getattr(surface, "operators", ())})
+        naive = self.shift_positions(naive, types or {})
         text = self.correct_bool_params(self.index_loops(naive), set(bools))
         for target in self.ex.weights:
             kind, name = target.split(" ", 1)
@@ -493,8 +525,88 @@ class Repairer:
             text_now = [text]
             text = rewrite_calls(text, name, rewrite)
         text = self.reorder_outputs(text)
-        text = self.boolean_conditions(text)
+        text = self.boolean_conditions(text, types)
         return reencode_literals(self.ex, text, self.world)
+
+    def position_shifts(self) -> dict:
+        """kind -> k: a position written i + k reads, as believed, what i reads in the manual (get, set, from,
+        to: the kernel's position kinds), for lists and strings; 0 where none of -2..2 does."""
+        bel, man = self.world.sem.hooks.get("position"), self.manual.sem.hooks.get("position")
+        if bel is None:
+            return {}
+        if man is None:  # the manual's world leaves its documented position hook out: positions as written
+            man = lambda ctx, args: args[2]  # noqa: E731
+        ctx, out = context("top"), {}
+        for kind in ("get", "set", "from", "to"):
+            for k in (0, 1, -1, 2, -2):
+                try:
+                    ok = all(bel(ctx, [kind, xs, i + k]) == man(ctx, [kind, xs, i])
+                             for xs in ([5, 6, 7, 8], "abcd") for i in range(-2, 5))
+                except Exception:  # noqa: BLE001 — a hook that fails there does not fit
+                    ok = False
+                if ok:
+                    out[kind] = k
+                    break
+        return out
+
+    def shift_positions(self, text: str, types: dict) -> str:
+        """Every written position (an index, a slice's bounds, an element assignment's positions) of a list or
+        string moved so that it reads, as believed, what the manual says it reads (positions counted from 1:
+        xs[1] -> xs[2]). Only positions in what is surely a list or string move (a declared list or string
+        input, a list or string literal), since the shifts are found on lists and strings alone."""
+        shifts = self.position_shifts()
+        sub = self.helpers.get("sub")
+        if not any(shifts.values()):
+            return text
+        src = text.rstrip() + "\n"
+        try:
+            tree = self.manual.surface.parser.parse(src)
+        except Exception:  # noqa: BLE001 — left for the run to report
+            return text
+        wrap = {}
+
+        def moved(k):
+            def fix(t):
+                t = t.strip()
+                if re.fullmatch(r"-?\d+", t):
+                    return str(int(t) + k)
+                return f"{sub}({t}, {-k})" if sub else None
+            return fix
+
+        def sequence(node, depth: int = 0) -> bool:
+            """node is surely a list or string (an index `depth` levels into a declared input counts)."""
+            while isinstance(node, Tree) and node.data == "index":
+                node, depth = node.children[0], depth + 1
+            if isinstance(node, Tree) and node.data in ("list", "str", "string"):
+                return depth == 0
+            if isinstance(node, Tree) and node.data == "var":
+                t = types.get(str(node.children[0]), "")
+                return t.startswith("str") and depth == 0 or t.startswith("list" + "[list" * depth)
+            return False
+
+        def mark(node, kind):
+            k = shifts.get(kind, 0)
+            if node is not None and k and _span(node) is not None:
+                wrap[id(node)] = moved(k)
+        for node in tree.iter_subtrees():
+            if node.data == "set_item":
+                target, index = node.children[0], node.children[1]
+                if sequence(target):
+                    mark(index, "set")
+                while isinstance(target, Tree) and target.data == "index":
+                    if sequence(target.children[0]):
+                        mark(target.children[1], "set")
+                    target = target.children[0]
+        chained = {id(n) for n in wrap}
+        for node in tree.iter_subtrees():
+            if node.data == "index" and id(node.children[1]) not in chained and sequence(node.children[0]):
+                mark(node.children[1], "get")
+            elif node.data == "slice" and sequence(node.children[0]):
+                mark(node.children[1], "from")
+                mark(node.children[2], "to")
+        if any(f(" 0") is None for f in wrap.values()):
+            return text
+        return wrap_nodes(src, tree, wrap).rstrip("\n") + ("\n" if text.endswith("\n") else "")
 
     def reorder_outputs(self, text: str) -> str:
         out = self.world.sem.hooks.get("output")
@@ -506,12 +618,32 @@ class Repairer:
             return text
         return rewrite_calls(text, self.ex.out, lambda args, _: f"{self.ex.out}({', '.join(reversed(args))})")
 
-    def boolean_conditions(self, text: str) -> str:
+    def nonzero_test(self):
+        """An operator OP with OP(n, 0) holding, as believed, exactly when the integer n holds in the manual
+        (NE: a condition on a declared integer written as a comparison, which truthiness does not reach)."""
+        truthy = self.world.sem.hooks.get("truthy")
+        ctx = context("top")
+        for d in self.ex.base.values():
+            if d.kind != "op" or d.returns.name != "bool" or len([p for p in d.params if not p.variadic]) != 2 \
+                    or any(p.type.name not in ("int", "any") for p in d.params) or not self.ex.best(f"op {d.name}").is_base:
+                continue
+            op = self.world.sem.ops.get(d.name)
+            try:
+                if all(bool(truthy(ctx, [op(ctx, [n, 0])]) if truthy else op(ctx, [n, 0])) == (n != 0)
+                       for n in range(-3, 4)):
+                    return d.name
+            except Exception:  # noqa: BLE001 — an operator that fails on integers does not serve
+                continue
+        return None
+
+    def boolean_conditions(self, text: str, types: dict | None = None) -> str:
+        types = types or {}
         neg = self.helpers.get("not")
         perturbed = "hook truthy" in self.ex.weights and not self.ex.best("hook truthy").is_base
         if neg is None or not perturbed:
             return text
         s = self.ex.surface
+        nonzero = self.nonzero_test() if any(t == "int" for t in types.values()) else None
         lines = text.split("\n")
         for key in ("if", "elif", "while"):
             if not s.has(key) or "{expr}" not in s.word(key):
@@ -521,7 +653,9 @@ class Repairer:
                 body = line.strip()
                 if body.startswith(pre) and body.endswith(post) and len(body) > len(pre) + len(post):
                     cond = body[len(pre):len(body) - len(post)]
-                    lines[k] = line[:len(line) - len(line.lstrip())] + f"{pre}{neg}({neg}({cond})){post}"
+                    test = f"{nonzero}({cond}, 0)" if nonzero and types.get(cond.strip()) == "int" \
+                        else f"{neg}({neg}({cond}))"
+                    lines[k] = line[:len(line) - len(line.lstrip())] + f"{pre}{test}{post}"
         return "\n".join(lines)
 
 
@@ -547,6 +681,11 @@ def typical_args(d, n: int = 14) -> list[tuple]:
         if tuple(args) not in out:
             out.append(tuple(args))
     return out
+
+
+def declared_types(prompt: str) -> dict:
+    """Every input a task's prompt declares, with its type ("...: g (list[list[int]]), s (str)")."""
+    return dict(re.findall(r"(\w+) \(((?:[^()\[\]]|\[[^()]*?\])+)\)", prompt))
 
 
 def declared_bools(prompt: str) -> set:
