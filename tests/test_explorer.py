@@ -14,7 +14,7 @@ from worldspec.compiler.api import Explorable, explorer_of
 from worldspec.compiler.build import load_world
 from worldspec.compiler.program import information
 from worldspec.compiler.program.hypotheses import build_space, read_families, FamilyError
-from worldspec.compiler.program.repair import declared_bools, read_wrapped
+from worldspec.compiler.program.repair import declared_bools, declared_types, operators_as_calls, read_wrapped
 from worldspec.compiler.program.spec import compile_spec
 from worldspec.parser import parse_spec
 from worldspec.runner import metrics
@@ -45,8 +45,9 @@ def stated_correctly(world, ex) -> set[str]:
 
 def test_the_space_is_built_from_the_manual_alone():
     """Stripping the hidden rules (and their parameters' uses) from the spec leaves the space unchanged."""
-    for name in ("demo.world", "aliencode.world"):
-        path = os.path.join(ROOT, "worlds", name)
+    for path in (os.path.join(ROOT, "worlds", "demo.world"), os.path.join(ROOT, "worlds", "aliencode.world"),
+                 os.path.join(ROOT, "tests", "worlds", "lang", "meta.world"),
+                 os.path.join(ROOT, "tests", "worlds", "lang3", "pylike.world")):
         spec = parse_spec(open(path).read(), path)
         full = compile_spec(spec)
         stripped = compile_spec(attrs.evolve(spec, rules=(), herrings=(), tasks=(), examples=()))
@@ -246,3 +247,41 @@ def test_repair_reads_declared_truth_values_and_wrapped_variables_outside_string
     text = 'EMIT(FUSE(c, x), "c", f(c))'
     assert read_wrapped(text, {"c"}, "PLUCK") == 'EMIT(FUSE(PLUCK(c, 0), x), "c", f(PLUCK(c, 0)))'
     assert read_wrapped(text, {"c", "f"}, "NEGATE", unary=True) == 'EMIT(FUSE(NEGATE(c), x), "c", f(NEGATE(c)))'
+
+
+LANG = os.path.join(ROOT, "tests", "worlds")
+
+
+def test_infix_operators_are_written_as_their_ops_calls_under_the_manuals_table():
+    """The manual's grouping made explicit (pylike's P5 regroups `-` from the right in the true world)."""
+    w = load_world(os.path.join(LANG, "lang3", "pylike.world"))
+    manual = w.base_world().surface
+    ops = {o.op for o in manual.operators}
+    assert operators_as_calls(manual, "print(a - b - c)", ops) == "print(SUB(SUB(a, b), c))"
+    assert operators_as_calls(manual, "if n < 0:\n    n = -(n + 1) * 2\nprint(n % 3, LEN(xs))", ops) \
+        == "if LT(n, 0):\n    n = MUL(NEG(ADD(n, 1)), 2)\nprint(MOD(n, 3), LEN(xs))"
+    assert operators_as_calls(manual, "print(2 ** n)", {"MOD"}) == "print(2 ** n)"  # only the ops asked for
+    assert operators_as_calls(manual, "print(1 +", ops) == "print(1 +"  # what does not parse is left alone
+    assert declared_types("values: g (list[list[int]]), s (str), n (int). It") \
+        == {"g": "list[list[int]]", "s": "str", "n": "int"}
+
+
+def learned(path):
+    from worldspec.runner.learnability import learnability
+    return learnability(load_world(path))
+
+
+def test_the_explorer_learns_pylike_and_meta():
+    """docs/explorer.md's program-world table: op families for and/unary minus/rounding up, and repairs
+    that reach infix operators (pylike 0.0% -> 70.0%, meta 66.7% with 4/4 rules)."""
+    pylike = learned(os.path.join(LANG, "lang3", "pylike.world"))
+    assert pylike.accuracy >= 60.0 and pylike.rules_correct >= 4  # P1-P4; P5 is a syntax rule
+    meta = learned(os.path.join(LANG, "lang", "meta.world"))
+    assert meta.accuracy >= 60.0 and meta.rules_correct == 4
+
+
+@pytest.mark.slow
+def test_the_explorer_repairs_positions_and_integer_conditions_in_loops():
+    """lang3/loops: 15.4% -> 38.5% (K1, Q1, Q2 repaired besides Z1, Z2), 5 of 6 rules."""
+    loops = learned(os.path.join(LANG, "lang3", "loops.world"))
+    assert loops.accuracy >= 38.0 and loops.rules_correct >= 5

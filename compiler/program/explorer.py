@@ -25,7 +25,7 @@ from worldspec.compiler.program.believed import Believed, call, context
 from worldspec.compiler.program.controlprobes import STATEMENT_HOOKS, control_programs, statement_programs
 from worldspec.compiler.program.hypotheses import build_space
 from worldspec.compiler.program.probegen import quote
-from worldspec.compiler.program.repair import Repairer, declared_bools
+from worldspec.compiler.program.repair import Repairer, declared_bools, declared_types
 
 PINNED = 0.85  # a dependency this sure is taken as known when a segment is designed or read
 INT_VALUES = (0, 1, 2, 3, -1, 1, 2, 3, 4, 0, -3, 5, 7, 10, 12, -7, 97, 64)
@@ -663,7 +663,8 @@ class Explorer:
             repairer = self._repairers.get(self.map_ids())
             if repairer is None:
                 repairer = self._repairers[self.map_ids()] = Repairer(self)
-            self._answers[key] = repairer.repair(task.naive, declared_bools(task.prompt))
+            self._answers[key] = repairer.repair(task.naive, declared_bools(task.prompt),
+                                                     declared_types(task.prompt))
         return self._answers[key]
 
     def predict(self, program: str) -> str:

@@ -399,6 +399,7 @@ def build_space(world, families=None, seed: int = 0) -> dict[str, list[Hypothesi
     space: dict[str, list[Hypothesis]] = {}
     contexts = scope_contexts()
     words = tuple(dict.fromkeys(w for fam in families for w in fam.words))
+    total = max(1.0, sum(fam.weight for fam in families))
     for target, d in world.builder.base.items():
         names = [p.name for p in d.params]
         variadic = bool(d.params) and d.params[-1].variadic
@@ -411,7 +412,9 @@ def build_space(world, families=None, seed: int = 0) -> dict[str, list[Hypothesi
             bodies = family_bodies(fam, d)
             if not bodies:
                 continue
-            share = (1 - BASE_WEIGHT) / max(1, len(families)) * fam.weight
+            # a family's share of the prior is its weight over all families' weights (1 each unless a family
+            # says less), so a light family added to the file leaves the others' priors almost as they were
+            share = (1 - BASE_WEIGHT) * fam.weight / total
             per = share / (len(bodies) * len(fam.scopes))
             for scope in fam.scopes:
                 for label, body in bodies:

@@ -125,6 +125,82 @@ def _outside_strings(text: str) -> list[bool]:
     return mask
 
 
+def operators_as_calls(surface, text: str, ops: set) -> str:
+    """The program with every infix or prefix operator whose op is in `ops` written as that op's call
+    (`n % 3` -> `MOD(n, 3)`), so that a rewrite of the op's calls reaches it; unchanged when it does not parse."""
+    table = getattr(surface, "operators", ())
+    if not ops or not any(o.op in ops for o in table):
+        return text
+    src = text.rstrip() + "\n"
+    try:
+        tree = surface.parser.parse(src)
+    except Exception:  # noqa: BLE001 — a naive answer the world cannot parse is left for the run to report
+        return text
+
+    def operator(node):
+        kind, _, index = node.data.partition("_") if isinstance(node, Tree) else ("", "", "")
+        if kind in ("infix", "prefix") and index.isdigit():
+            o = table[int(index)]
+            return o if o.op in ops else None
+        return None
+
+    def span(node):
+        if isinstance(node, Token):
+            return (node.start_pos, node.end_pos) if node.start_pos is not None else None
+        if isinstance(node, Tree) and not node.meta.empty:
+            return node.meta.start_pos, node.meta.end_pos
+        return None
+
+    def touched(node) -> bool:
+        return isinstance(node, Tree) and any(operator(n) is not None for n in node.iter_subtrees())
+
+    def render(node, start: int, end: int) -> str:
+        o = operator(node)
+        if o is not None:
+            operands = [c for c in node.children if c is not None
+                        and not (isinstance(c, Token) and str(c) == o.symbol)]
+            return f"{o.op}({', '.join(render(c, *span(c)) for c in operands)})"
+        out, at = [], start
+        for c in (node.children if isinstance(node, Tree) else ()):
+            sp = span(c)
+            if sp is None or not touched(c) or sp[0] < at:
+                continue
+            out += [src[at:sp[0]], render(c, *sp)]
+            at = sp[1]
+        return "".join(out) + src[at:end]
+
+    if any(span(c) is None for c in tree.iter_subtrees() if operator(c) is not None):
+        return text
+    return render(tree, 0, len(src)).rstrip("\n") + ("\n" if text.endswith("\n") else "")
+
+
+def _span(node):
+    if isinstance(node, Token):
+        return (node.start_pos, node.end_pos) if node.start_pos is not None else None
+    if isinstance(node, Tree) and not node.meta.empty:
+        return node.meta.start_pos, node.meta.end_pos
+    return None
+
+
+def wrap_nodes(src: str, tree, wrap: dict) -> str:
+    """src (the text tree was parsed from) with the text of each node whose id is in `wrap` replaced by
+    wrap[id](its text, with inner wrapped nodes already replaced)."""
+    def touched(node) -> bool:
+        return id(node) in wrap or isinstance(node, Tree) and any(id(n) in wrap for n in node.iter_subtrees())
+
+    def render(node, start: int, end: int) -> str:
+        out, at = [], start
+        for c in (node.children if isinstance(node, Tree) else ()):
+            sp = _span(c)
+            if sp is None or not touched(c) or sp[0] < at:
+                continue
+            out += [src[at:sp[0]], render(c, *sp)]
+            at = sp[1]
+        text = "".join(out) + src[at:end]
+        return wrap[id(node)](text) if id(node) in wrap else text
+    return render(tree, 0, len(src))
+
+
 def rewrite_calls(text: str, name: str, rewrite) -> str:
     """Every call `name(...)` replaced by rewrite(args, offset) (None keeps it), innermost first."""
     mask = _outside_strings(text)
@@ -319,11 +395,19 @@ class Repairer:
                     if i < j and p.type.name == q.type.name == "int":
                         for k in consts:
                             out.append(lambda a, i=i, j=j, k=k: f"{name}({', '.join(_put(_put(a, i, f'{sub}({a[i]}, {k})'), j, f'{sub}({a[j]}, {k})'))})")
+            for i, p in enumerate(d.params):  # an argument offset by another one (x + step - 1: rounding up)
+                for j, q in enumerate(d.params):
+                    if i != j and p.type.name == q.type.name == "int":
+                        out.append(lambda a, i=i, j=j: f"{name}({', '.join(_put(a, i, f'{sub}({a[i]}, {sub}({a[j]}, 1))'))})")
             for i, p in enumerate(d.params):  # the mirror image: -f(-x) (rounding up <-> down, signs)
                 if p.type.name == "int" and d.returns.name == "int":
                     out.append(lambda a, i=i: f"{sub}(0, {name}({', '.join(_put(a, i, f'{sub}(0, {a[i]})'))}))")
             if n == 2 and all(p.type.name == "int" for p in d.params):  # a sum written with differences
                 out.append(lambda a: f"{sub}({a[0]}, {sub}(0, {a[1]}))")
+                # a remainder of the dividend's sign made the divisor's: the operator again, after adding b
+                out.append(lambda a: f"{name}({sub}({name}({a[0]}, {a[1]}), {sub}(0, {a[1]})), {a[1]})")
+            if n == 1 and d.params[0].type.name == d.returns.name == "int":  # a negation written as 0 - x
+                out.append(lambda a: f"{sub}(0, {a[0]})")
         if neg:
             out.append(lambda a: f"{neg}({name}({', '.join(a)}))")
             if n == 2:
@@ -417,14 +501,16 @@ class Repairer:
             out.append(read_wrapped(line, params, neg, unary=True) if params else line)
         return "\n".join(out)
 
-    def repair(self, naive: str, bools: set = frozenset()) -> str:
-        """The naive answer rewritten for the believed world (bools: the inputs declared as truth values)."""
-        # operators written as calls: the call repair reaches them, and the grouping no longer rests on the
-        # syntax table (a syntax rule may change precedence or associativity; a call means what it says)
-        # (read with the manual's table: the programmer wrote the answer as the manual groups it)
-        surface = self.manual.surface
-        ops = {o.op for o in getattr(surface, "operators", ()) or ()}
-        text = self.correct_bool_params(self.index_loops(operators_as_calls(surface, naive, ops)), set(bools))
+    def repair(self, naive: str, bools: set = frozenset(), types: dict | None = None) -> str:
+        """The naive answer rewritten for the believed world (bools: the inputs declared as truth values;
+        types: every declared input's type, as the prompt names it)."""
+        # every operator written as its op's call: the manual's grouping made explicit (a world whose
+        # precedence or associativity differs from its manual's table cannot regroup it), and a rewrite of
+        # a perturbed op's calls reaches its infix uses
+        surface = self.manual.surface  # the manual's table, as a programmer who read it groups
+        naive = operators_as_calls(surface, naive, {o.op for o in getattr(surface, "operators", ())})
+        naive = self.shift_positions(naive, types or {})
+        text = self.correct_bool_params(self.index_loops(naive), set(bools))
         for target in self.ex.weights:
             kind, name = target.split(" ", 1)
             h = self.ex.best(target)
@@ -442,7 +528,7 @@ class Repairer:
             text_now = [text]
             text = rewrite_calls(text, name, rewrite)
         text = self.reorder_outputs(text)
-        text = self.boolean_conditions(text)
+        text = self.boolean_conditions(text, types)
         text = self.shift_element_assignments(text)
         return reencode_literals(self.ex, text, self.world)
 
@@ -493,6 +579,86 @@ class Repairer:
                 "set_index", name=m.group("name"), index=new, expr=m.group("expr"))
         return "\n".join(lines)
 
+    def position_shifts(self) -> dict:
+        """kind -> k: a position written i + k reads, as believed, what i reads in the manual (get, set, from,
+        to: the kernel's position kinds), for lists and strings; 0 where none of -2..2 does."""
+        bel, man = self.world.sem.hooks.get("position"), self.manual.sem.hooks.get("position")
+        if bel is None:
+            return {}
+        if man is None:  # the manual's world leaves its documented position hook out: positions as written
+            man = lambda ctx, args: args[2]  # noqa: E731
+        ctx, out = context("top"), {}
+        for kind in ("get", "set", "from", "to"):
+            for k in (0, 1, -1, 2, -2):
+                try:
+                    ok = all(bel(ctx, [kind, xs, i + k]) == man(ctx, [kind, xs, i])
+                             for xs in ([5, 6, 7, 8], "abcd") for i in range(-2, 5))
+                except Exception:  # noqa: BLE001 — a hook that fails there does not fit
+                    ok = False
+                if ok:
+                    out[kind] = k
+                    break
+        return out
+
+    def shift_positions(self, text: str, types: dict) -> str:
+        """Every written position (an index, a slice's bounds, an element assignment's positions) of a list or
+        string moved so that it reads, as believed, what the manual says it reads (positions counted from 1:
+        xs[1] -> xs[2]). Only positions in what is surely a list or string move (a declared list or string
+        input, a list or string literal), since the shifts are found on lists and strings alone."""
+        shifts = self.position_shifts()
+        sub = self.helpers.get("sub")
+        if not any(shifts.values()):
+            return text
+        src = text.rstrip() + "\n"
+        try:
+            tree = self.manual.surface.parser.parse(src)
+        except Exception:  # noqa: BLE001 — left for the run to report
+            return text
+        wrap = {}
+
+        def moved(k):
+            def fix(t):
+                t = t.strip()
+                if re.fullmatch(r"-?\d+", t):
+                    return str(int(t) + k)
+                return f"{sub}({t}, {-k})" if sub else None
+            return fix
+
+        def sequence(node, depth: int = 0) -> bool:
+            """node is surely a list or string (an index `depth` levels into a declared input counts)."""
+            while isinstance(node, Tree) and node.data == "index":
+                node, depth = node.children[0], depth + 1
+            if isinstance(node, Tree) and node.data in ("list", "str", "string"):
+                return depth == 0
+            if isinstance(node, Tree) and node.data == "var":
+                t = types.get(str(node.children[0]), "")
+                return t.startswith("str") and depth == 0 or t.startswith("list" + "[list" * depth)
+            return False
+
+        def mark(node, kind):
+            k = shifts.get(kind, 0)
+            if node is not None and k and _span(node) is not None:
+                wrap[id(node)] = moved(k)
+        for node in tree.iter_subtrees():
+            if node.data == "set_item":
+                target, index = node.children[0], node.children[1]
+                if sequence(target):
+                    mark(index, "set")
+                while isinstance(target, Tree) and target.data == "index":
+                    if sequence(target.children[0]):
+                        mark(target.children[1], "set")
+                    target = target.children[0]
+        chained = {id(n) for n in wrap}
+        for node in tree.iter_subtrees():
+            if node.data == "index" and id(node.children[1]) not in chained and sequence(node.children[0]):
+                mark(node.children[1], "get")
+            elif node.data == "slice" and sequence(node.children[0]):
+                mark(node.children[1], "from")
+                mark(node.children[2], "to")
+        if any(f(" 0") is None for f in wrap.values()):
+            return text
+        return wrap_nodes(src, tree, wrap).rstrip("\n") + ("\n" if text.endswith("\n") else "")
+
     def reorder_outputs(self, text: str) -> str:
         out = self.world.sem.hooks.get("output")
         try:
@@ -503,12 +669,32 @@ class Repairer:
             return text
         return rewrite_calls(text, self.ex.out, lambda args, _: f"{self.ex.out}({', '.join(reversed(args))})")
 
-    def boolean_conditions(self, text: str) -> str:
+    def nonzero_test(self):
+        """An operator OP with OP(n, 0) holding, as believed, exactly when the integer n holds in the manual
+        (NE: a condition on a declared integer written as a comparison, which truthiness does not reach)."""
+        truthy = self.world.sem.hooks.get("truthy")
+        ctx = context("top")
+        for d in self.ex.base.values():
+            if d.kind != "op" or d.returns.name != "bool" or len([p for p in d.params if not p.variadic]) != 2 \
+                    or any(p.type.name not in ("int", "any") for p in d.params) or not self.ex.best(f"op {d.name}").is_base:
+                continue
+            op = self.world.sem.ops.get(d.name)
+            try:
+                if all(bool(truthy(ctx, [op(ctx, [n, 0])]) if truthy else op(ctx, [n, 0])) == (n != 0)
+                       for n in range(-3, 4)):
+                    return d.name
+            except Exception:  # noqa: BLE001 — an operator that fails on integers does not serve
+                continue
+        return None
+
+    def boolean_conditions(self, text: str, types: dict | None = None) -> str:
+        types = types or {}
         neg = self.helpers.get("not")
         perturbed = "hook truthy" in self.ex.weights and not self.ex.best("hook truthy").is_base
         if neg is None or not perturbed:
             return text
         s = self.ex.surface
+        nonzero = self.nonzero_test() if any(t == "int" for t in types.values()) else None
         lines = text.split("\n")
         for key in ("if", "elif", "while"):
             if not s.has(key) or "{expr}" not in s.word(key):
@@ -518,7 +704,9 @@ class Repairer:
                 body = line.strip()
                 if body.startswith(pre) and body.endswith(post) and len(body) > len(pre) + len(post):
                     cond = body[len(pre):len(body) - len(post)]
-                    lines[k] = line[:len(line) - len(line.lstrip())] + f"{pre}{neg}({neg}({cond})){post}"
+                    test = f"{nonzero}({cond}, 0)" if nonzero and types.get(cond.strip()) == "int" \
+                        else f"{neg}({neg}({cond}))"
+                    lines[k] = line[:len(line) - len(line.lstrip())] + f"{pre}{test}{post}"
         return "\n".join(lines)
 
 
@@ -544,6 +732,11 @@ def typical_args(d, n: int = 14) -> list[tuple]:
         if tuple(args) not in out:
             out.append(tuple(args))
     return out
+
+
+def declared_types(prompt: str) -> dict:
+    """Every input a task's prompt declares, with its type ("...: g (list[list[int]]), s (str)")."""
+    return dict(re.findall(r"(\w+) \(((?:[^()\[\]]|\[[^()]*?\])+)\)", prompt))
 
 
 def declared_bools(prompt: str) -> set:
@@ -573,49 +766,3 @@ def _put(a: list, i: int, x: str) -> list:
     b = list(a)
     b[i] = x
     return b
-
-
-def _span(x) -> tuple[int, int] | None:
-    if isinstance(x, Token):
-        return (x.start_pos, x.end_pos) if x.start_pos is not None else None
-    if isinstance(x, Tree) and not x.meta.empty:
-        return x.meta.start_pos, x.meta.end_pos
-    return None
-
-
-def operators_as_calls(surface, text: str, ops: set) -> str:
-    """The program with every infix or prefix use of these operators written as the call it stands for
-    (`n % 3` as MOD(n, 3), `-d` as NEG(d)), so that the call repair reaches them; unchanged when the
-    world has no operator syntax or the text does not parse."""
-    table = getattr(surface, "operators", ()) or ()
-    if not ops or not any(o.op in ops for o in table):
-        return text
-    src = text.rstrip() + "\n"
-    try:
-        tree = surface.parser.parse(src)
-    except Exception:  # noqa: BLE001 — a naive answer that does not parse is repaired as text
-        return text
-
-    def render(node, start: int, end: int) -> str:
-        kind, _, index = node.data.partition("_")
-        if kind in ("infix", "prefix") and index.isdigit() and table[int(index)].op in ops:
-            o = table[int(index)]
-            operands = [c for c in node.children if not (isinstance(c, Token) and str(c) == o.symbol)]
-            parts = []
-            for c in operands:
-                sp = _span(c)
-                if sp is None:
-                    return src[start:end]
-                parts.append(render(c, *sp) if isinstance(c, Tree) else src[sp[0]:sp[1]])
-            return f"{o.op}({', '.join(parts)})"
-        out, pos = [], start
-        for c in node.children:
-            sp = _span(c) if isinstance(c, Tree) else None
-            if sp is None or sp[0] < pos:
-                continue
-            out += [src[pos:sp[0]], render(c, *sp)]
-            pos = sp[1]
-        return "".join(out) + src[pos:end]
-
-    whole = render(tree, 0, len(src))
-    return whole if text.endswith("\n") else whole.rstrip("\n")
