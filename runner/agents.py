@@ -7,7 +7,7 @@ Milestone worlds (`--agent NAME`):
   explorer  explores without a model: probes chosen by expected information gain over a
             hypothesis space built from the manual (the world's own explorer, api.explorer_of);
             states its most probable hypotheses, predicts by running programs under them and
-            repairs naive answers ("explorer (naive-program repair)" in docs/explorer.md); in a
+            repairs naive answers (docs/explorer.md; reports label it "explorer (built-in, no model)"); in a
             proof world it tests rules with one-rule proofs and answers by bounded search under
             the rules it learned (docs/explorer.md, "Proof worlds"); not a default agent there;
   replay:DIR[#SYSTEM]  replays the replies of a recorded run (probes still run live).

@@ -41,7 +41,9 @@ def slug(s: str) -> str:
 
 # what a built-in agent's system id means, for people reading a table or a figure; the id itself stays
 # the agent's name in --agent, the log, summary.json and trajectories.jsonl
-LABELS = {"explorer": "explorer (naive-program repair)"}  # docs/explorer.md: it answers by repairing naive answers
+# (one label for every kind: the explorer repairs naive programs in a program world but tests rules with
+# one-rule proofs in a proof world and fits laws in a black box, docs/explorer.md; the table says it has no model)
+LABELS = {"explorer": "explorer (built-in, no model)"}
 
 
 def label(system: str) -> str:

@@ -195,10 +195,10 @@ def test_view_of_a_missing_header_or_an_empty_log_says_so(tmp_path):
 
 
 def test_reports_label_the_explorer_and_json_keeps_its_id(fake_run, tmp_path):
-    assert label("explorer") == LABELS["explorer"] == "explorer (naive-program repair)" and label("gpt") == "gpt"
+    assert label("explorer") == LABELS["explorer"] == "explorer (built-in, no model)" and label("gpt") == "gpt"
     summary, md = write_report([fake_run], tmp_path / "r", plots=False)
-    assert "| explorer (naive-program repair) |" in md and "| explorer |" not in md
-    assert "- explorer (naive-program repair) / autonomous (r*=1 of 1)" in md
+    assert "| explorer (built-in, no model) |" in md and "| explorer |" not in md
+    assert "- explorer (built-in, no model) / autonomous (r*=1 of 1)" in md
     assert {r["system"] for r in summary["results"]} == {"explorer"}
     assert {json.loads(x)["system"] for x in (tmp_path / "r" / "trajectories.jsonl").read_text().splitlines()} == \
         {"explorer"}
@@ -210,7 +210,7 @@ def test_the_explorer_agent_runs_on_program_worlds_and_boxes_and_is_refused_else
     r = CliRunner().invoke(main, ["run", lang, "--agent", "explorer", "-n", "1", "--no-cache",
                                   "--out", str(tmp_path / "state")])
     assert r.exit_code == 0, r.output
-    assert "explorer (naive-program repair)" in r.output
+    assert "explorer (built-in, no model)" in r.output
     judge = os.path.join(WORLDS, "interactive", "math", "m01-exactly-one-divisor.world")
     r = CliRunner().invoke(main, ["run", judge, "--agent", "explorer", "-n", "1", "--no-cache",
                                   "--out", str(tmp_path / "x")])

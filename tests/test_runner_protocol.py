@@ -86,7 +86,7 @@ def test_a_world_without_rule_equations_asks_for_no_report(tmp_path, run_world):
     res = run_world(w, [model], tmp_path, trajectories=1)
     assert not [r for r in model.seen if r.purpose == "rules"]
     assert all(m["rules_correct"] is None for m in res.trajectories[0]["milestones"])
-    assert "| explorer (naive-program repair) |" in (tmp_path / "report.md").read_text()  # report.LABELS
+    assert "| explorer (built-in, no model) |" in (tmp_path / "report.md").read_text()  # report.LABELS
 
 
 def test_rule_report_grading_counts_each_rule_once_and_ignores_herrings():
@@ -144,7 +144,7 @@ def test_every_condition_end_to_end(tmp_path, run_world):
     assert rows[("explorer", "autonomous")]["rules_stated"] == ["R1", "R7"]
     assert rows[("explorer", "direct")]["rules_stated"] == []
     report = (tmp_path / "report.md").read_text()
-    assert "- explorer (naive-program repair) / autonomous: R1, R7 (2/2)" in report and "- manual / autonomous: none (0/2)" in report
+    assert "- explorer (built-in, no model) / autonomous: R1, R7 (2/2)" in report and "- manual / autonomous: none (0/2)" in report
     for f in ("log.jsonl", "trajectories.jsonl", "summary.json", "report.md", "curves-fake.png"):
         assert (tmp_path / f).exists(), f
 

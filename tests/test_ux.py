@@ -679,7 +679,7 @@ def test_a_signal_stops_a_run_cleanly_and_resume_continues_it(fake_openai, tmp_p
 
 def test_the_curve_legend_sits_under_the_axes_which_keep_the_width(tmp_path):
     """Issue 31 item 9: the legend beside the axes took half the PNG's width."""
-    long = [{**c, "system": "explorer (naive-program repair) and a long name"} for c in CURVES[:1]] + CURVES[1:]
+    long = [{**c, "system": "explorer (built-in, no model) and a long name"} for c in CURVES[:1]] + CURVES[1:]
     fig = curves_figure("Demo", long, valid=True)
     fig.savefig(tmp_path / "c.png", bbox_inches="tight")
     renderer = fig.canvas.get_renderer()

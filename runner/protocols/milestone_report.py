@@ -163,7 +163,7 @@ def curves_figure(world: str, rs: Sequence[dict], valid: bool = True):
     ax.set_title(f"{world}: best trajectories" + ("" if valid else " — INVALID run (see summary.json validity)"))
     ax.grid(alpha=0.3)
     # below the axes, in columns, so that no curve hides under it and the axes keep the figure's width
-    # (beside them, long labels such as "explorer (naive-program repair) / autonomous" took half of it)
+    # (beside them, long labels such as "explorer (built-in, no model) / autonomous" took half of it)
     ax.legend(fontsize=LEGEND_FONT, loc="upper center", bbox_to_anchor=(0.5, -0.16), borderaxespad=0.0,
               ncol=min(LEGEND_COLUMNS, max(1, len(rs))), frameon=False)
     if not valid:
