@@ -167,8 +167,9 @@ def list_worlds(folder, compile_):
               show_default=True, help="Seconds certification of one world may take (a folder gets this much per "
                                       "world); past them it is stopped (exit 1).")
 @click.option("--learnability", is_flag=True, help="Also play the built-in explorer within the world's budget "
-                                                    "and print its accuracy (program worlds, black boxes and "
-                                                    "game boxes; seconds to a minute).")
+                                                    "and print its accuracy (program worlds, proof worlds, black "
+                                                    "boxes and game boxes; judge worlds have none; seconds to a "
+                                                    "minute).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="For a folder: how many worlds are certified at once, each in a worker process of its own "
                    f"(default: the machine's cores, here {os.cpu_count() or 1}). The report is the same for any "
