@@ -516,3 +516,20 @@ def test_check_a_folder_names_the_file_of_every_kind_of_world(tmp_path):
     data = json.loads(r.stdout)
     assert sorted((os.path.basename(e["file"]), e["kind"]) for e in data["entries"]) == [
         ("demo.world", "program"), ("holdem.world", "holdem"), ("trust.world", "game")]
+
+
+def test_check_a_folder_with_learnability_prints_a_line_for_every_world(tmp_path):
+    """`check FOLDER --learnability` measured nothing for a folder (the flag was read for one world only):
+    now each world gets its line, a kind without an explorer says so, and --json carries them by file."""
+    for path in ("demo.world", "oracle/circuit/cri-e-swap.world", "interactive/math/m03-last-two-digits.world"):
+        shutil.copy(os.path.join(ROOT, "worlds", path), tmp_path / os.path.basename(path))
+    r = cli("check", str(tmp_path), "--learnability", "--jobs", "1")
+    assert r.exit_code == 0, r.output
+    lines = {ln.split(":", 1)[0].strip(): ln for ln in r.stdout.splitlines() if ": learnability:" in ln}
+    assert sorted(lines) == ["cri-e-swap.world", "demo.world", "m03-last-two-digits.world"], r.stdout
+    assert "answers 85.7% of the tasks" in lines["demo.world"]
+    assert "the explorer (circuit gates) answers 100.0% of the tests" in lines["cri-e-swap.world"]
+    assert "not measured (no explorer for judge)" in lines["m03-last-two-digits.world"]
+    data = json.loads(cli("check", str(tmp_path), "--learnability", "--json", "--jobs", "1").stdout)
+    assert {os.path.basename(f): v["accuracy"] for f, v in data["learnability"].items()}["demo.world"] == \
+        pytest.approx(85.7, abs=0.05)

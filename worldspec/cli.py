@@ -209,6 +209,8 @@ def check(world, seed, as_json, timeout, learnability, jobs):
         report["problems"] = all_problems(report)  # the exit status, --json and the rows read one verdict
     if learnability and not folder and not report.get("overrun"):
         report["learnability"] = learnability_of(path, seed)
+    elif learnability and folder and as_json:
+        report["learnability"] = folder_learnability(path, seed)
     if report.get("overrun") and not as_json:
         click.echo(f"{path}: 1 problem(s):\n  - {report['problems'][0]}")
         sys.exit(EXIT_PROBLEMS)
@@ -218,6 +220,9 @@ def check(world, seed, as_json, timeout, learnability, jobs):
         click.echo(json.dumps(report, indent=2, sort_keys=False))
     elif folder:
         _print_folder(world, report)
+        if learnability:  # each world's line as it is measured (a folder of boxes takes minutes)
+            click.echo("learnability, world by world:")
+            folder_learnability(path, seed, click.echo)
     else:
         _print_report(report)
         if "learnability" in report:
@@ -231,6 +236,26 @@ def learnability_of(path: str, seed: int | None = None) -> dict:
     loads none of the explorer)."""
     found = importlib.import_module("worldspec.runner.learnability").learnability(load_world(path, seed=seed))
     return {**found.as_json(), "line": found.line()}
+
+
+def folder_learnability(folder: str, seed: int | None, echo=None) -> dict:
+    """`check FOLDER --learnability`: {world file: the explorer's learnability} for every world under
+    FOLDER, each line passed to `echo` as it is measured; a world that does not compile is not measured
+    (certification above reported why)."""
+    out = {}
+    for f in world_files(folder):
+        try:
+            found = learnability_of(f, seed)
+        except (SpecError, SpecErrors) as e:
+            found = {"accuracy": None, "line": f"learnability: not measured (the spec does not compile: "
+                                               f"{str(e).splitlines()[0] if str(e) else type(e).__name__})"}
+        except Exception as e:  # noqa: BLE001 — one world's failure must not lose the folder's other lines
+            found = {"accuracy": None, "line": f"learnability: not measured (the explorer failed: "
+                                               f"{type(e).__name__}: {e}; a bug: please report it)"}
+        out[f] = found
+        if echo is not None:
+            echo(f"  {os.path.relpath(f, folder)}: {found['line']}")
+    return out
 
 
 def say_to_file(path: str, message: str) -> None:
