@@ -66,6 +66,18 @@ def table(head: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
         ["| " + " | ".join(map(str, row)) + " |" for row in rows]
 
 
+def information_table(rows: Sequence[dict], intro: str) -> list[str]:
+    """The information table (metrics.information_rows: one row per trajectory measured), after `intro`; nothing
+    without rows (docs/explorer.md)."""
+    if not rows:
+        return []
+    return ["", intro, ""] + \
+        table(("World", "System", "Condition", "r", "Bits", "Bits/call", "Efficiency", "Removed nothing"),
+              [(r["world"], label(r["system"]), r["condition"], r["trajectory"], num(r["bits"], 1),
+                num(r["bits_per_call"], 2), num(r["efficiency"], 2),
+                ", ".join(map(str, r["removed_nothing"])) or "none") for r in rows])
+
+
 # ----------------------------------------------------------------------------
 # Validity
 

@@ -132,15 +132,19 @@ class CircuitLearner(Strategy):
             conf[g] = p
         return sig[self.n:], conf
 
-    def next_query(self, history: History) -> str:
-        if self.m is None and not history:
-            return json.dumps([1, 0] * (self.n // 2) + [1] * (self.n % 2)).replace(",", ", ")
-        surv, means = self.survivors(history)
+    def pool(self, history: History) -> list[list[int]]:
+        """The inputs scored for the next query: random and structured bit vectors not sent yet."""
         rng = self.rng(history, "query")
         sent = {tuple(x) for x, _ in self.observations(history)}
         pool = [[rng.randint(0, 1) for _ in range(self.n)] for _ in range(CANDIDATE_INPUTS)]
         pool += [[0] * self.n, [1] * self.n] + [[int(i == j) for i in range(self.n)] for j in range(self.n)]
-        pool = [x for x in pool if tuple(x) not in sent] or pool
+        return [x for x in pool if tuple(x) not in sent] or pool
+
+    def next_query(self, history: History) -> str:
+        if self.m is None and not history:
+            return json.dumps([1, 0] * (self.n // 2) + [1] * (self.n % 2)).replace(",", ", ")
+        surv, means = self.survivors(history)
+        pool = self.pool(history)
         xs = np.array(pool, dtype=bool).T
         _, conf = self.predict(surv, means, xs)
         p = np.clip(conf, 1e-9, 1 - 1e-9)

@@ -106,14 +106,22 @@ class Marks(Strategy):
         return -sum(g / total * math.log2(g / total) for g in groups.values() if g) if total else 0.0
 
     def next_query(self, history: History) -> str:
-        st = self.state(history)
+        best, score = "", -1.0
+        for guess, v in self.scored(self.state(history)):
+            if v > score + 1e-12:  # the first of the best (float noise does not reorder ties)
+                best, score = guess, v
+        return best
+
+    def scored(self, st) -> list[tuple[str, float]]:
+        """The guesses this strategy weighs, each with its expected bits over `st` (the sum of the mark
+        entropies over words and letters), in the order it weighs them (the first of the best wins)."""
         full = (1 << self.n) - 1
         half = sum(1 << i for i in range(self.n // 2))
         alt = sum(1 << i for i in range(0, self.n, 2))
         splits = [full, half, full & ~half, alt]
         info = {(c, s): sum(self.gain(st[w][c], s) for w in range(self.k)) for c in LETTERS for s in splits + [
             full & ~alt]}
-        best, score = None, -1.0
+        out = []
         for s in splits:
             for a in LETTERS:
                 if s == full:
@@ -122,10 +130,8 @@ class Marks(Strategy):
                     pairs = [(a, b) for b in LETTERS if b != a]
                 for a_, b in pairs:
                     v = info[(a_, s)] + (info[(b, full & ~s)] if s != full else 0.0)
-                    if v > score + 1e-12:
-                        best, score = (a_, b, s), v
-        a, b, s = best
-        return "".join(a if s >> i & 1 else b for i in range(self.n))
+                    out.append(("".join(a_ if s >> i & 1 else b for i in range(self.n)), v))
+        return out
 
     def spell(self, cands_by_letter: dict) -> list[tuple[float, str, str]]:
         """Per place: (certainty, best letter, next letter)."""

@@ -8,7 +8,7 @@ from typing import Sequence
 
 from .. import metrics
 from ..plotting import pyplot
-from ..report import Layout, label, num, slug, table
+from ..report import Layout, information_table, label, num, slug, table
 
 
 def milestone_summary(records: Sequence[dict], header: dict) -> dict:
@@ -17,15 +17,10 @@ def milestone_summary(records: Sequence[dict], header: dict) -> dict:
 
 def information_markdown(rows: Sequence[dict]) -> list[str]:
     """The information-per-probe table: one row per trajectory (docs/explorer.md)."""
-    if not rows:
-        return []
-    return ["", "Information per probe, every trajectory: bits each probe removed from the built-in "
-            "explorer's hypothesis space given the feedback before it; efficiency = bits / bits the best "
-            "probe of the same cost was expected to remove; the probes (by number) that removed nothing.", ""] + \
-        table(("World", "System", "Condition", "r", "Bits", "Bits/call", "Efficiency", "Removed nothing"),
-              [(r["world"], label(r["system"]), r["condition"], r["trajectory"], num(r["bits"], 1),
-                num(r["bits_per_call"], 2), num(r["efficiency"], 2),
-                ", ".join(map(str, r["removed_nothing"])) or "none") for r in rows])
+    return information_table(rows, "Information per probe, every trajectory: bits each probe removed from the "
+                             "built-in explorer's hypothesis space given the feedback before it; efficiency = bits / "
+                             "bits the best probe of the same cost was expected to remove; the probes (by number) "
+                             "that removed nothing.")
 
 
 def identical_notes(results: Sequence[dict]) -> list[str]:

@@ -30,8 +30,11 @@ from pathlib import Path
 
 import attrs
 
+from .. import metrics
 from ..agents import BOX_AGENTS, box_agent
 from ..answers import extract_answer
+from ..boxexplorer.information import box_information
+from ..boxexplorer.view import box_view
 from ..models import FatalError, LostError, Model, Request
 from .base import Plan, PlaySession, fingerprint
 from .turnshot_report import BOX_LAYOUT
@@ -137,6 +140,8 @@ class BoxSession:
         self.sample = f"{world.name}/{self.condition}"
         self.tokens = 0
         self.requests = 0
+        # per explored conversation, (input, output or None, turns charged) of each turn: the bits per query
+        self.queries: list[list[tuple]] = []
 
     def request(self, messages, purpose: str, conv: str, **meta) -> Request:
         return Request(messages=tuple(messages), settings=self.config.settings, purpose=purpose,
@@ -160,7 +165,7 @@ class BoxSession:
                     lost = t_lost
                     break
                 tests.append(await self.test(task, i, len(w.tasks), pending, c, len(c.messages)))
-            return self.record(used, tests, lost)
+            return self.record(used, tests, lost, await self.information())
         c = Conversation(self, self.conv)
         used, pending, lost = await self.explore(await self.grader.session(None, self.grading), c)
         tests: list[dict] = []
@@ -174,7 +179,17 @@ class BoxSession:
                     tests.append({"test": task.id, "score": None, "passed": False, "shots": [], "lost": True})
                     continue
                 tests.append(await self.test(task, i, len(w.tasks), pending if i == 1 else "", c, explored))
-        return self.record(used, tests, lost)
+        return self.record(used, tests, lost, await self.information())
+
+    async def information(self) -> list | None:
+        """The bits each exploration turn removed from the box explorer's hypothesis space for this box's shape
+        (runner/boxexplorer/information.py, built from the box's view only), every explored conversation from
+        the prior; None for a shape with no finite space (no row)."""
+        view = box_view(self.world, self.turns, self.shots)
+        scored = [await asyncio.to_thread(box_information, view, q) for q in self.queries]
+        if not scored or any(s is None for s in scored):
+            return None
+        return [attrs.evolve(r, index=i) for i, r in enumerate(r for s in scored for r in s)]
 
     async def explore(self, session, c: Conversation) -> tuple[int, str, str | None]:
         """T turns against one world session; (turns used, the last output, why it was lost or None)."""
@@ -190,6 +205,8 @@ class BoxSession:
         cap = MAX_REPLIES_PER_TURN * self.turns
         pending = ""
         mistake = False  # the last message told the system its input could not be used
+        queries: list[tuple] = []
+        self.queries.append(queries)
         try:
             while used < self.turns and step < cap:
                 reply = await self.call(c, "explore", step=step, t=used + 1)
@@ -212,6 +229,7 @@ class BoxSession:
                     else:
                         free += 1
                 used += spend
+                queries.append((text, fb.text if fb.status == "ok" else None, int(spend)))
                 mistake = self.published and fb.status in ("rejected", "error") and costs
                 self.rt.emit({"type": "box_turn", "id": f"turn:{c.conv}:{step}", "conv": c.conv,
                               "system": self.model.name, "box": w.name, "turn": used, "input": text,
@@ -357,7 +375,7 @@ class BoxSession:
         v = await game.verdict(self.grading)
         return self.shot_record(shot, " ".join(moves), v), told
 
-    def record(self, used: int, tests: list[dict], lost: str | None) -> dict:
+    def record(self, used: int, tests: list[dict], lost: str | None, information: list | None = None) -> dict:
         w = self.world
         n_lost = sum(t["lost"] for t in tests)
         scores = [t["score"] for t in tests if not t["lost"] and t["score"] is not None]
@@ -376,6 +394,7 @@ class BoxSession:
                 rec[key] = round(100.0 * sum(t[key] for t in figures) / len(figures), 6)
         if lost:
             rec["error"] = lost
+        rec.update(metrics.information_record(information))
         self.rt.emit_record("trajectory", self.conv, self.conv, rec)
         return rec
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .. import metrics
-from ..report import Layout, num, table
+from ..report import Layout, information_table, num, table
 
 
 GRADING_NOTES = {
@@ -30,7 +30,8 @@ def box_summary(records: Sequence[dict], header: dict) -> dict:
             "turns": cfg.get("turns"), "shots": cfg.get("shots"),
             # the one setting's table; null when the runs mix settings (never averaged: see by_setting)
             "accuracy": next(iter(by_setting.values())) if len(by_setting) == 1 else None,
-            "by_setting": by_setting, "results": metrics.box_results(records)}
+            "by_setting": by_setting, "results": metrics.box_results(records),
+            "information": metrics.information_rows(records)}
 
 
 def _families(by_setting: dict) -> list[str]:
@@ -86,6 +87,13 @@ def paper_reference(summary: dict) -> list[str]:
                f"≥ {num(PAPER_O3['hard'], 0)}"], rows)
 
 
+INFORMATION_NOTE = ("Information per query, every box whose shape the box explorer holds a finite hypothesis space "
+                    "for (circuit boxes, A/M/X mark puzzles; docs/explorer.md): bits each exploration turn removed "
+                    "from that space given the outputs before it; efficiency = bits / bits the best of the "
+                    "explorer's own candidate queries was expected to remove; the turns (by number) that removed "
+                    "nothing. Other boxes have no row.")
+
+
 def box_markdown(summary: dict, images: Sequence[str]) -> list[str]:
     by, fams = summary["by_setting"], _families(summary["by_setting"])
     settings = summary.get("settings") or {}
@@ -111,6 +119,7 @@ def box_markdown(summary: dict, images: Sequence[str]) -> list[str]:
                     "Turns used"),
                    [(r["world"], r.get("family") or "—", r.get("difficulty") or "—", r["system"], r["condition"],
                      num(r["best"]), _figures(r), num(r["turns_used"])) for r in summary["results"]])
+    lines += information_table(summary.get("information") or (), INFORMATION_NOTE)
     return lines
 
 
