@@ -20,12 +20,6 @@ LANG = os.path.join(ROOT, "tests", "worlds", "lang")
 PYLIKE = os.path.join(ROOT, "tests", "worlds", "lang3", "pylike.world")
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    monkeypatch.setenv("LITELLM_OFFLINE_MODE", "true")
-
-
 @pytest.mark.slow
 def test_the_space_of_lang_worlds_is_built_from_the_manual_alone():
     """As for AlienCode and demo (tests/test_explorer.py): stripping rules, herrings, tasks and examples from a

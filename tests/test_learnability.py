@@ -18,12 +18,6 @@ GAME = os.path.join(ROOT, "worlds", "oracle", "game", "gsi-e-rps7-beat-last.worl
 LOOPS = os.path.join(ROOT, "tests", "worlds", "lang3", "loops.world")
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    monkeypatch.setenv("LITELLM_OFFLINE_MODE", "true")
-
-
 @pytest.fixture(scope="module")
 def demo_learnability():
     """The demo world's learnability, measured once for this file (each measurement plays a whole budget)."""

@@ -26,12 +26,6 @@ ALIENLOGIC = os.path.join(ROOT, "worlds", "alienlogic.world")
 FLOOR = 100.0 * 11 / 70  # AlienLogic's recall-only score (docs/proof-worlds.md)
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch):
-    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    monkeypatch.setenv("LITELLM_OFFLINE_MODE", "true")
-
-
 @pytest.fixture(scope="module")
 def alienlogic():
     return load_world(ALIENLOGIC)

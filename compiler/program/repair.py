@@ -144,34 +144,19 @@ def operators_as_calls(surface, text: str, ops: set) -> str:
             return o if o.op in ops else None
         return None
 
-    def span(node):
-        if isinstance(node, Token):
-            return (node.start_pos, node.end_pos) if node.start_pos is not None else None
-        if isinstance(node, Tree) and not node.meta.empty:
-            return node.meta.start_pos, node.meta.end_pos
-        return None
-
     def touched(node) -> bool:
         return isinstance(node, Tree) and any(operator(n) is not None for n in node.iter_subtrees())
 
-    def render(node, start: int, end: int) -> str:
+    def own(node, inner, render) -> str:
         o = operator(node)
-        if o is not None:
-            operands = [c for c in node.children if c is not None
-                        and not (isinstance(c, Token) and str(c) == o.symbol)]
-            return f"{o.op}({', '.join(render(c, *span(c)) for c in operands)})"
-        out, at = [], start
-        for c in (node.children if isinstance(node, Tree) else ()):
-            sp = span(c)
-            if sp is None or not touched(c) or sp[0] < at:
-                continue
-            out += [src[at:sp[0]], render(c, *sp)]
-            at = sp[1]
-        return "".join(out) + src[at:end]
+        if o is None:
+            return inner()
+        operands = [c for c in node.children if c is not None and not (isinstance(c, Token) and str(c) == o.symbol)]
+        return f"{o.op}({', '.join(render(c, *_span(c)) for c in operands)})"
 
-    if any(span(c) is None for c in tree.iter_subtrees() if operator(c) is not None):
+    if any(_span(c) is None for c in tree.iter_subtrees() if operator(c) is not None):
         return text
-    return render(tree, 0, len(src)).rstrip("\n") + ("\n" if text.endswith("\n") else "")
+    return render_tree(src, tree, touched, own).rstrip("\n") + ("\n" if text.endswith("\n") else "")
 
 
 def _span(node):
@@ -182,23 +167,34 @@ def _span(node):
     return None
 
 
+def render_tree(src: str, tree, touched, own) -> str:
+    """src (the text tree was parsed from) re-rendered node by node: `own(node, inner, render)` gives a node's
+    text, where inner() is its text with the children `touched` says may change re-rendered, and
+    render(child, start, end) renders one child the same way."""
+    def render(node, start: int, end: int) -> str:
+        def inner() -> str:
+            out, at = [], start
+            for c in (node.children if isinstance(node, Tree) else ()):
+                sp = _span(c)
+                if sp is None or not touched(c) or sp[0] < at:
+                    continue
+                out += [src[at:sp[0]], render(c, *sp)]
+                at = sp[1]
+            return "".join(out) + src[at:end]
+        return own(node, inner, render)
+    return render(tree, 0, len(src))
+
+
 def wrap_nodes(src: str, tree, wrap: dict) -> str:
     """src (the text tree was parsed from) with the text of each node whose id is in `wrap` replaced by
     wrap[id](its text, with inner wrapped nodes already replaced)."""
     def touched(node) -> bool:
         return id(node) in wrap or isinstance(node, Tree) and any(id(n) in wrap for n in node.iter_subtrees())
 
-    def render(node, start: int, end: int) -> str:
-        out, at = [], start
-        for c in (node.children if isinstance(node, Tree) else ()):
-            sp = _span(c)
-            if sp is None or not touched(c) or sp[0] < at:
-                continue
-            out += [src[at:sp[0]], render(c, *sp)]
-            at = sp[1]
-        text = "".join(out) + src[at:end]
+    def own(node, inner, render) -> str:
+        text = inner()
         return wrap[id(node)](text) if id(node) in wrap else text
-    return render(tree, 0, len(src))
+    return render_tree(src, tree, touched, own)
 
 
 def rewrite_calls(text: str, name: str, rewrite) -> str:
