@@ -498,12 +498,14 @@ class ProbeInformation:
 
 @runtime_checkable
 class Explorable(Protocol):
-    """A world with a built-in explorer (program worlds). Other kinds do not have these members; a judge
-    world would add them here with its own hypothesis space (e.g. candidate answers the judge allows).
+    """A world with a built-in explorer that scores information per probe (program and proof worlds; a
+    proof world's probes are proofs, so runner/learnability.py tells it apart first). Other kinds do not
+    have these members; a judge world would add them here with its own hypothesis space (e.g. candidate
+    answers the judge allows).
 
     `explorer(seed)` returns a session with next_probe() -> program text, observe(program, feedback),
     report() -> rule report text, answer(task) -> answer text, snapshot()/restore(weights);
-    `information(probes)` scores [(program, feedback, units)] -> [ProbeInformation]."""
+    `information(probes)` scores [(program or proof, feedback, units)] -> [ProbeInformation]."""
 
     def explorer(self, seed: int = 0): ...
 
@@ -512,7 +514,7 @@ class Explorable(Protocol):
 
 def explorer_of(world, seed: int = 0):
     """The world's built-in explorer session, or None when its kind has none. A world may offer an explorer
-    without scoring information per probe (proof worlds): `explorer` alone is enough here."""
+    without scoring information per probe: `explorer` alone is enough here."""
     return world.explorer(seed) if callable(getattr(world, "explorer", None)) else None
 
 

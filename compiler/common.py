@@ -5,7 +5,9 @@ Kinds import this module (and compiler.api), never each other and never build.py
 """
 from __future__ import annotations
 
+import collections
 import random
+import threading
 
 from worldspec import ast
 from worldspec.compiler.api import Budget, Feedback, language_of
@@ -344,3 +346,39 @@ def meta_compiler(spec: ast.Spec, params: dict) -> MetaCompiler:
             raise SpecError(d.span, f"{d.name} is defined twice", "Give each def a unique name.")
         mc.add_def(d)
     return mc
+
+
+# ---------------------------------------------------------------- information per probe (api.Explorable)
+
+# Live scorers kept per world: an explorer holds tens of MB (AlienCode), so a run with more
+# trajectories in flight than this re-reads an evicted trajectory's probes from the start.
+LIVE_SCORERS = 6
+
+
+class Scorers:
+    """One world's information scorers, each under the probes it has read. `make(world, seed)` is a fresh
+    scorer: `feed(probes)` reads more probes in order, `records` holds one ProbeInformation per probe read.
+    A trajectory scored round by round asks for a longer prefix each time and carries on from the scorer of
+    its last one; identical trajectories (deterministic agents) share it. Calls may come from threads: one
+    at a time."""
+
+    def __init__(self, make):
+        self.make = make
+        self.lock = threading.Lock()
+        self.by_read: collections.OrderedDict = collections.OrderedDict()  # (seed, probes read) -> scorer
+        self.records: dict[tuple, list] = {}  # (seed, probes) -> their records
+
+    def score(self, world, probes, seed: int = 0) -> list:
+        """One record per probe; `probes` holds (probe text, feedback text, units charged)."""
+        probes = tuple(tuple(p) for p in probes)
+        with self.lock:
+            if (seed, probes) not in self.records:
+                # the scorer that has read the longest prefix of these probes, or a fresh one
+                n = next((n for n in range(len(probes), 0, -1) if (seed, probes[:n]) in self.by_read), 0)
+                scorer = self.by_read.pop((seed, probes[:n])) if n else self.make(world, seed)
+                scorer.feed(probes[n:])
+                self.by_read[(seed, probes)] = scorer
+                while len(self.by_read) > LIVE_SCORERS:
+                    self.by_read.popitem(last=False)  # the least recently advanced
+                self.records[(seed, probes)] = list(scorer.records)
+            return list(self.records[(seed, probes)])

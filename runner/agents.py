@@ -235,7 +235,8 @@ MILESTONE_AGENTS = {"oracle": OracleAgent, "manual": ManualAgent, "explorer": Ex
 
 def default_milestone_agents(world) -> tuple[str, ...]:
     """The built-in agents a milestone world runs when none is named (the explorer where it applies)."""
-    return tuple(a for a in MILESTONE_AGENTS if a != "explorer" or isinstance(world, Explorable))
+    return tuple(a for a in MILESTONE_AGENTS if a != "explorer" or
+                 (isinstance(world, Explorable) and getattr(world, "explorer_by_default", True)))
 
 
 def milestone_agent(spec: str, world) -> Model:

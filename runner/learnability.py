@@ -3,7 +3,7 @@
 `learnability(world, seed)` plays the world's explorer offline, never reading what a model could not (the
 explorers build their state from the manual, the declared domains or syntax, and the feedback):
 
-- a program world (api.Explorable): the explorer's session sends the milestone protocol's calls
+- a program world (api.Explorable, and no proof world): the explorer's session sends the milestone protocol's calls
   (`round_slots`: the world's rounds of calls, its unit cap per call), reads the world's feedback as the
   protocol passes it (`fb.text` or "(no output)"), and at the last milestone states its rule report and
   answers every task; graded as a run grades them (`read_answer`, `World.verify`, `grade_rule_report`). The
@@ -99,10 +99,11 @@ def box_query(world):
 def learnability(world, seed: int = 0) -> Learnability:
     """The learnability of any world (see the module docstring); `seed` seeds the explorer."""
     kind = getattr(world, "kind", "?")
-    if isinstance(world, Explorable):
-        return program_learnability(world, seed)
+    # proof worlds first: they are Explorable too (information per probe), but their explorer plays proofs
     if hasattr(world, "unprovable_tasks") and explorer_of(world, seed) is not None:
         return proof_learnability(world, seed)
+    if isinstance(world, Explorable):
+        return program_learnability(world, seed)
     if getattr(world, "protocol", "") != "turn@shot":  # what the box explorer speaks (compiler.api PROTOCOLS)
         return Learnability(None, reason=f"no explorer for {kind}", kind=kind)
     if any(t.shape == "play" for t in world.tasks):

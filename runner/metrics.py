@@ -386,8 +386,10 @@ def tool_exchanges(messages) -> list[tuple[str, str]]:
 
 
 def information_probes(world, messages) -> tuple[tuple[str, str, int], ...]:
-    """(program, feedback, units charged) of each tool call of a trajectory, as World.information reads them."""
-    return tuple((p, f, 0 if f.startswith(("rejected", "error: unknown tool", "error: invalid")) else world.charge(p))
+    """(program, feedback, units charged) of each tool call of a trajectory, as World.information reads them.
+    A call the world or the runner refused (`rejected: ...`, an unknown tool, invalid arguments) is charged
+    nothing; a proof the checker rejected at a line (`rejected at line N ...`) was checked and is charged."""
+    return tuple((p, f, 0 if f.startswith(("rejected:", "error: unknown tool", "error: invalid")) else world.charge(p))
                  for p, f in tool_exchanges(messages))
 
 

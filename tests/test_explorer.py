@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from worldspec.cli import main
 from worldspec.compiler.api import Explorable, explorer_of
+from worldspec.compiler import common
 from worldspec.compiler.build import load_world
 from worldspec.compiler.program import information
 from worldspec.compiler.program.hypotheses import build_space, read_families, FamilyError
@@ -151,7 +152,7 @@ def test_information_scored_round_by_round_carries_on_and_equals_one_scoring(mon
     assert w.information(probes) == round_by_round and fed == [2, 1, 1]  # the whole again: no work
     assert load_world(DEMO).information(probes) == round_by_round and fed[-1] == 4  # a fresh world
     # past LIVE_SCORERS trajectories in flight, an evicted one is read again from its first probe
-    monkeypatch.setattr(information, "LIVE_SCORERS", 1)
+    monkeypatch.setattr(common, "LIVE_SCORERS", 1)
     w, fed[:] = load_world(DEMO), []
     other = [(p, "0", u) for p, _, u in probes]
     assert w.information(probes[:2]) and w.information(other[:2])
@@ -171,8 +172,8 @@ def test_a_models_probe_is_read_as_a_whole_program():
 
 def test_worlds_without_an_explorer_say_so():
     proof = load_world("alienlogic")
-    assert not isinstance(proof, Explorable)  # no information per probe ...
-    assert explorer_of(proof) is not None  # ... but a built-in explorer since issue 26 (tests/test_proof_explorer.py)
+    assert isinstance(proof, Explorable)  # a built-in explorer and information per probe since issue 26
+    assert explorer_of(proof) is not None  # (tests/test_proof_explorer.py, tests/test_proof_information.py)
     assert "explorer" not in default_milestone_agents(proof)  # named, not a default agent
     assert explorer_of(load_world("worlds/interactive/math/m01-exactly-one-divisor.world")) is None
     assert "explorer" in default_milestone_agents(load_world(DEMO))

@@ -46,8 +46,10 @@ def rule_named(rules: dict[str, Schema], written: str) -> str | None:
     return same[0] if len(same) == 1 else None
 
 
-def check(proof: Proof, rules: dict[str, Schema], notation: F.Notation = F.DEFAULT) -> Result:
-    """The verdict on a whole proof under `rules` (rule id -> schema)."""
+def check(proof: Proof, rules: dict[str, Schema], notation: F.Notation = F.DEFAULT, only: int = 0) -> Result:
+    """The verdict on a whole proof under `rules` (rule id -> schema). With `only`, the verdict on that line
+    alone: the rule lines before it are taken as checked (their citations are still read, and the subproofs
+    they cite count as discharged) and the lines after it are not checked."""
     if proof.error or not proof.lines:
         return Result(False, False, message=proof.error or "there are no proof lines")
     show = lambda f: F.show(f, notation)  # noqa: E731
@@ -63,6 +65,8 @@ def check(proof: Proof, rules: dict[str, Schema], notation: F.Notation = F.DEFAU
         return chains[ctx]
 
     for ln in lines:
+        if only and ln.n > only:
+            break
         fail = lambda msg, col=0: Result(False, False, premises, None, ln.n, ln.rule, msg, col,  # noqa: E731
                                          frozenset(used), len(lines))
         if ln.error:  # the line could not be read: no rule is to blame
@@ -111,6 +115,10 @@ def check(proof: Proof, rules: dict[str, Schema], notation: F.Notation = F.DEFAU
                     return fail(f"cites the subproof {i}-{j}, which sits inside the closed subproof "
                                 f"{s.start}-{s.end}")
                 cited_subs.append((sub, lines[i - 1].formula, lines[j - 1].formula))
+        if ln.n < only:  # taken as checked: only what it discharges matters to the line judged
+            for sub, _, _ in cited_subs:
+                discharged.setdefault(sub.id, ln.n)
+            continue
         want_l, want_s = schema.arity
         if len(cited_lines) != want_l or len(cited_subs) != want_s:
             return fail(f"{ln.rule} cites {_count(want_l, 'line')} and {_count(want_s, 'subproof')}; "

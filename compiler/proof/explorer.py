@@ -16,7 +16,9 @@ tests after it tell nothing. Each rule's test is the one of most expected bits (
 verdicts under the current weights); the tests are ordered by bits / (1 - P(pass)), which maximises the
 expected bits of the pack (a test is reached only when every earlier one passed). A test once observed is
 never packed again, and a probe text is never sent twice. Every observation prunes the rule's hypotheses
-to those predicting it; a rule no hypothesis explains is recorded and left out of the learned system.
+to those predicting it; a rule no hypothesis explains is recorded and left out of the learned system. A
+proof the session did not write (a model's, when information per probe is scored: information.py) is read
+line by line, each line a one-line test of its rule (`observe_proof`).
 
 At a milestone the report states, for every rule whose most probable hypothesis is not the manual's, that
 schema (`ID: SCHEMA` in the manual's notation, as `report_instructions` asks); a task is answered by the
@@ -194,6 +196,17 @@ def images(table: dict[str, Schema], premises, goal, bounds: search.Bounds) -> l
     return list(out)
 
 
+def _failing_line(feedback: str, n_lines: int):
+    """(the line a verdict names as failing, its match) or (n_lines + 1, None) when every line checked;
+    (None, None) when the verdict blames no line (the proof could not be read)."""
+    m = _VERDICT.search(feedback)
+    if m:
+        return int(m.group("line")), m
+    if feedback.startswith("accepted") or feedback.startswith("not a finished proof"):
+        return n_lines + 1, None
+    return None, None
+
+
 def _entropy(dist: dict) -> float:
     total = sum(dist.values())
     return -sum(v / total * math.log2(v / total) for v in dist.values() if v > 0) if total > 0 else 0.0
@@ -343,15 +356,34 @@ class ProofExplorer:
                 return ((CONFIRM_BITS, -len(t.lines)), t, CONFIRM_BITS, CONFIRM_PASS)
         return None
 
+    def expected(self, planned) -> float:
+        """The bits a pack of these (test, bits, P(pass)) is expected to remove: each test's entropy under
+        the weights (a confirmation test's nominal value is not counted), reached when every earlier test
+        passed."""
+        total, reach = 0.0, 1.0
+        for t, _, _ in planned:
+            dist = self._dist(t)
+            mass = sum(dist.values())
+            if not mass:
+                break
+            total += reach * _entropy(dist)
+            reach *= dist.get(PASS, 0.0) / mass
+        return total
+
+    def register(self, tests: list[Test]) -> str:
+        """The proof packing these tests, remembered so that its verdict is read test by test."""
+        text, layout = pack(tests, self.view.premise_word)
+        self.layouts[text] = [(tests[j], k) for j, k in layout]
+        return text
+
     def next_probe(self) -> str:
         """The next proof to check (never one already sent)."""
         tests = [t for t, _, _ in self.plan()]
         while tests:
-            text, layout = pack(tests, self.view.premise_word)
+            text, _ = pack(tests, self.view.premise_word)
             if text not in self.sent:
                 self.sent.add(text)
-                self.layouts[text] = [(tests[j], k) for j, k in layout]
-                return text
+                return self.register(tests)
             tests = tests[:-1]
         # nothing left to learn: a proof of the reiteration the explorer has not sent (costs a unit, tells nothing)
         k = len(self.sent) + 1
@@ -359,19 +391,16 @@ class ProofExplorer:
         self.sent.add(text)
         return text
 
-    def observe(self, program: str, feedback: str) -> None:
-        """Prune every tested rule's hypotheses to those predicting the verdict."""
+    def observe(self, program: str, feedback: str) -> float:
+        """Prune every tested rule's hypotheses to those predicting the verdict; the bits removed. Its own
+        probes are read test by test, any other proof line by line (observe_proof)."""
         layout = self.layouts.get(program)
         if layout is None:
-            return  # not a probe of this session: nothing to read
-        feedback = feedback or ""
-        m = _VERDICT.search(feedback)
-        if m:
-            fail_at = int(m.group("line"))
-        elif feedback.startswith("accepted") or feedback.startswith("not a finished proof"):
-            fail_at = len(layout) + 1
-        else:
-            return  # the proof could not be read at all: no rule is to blame
+            return self.observe_proof(program, feedback)
+        fail_at, m = _failing_line(feedback or "", len(layout))
+        if fail_at is None:
+            return 0.0  # the proof could not be read at all: no rule is to blame
+        bits = 0.0
         done = set()
         last: dict = {}
         for g, (test, _) in enumerate(layout, start=1):
@@ -379,34 +408,71 @@ class ProofExplorer:
         for g, test in sorted(last.values(), key=lambda x: x[0]):
             if g < fail_at:  # every line of the test checked (its premises come first)
                 done.add(test.text)
-                self._update(test, PASS)
+                bits += self._update(test, PASS)
         if fail_at <= len(layout):
             test, k = layout[fail_at - 1]
             blamed = m.group("rule") or ""
             if blamed and blamed != test.rule and blamed in self.weights:
-                self._prune_base(blamed, feedback)
+                bits += self._prune_base(blamed, feedback)
             else:
-                self._update(test, (k, failure_kind(m.group("msg"))))
+                bits += self._update(test, (k, failure_kind(m.group("msg"))))
                 done.add(test.text)
         self.asked |= done
+        return bits
 
-    def _update(self, test: Test, outcome) -> None:
+    def observe_proof(self, text: str, feedback: str) -> float:
+        """Prune on the verdict of any proof (a model's): every rule line before the failing one passed
+        under its true rule, and the failing line failed as the checker says. Each line is judged under
+        each hypothesis of its rule with the lines before it taken as checked (checker.check's `only`), and
+        pruned as a one-line test; the bits removed."""
+        if not isinstance(text, str):
+            return 0.0
+        v = self.view
+        proof = proofs.read(text, v.notation, (v.premise_word,) + proofs.PREMISE_WORDS,
+                            (v.assume_word,) + proofs.ASSUME_WORDS)
+        if proof.error or not proof.lines:
+            return 0.0
+        fail_at, m = _failing_line(feedback or "", len(proof.lines))
+        if fail_at is None:
+            return 0.0
+        bits = 0.0
+        for ln in proof.lines[:fail_at]:
+            rid = checker.rule_named(self.base, ln.rule) if ln.kind == "rule" and not ln.error else None
+            if rid is None or len(self.weights.get(rid, {})) < 2:
+                continue  # no documented rule, or nothing left to tell apart
+            preds = {}
+            for h in self.space[rid]:
+                if h.id in self.weights[rid]:
+                    res = checker.check(proof, {**self.base, rid: h.schema}, v.notation, only=ln.n)
+                    preds[h.id] = PASS if res.line != ln.n else (ln.n, failure_kind(res.message))
+            if len(set(preds.values())) < 2:
+                continue  # every hypothesis left judges the line alike: it tells nothing
+            seen = PASS if ln.n < fail_at else (ln.n, failure_kind(m.group("msg")))
+            bits += self._update(Test(rid, text, (), frozenset(), preds), seen)
+        return bits
+
+    def _update(self, test: Test, outcome) -> float:
+        """Keep the rule's hypotheses that predicted the outcome; the bits removed (0 when none did)."""
         w = self.weights[test.rule]
-        kept = {h: v for h, v in w.items() if v > 0 and test.predictions[h] == outcome}
+        kept = {h: v for h, v in w.items() if v > 0 and test.predictions.get(h) == outcome}
         if kept:
             self.weights[test.rule] = kept
             if outcome == PASS:
                 self.passed.add(test.rule)
-        else:
-            self.weights[test.rule] = {}
-            self.unexplained[test.rule] = f"{outcome} on a test no hypothesis predicts"
+            return math.log2(sum(w.values()) / sum(kept.values()))
+        self.weights[test.rule] = {}
+        self.unexplained[test.rule] = f"{outcome} on a test no hypothesis predicts"
+        return 0.0
 
-    def _prune_base(self, rid: str, feedback: str) -> None:
+    def _prune_base(self, rid: str, feedback: str) -> float:
         """A helper's own line failed inside another rule's test: its manual line is wrong."""
+        before = sum(self.weights[rid].values())
         w = {h: v for h, v in self.weights[rid].items() if h != "base"}
         self.weights[rid] = w
         if not w:
             self.unexplained[rid] = f"its line failed in another rule's test ({feedback[:80]})"
+            return 0.0
+        return math.log2(before / sum(w.values()))
 
     # ------------------------------------------------------------ beliefs
 

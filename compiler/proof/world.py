@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Iterator
+from typing import ClassVar, Iterator
 
 import attrs
 
 from worldspec.compiler.api import CaseResult, Feedback, Task, ToolSpec, Verdict, WorldHeader
 from worldspec.compiler.common import capped_feedback
-from worldspec.compiler.proof import checker, formula as F, generate, proofs, search
+from worldspec.compiler.proof import checker, formula as F, generate, information, proofs, search
 from worldspec.compiler.proof.certify import certify as certify_proof
 from worldspec.compiler.proof.explorer import ProofExplorer, proof_view
 from worldspec.compiler.proof.formula import FormulaError
@@ -67,6 +67,9 @@ class ProofWorld(WorldHeader):
     assume_word: str = "assume"
     source: str = ""
     cache: dict = attrs.field(repr=False, factory=dict)  # shared by every variant
+    # runner/agents.py default_milestone_agents: the explorer answers 70 searches a milestone, so a run
+    # without --agent leaves it out (name it)
+    explorer_by_default: ClassVar[bool] = False
 
     @property
     def protocol(self) -> str:
@@ -372,6 +375,11 @@ class ProofWorld(WorldHeader):
         """The built-in LLM-free explorer (compiler/proof/explorer.py), built from this world's view alone: the
         manual, the notation and words, the budget and the task prompts (never the patches)."""
         return ProofExplorer(proof_view(self), seed)
+
+    def information(self, probes) -> list:
+        """Bits each proof of a trajectory removed from the explorer's hypothesis space
+        (compiler/proof/information.py)."""
+        return information.score(self, probes)
 
     def probe_generator(self, seed: int = 0) -> Iterator[str]:
         """Seeded one-rule proofs built from the manual's schemas (fixed-probe exploration)."""
