@@ -134,3 +134,21 @@ def test_check_prints_the_learnability_line_only_when_asked():
     assert plain.exit_code == 0 and asked.exit_code == 0, (plain.output, asked.output)
     assert "learnability" not in plain.output
     assert "learnability: the explorer (circuit gates) answers 100.0% of the tests within 10@1" in asked.output
+
+
+def test_an_input_the_box_refused_is_not_drawn_again():
+    """A refused input is no observation, so the history did not change and the same draw came back every turn:
+    Nearest sent its first refused input for the rest of the budget. The history keeps what was refused."""
+    box = load_world("worlds/oracle/code/cii-e-algebraic-operations.world")
+    view = box_view(box, turns=8, shots=1)
+    sent: list[str] = []
+    query = query_of(box)
+
+    def refusing_the_first(test_id, text):
+        sent.append(text)
+        return None if text == sent[0] else query(test_id, text)
+    run_box(view, refusing_the_first, Nearest(view))
+    assert sent.count(sent[0]) == 1 and len(set(sent)) > 1, sent
+    messages = [{"role": "assistant", "content": "```\n???\n```"},
+                {"role": "user", "content": "Input: ???\nOutput:\nrejected: letters only. The turn is used."}]
+    assert exploration(messages) == [] and exploration(messages).refused == ["???"]

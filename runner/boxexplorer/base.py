@@ -10,7 +10,16 @@ import random
 
 from .view import BoxView, TestView
 
-History = list  # [(input text, output text)]
+
+
+class History(list):
+    """The exploration so far: (input text, output text) pairs in order, and in `refused` the inputs the box
+    refused (no observation, but a turn spent: a strategy that drew the same input again would send it for
+    every turn left)."""
+
+    def __init__(self, pairs=(), refused=()):
+        super().__init__(pairs)
+        self.refused = list(refused)
 
 
 class Strategy:
@@ -22,8 +31,11 @@ class Strategy:
         self.view = view
 
     def rng(self, history: History, salt: str = "") -> random.Random:
-        """A random stream fixed by the seed, the box and how far the exploration is (determinism)."""
-        return random.Random(f"{self.view.seed}:{self.view.name}:{len(history)}:{salt}")
+        """A random stream fixed by the seed, the box and how far the exploration is, refused inputs counted
+        (determinism; with none refused the stream is the one earlier releases drew)."""
+        refused = len(getattr(history, "refused", ()))
+        at = f"{len(history)}+{refused}" if refused else str(len(history))
+        return random.Random(f"{self.view.seed}:{self.view.name}:{at}:{salt}")
 
     def next_query(self, history: History) -> str:  # pragma: no cover - every strategy overrides
         """The next input to send."""

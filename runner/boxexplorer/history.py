@@ -8,6 +8,7 @@ conversation): it is not an observation. The explorer reads its history from her
 from __future__ import annotations
 
 from ..answers import extract_answer
+from .base import History
 
 # Where an output's text ends: the next turn's prompt, or the test question put after the last output.
 # Outputs that report no value of f: a refused input, a failed or stopped run (compiler/blackbox/world.py).
@@ -24,13 +25,18 @@ def output_text(message: str) -> str | None:
     return body[:cut].strip()
 
 
-def exploration(messages) -> list[tuple[str, str]]:
-    """[(input sent, output text)] in order, from the messages of one conversation."""
-    out: list[tuple[str, str]] = []
+def exploration(messages) -> History:
+    """[(input sent, output text)] in order, from the messages of one conversation; the inputs the box refused
+    in `.refused`."""
+    out = History()
     for prev, msg in zip(messages, messages[1:]):
         if prev.get("role") != "assistant" or msg.get("role") != "user":
             continue
         text = output_text(str(msg.get("content") or ""))
-        if text is not None and not text.startswith(REFUSED):
+        if text is None:
+            continue
+        if text.startswith(REFUSED):
+            out.refused.append(extract_answer(prev.get("content")))
+        else:
             out.append((extract_answer(prev.get("content")), text))
     return out

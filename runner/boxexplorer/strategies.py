@@ -23,6 +23,15 @@ class Nearest(Strategy):
 
     def next_query(self, history: History) -> str:
         rng = self.rng(history, "draw")
+        refused = set(getattr(history, "refused", ()))
+        for _ in range(20):  # an input the box refused is drawn again only when the draws keep finding it
+            query = self.draw(rng)
+            if query not in refused:
+                break
+        return query
+
+    def draw(self, rng) -> str:
+        """One input drawn from the declared domains."""
         parts = []
         for _, d in self.view.inputs:
             d = plain_domain(d)
@@ -72,11 +81,13 @@ def run_box(view: BoxView, query, strategy: Strategy | None = None) -> dict:
     shared: History | None = None
     for test in view.tests:
         if each or shared is None:
-            history: History = []
+            history = History()
             for _ in range(view.turns):
                 text = strategy.next_query(history)
                 output = query(test.id if each else None, text)
-                if output is not None:
+                if output is None:
+                    history.refused.append(text)
+                else:
                     history.append((text, output))
             shared = history
         out[test.id] = [strategy.answer(test, shared, s) for s in range(1, view.shots + 1)]
